@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0
+# rcm: an RDMA connection manager for Linux in Rust.
+#
+#   make test        host unit tests + the kselftests in QEMU guests
+#   make run         the demo: a connection's life cycle between two guests
+#   make modules     build rcm.ko against the cached kernel
+#   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
+#   make toolchain   install the packages and tools everything needs
+#
+# (kbuild reads ./Kbuild, not this file, when it builds the module.)
+
+SHELL := /bin/bash
+FLAVOR ?= debug
+export RCM_FLAVOR := $(FLAVOR)
+
+.PHONY: all toolchain kernel modules selftests image test test-host run shell clean
+
+all: modules
+
+toolchain:
+	scripts/install-toolchain.sh
+
+kernel: toolchain
+	scripts/build-kernel.sh $(FLAVOR)
+
+modules: kernel
+	scripts/build-module.sh $(FLAVOR)
+
+selftests:
+	scripts/build-selftests.sh
+
+test:
+	scripts/run-tests.sh
+
+test-host:
+	scripts/run-tests.sh --host-only
+
+run:
+	scripts/demo.sh
+
+# An interactive guest (CM mode c; MODE=rcm for rcm) on the serial console.
+shell: modules selftests
+	scripts/mkguest.sh $(FLAVOR) out/shell-initrd
+	scripts/rcm-vm.py --shell --modes $(or $(MODE),c) \
+		--kernel $$(. scripts/lib.sh; rcm_kernel_dir $(FLAVOR))/bzImage --initrd out/shell-initrd
+
+clean:
+	-scripts/build-module.sh $(FLAVOR) clean
+	rm -rf out target

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rcm: an RDMA connection manager written in Rust.
+//!
+//! It replaces the kernel's ib_cm, rdma_cm and rdma_ucm as one module. This
+//! crate root holds the `module!` declaration and wires the pieces together;
+//! the raw bindings and ib_core abstractions live in the repository's
+//! `rust/` directory and are compiled in through `#[path]` modules.
+
+use kernel::{c_str, prelude::*};
+
+#[path = "../../../rust/bindings/mod.rs"]
+mod bindings;
+#[path = "../../../rust/rdma/mod.rs"]
+mod rdma;
+
+mod device_client;
+
+/// The sans-IO protocol core: the very files `cargo test` checks on the host
+/// (`core/src/`, crate `rcm-core`). Its items are `pub` because it is a
+/// library there; keep this list in step with `core/src/lib.rs`.
+#[path = "core/src"]
+#[allow(unreachable_pub)]
+// Parts of the core are only used by CM code that lands in later steps.
+#[allow(dead_code)]
+pub(crate) mod proto {
+    pub mod timer;
+}
+
+module! {
+    type: RcmModule,
+    name: "rcm",
+    author: "rcm developers",
+    description: "RDMA connection manager (ib_cm, rdma_cm and rdma_ucm in Rust)",
+    license: "GPL",
+}
+
+struct RcmModule {
+    _client: rdma::client::Registration<device_client::RcmClient>,
+}
+
+impl kernel::Module for RcmModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let client = rdma::client::Registration::new(c_str!("rcm"))?;
+        pr_info!("rcm: loaded\n");
+        Ok(Self { _client: client })
+    }
+}
+
+impl Drop for RcmModule {
+    fn drop(&mut self) {
+        pr_info!("rcm: unloading\n");
+    }
+}

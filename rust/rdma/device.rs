@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Borrowed view of a `struct ib_device`.
+
+use crate::bindings;
+use kernel::str::CStr;
+
+/// A borrowed RDMA device, valid for the lifetime `'a`.
+///
+/// INVARIANT: `ptr` points to a registered `struct ib_device` that stays
+/// alive for `'a` (ib_core guarantees this for the duration of a client
+/// callback, and until the client's `remove` callback returns).
+pub(crate) struct Device<'a> {
+    ptr: *mut bindings::ib_device,
+    _lifetime: core::marker::PhantomData<&'a bindings::ib_device>,
+}
+
+impl<'a> Device<'a> {
+    /// Wraps a device pointer handed to us by ib_core.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a registered `struct ib_device` that stays valid
+    /// for `'a`.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::ib_device) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Self {
+            ptr,
+            _lifetime: core::marker::PhantomData,
+        }
+    }
+
+    /// The raw pointer, for passing back to ib_core.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.ptr
+    }
+
+    /// The device's name, e.g. `rxe0`.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: `self.ptr` is a live device (type invariant); dev_name()
+        // returns a NUL-terminated string owned by the device that lives at
+        // least as long as the device.
+        unsafe { CStr::from_char_ptr(bindings::rcm_h_ib_device_name(self.ptr)) }
+    }
+
+    /// The device's port numbers (ports are numbered from 1 on IB/RoCE).
+    pub(crate) fn ports(&self) -> core::ops::RangeInclusive<u32> {
+        // SAFETY: `self.ptr` is a live device (type invariant).
+        let (first, last) = unsafe {
+            (
+                bindings::rcm_h_rdma_start_port(self.ptr),
+                bindings::rcm_h_rdma_end_port(self.ptr),
+            )
+        };
+        first..=last
+    }
+
+    /// Whether `port` speaks RoCE (as rxe does) rather than native IB.
+    pub(crate) fn is_roce(&self, port: u32) -> bool {
+        // SAFETY: `self.ptr` is a live device (type invariant); the helper
+        // only reads the port's immutable capability flags and checks the
+        // port number against the device's range itself.
+        unsafe { bindings::rcm_h_rdma_protocol_roce(self.ptr, port) }
+    }
+
+    /// Whether `port` supports the InfiniBand CM (IB and RoCE, not iWARP).
+    pub(crate) fn has_ib_cm(&self, port: u32) -> bool {
+        // SAFETY: as for `is_roce`.
+        unsafe { bindings::rcm_h_rdma_cap_ib_cm(self.ptr, port) }
+    }
+}

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe abstractions over ib_core for rcm.
+//!
+//! Everything that touches the raw bindings lives below this module, with a
+//! `// SAFETY:` argument for each unsafe operation. Driver code above it uses
+//! only the safe types exported here.
+
+pub(crate) mod client;
+pub(crate) mod device;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make run`: build what is needed, start the two-guest fabric and show one
+# connection's life cycle in plain words. MODE=c|rcm picks the CM in both
+# guests (default c until rcm carries a connection).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+mode=${MODE:-c}
+out=$RCM_ROOT/out
+mkdir -p "$out"
+trap 'echo "rcm demo: setup failed, see $out/demo-setup.log"; tail -30 "$out/demo-setup.log"' ERR
+echo "rcm demo: preparing (toolchain, kernel, module, guest image; cached after the first run)"
+"$RCM_ROOT/scripts/install-toolchain.sh" > "$out/demo-setup.log" 2>&1
+"$RCM_ROOT/scripts/build-kernel.sh" "$RCM_FLAVOR" >> "$out/demo-setup.log" 2>&1
+"$RCM_ROOT/scripts/build-module.sh" "$RCM_FLAVOR" >> "$out/demo-setup.log" 2>&1
+"$RCM_ROOT/scripts/build-selftests.sh" >> "$out/demo-setup.log" 2>&1
+"$RCM_ROOT/scripts/mkguest.sh" "$RCM_FLAVOR" "$out/initrd" >> "$out/demo-setup.log" 2>&1
+kdir=$(rcm_kernel_dir "$RCM_FLAVOR")
+exec "$RCM_ROOT/scripts/rcm-vm.py" --kernel "$kdir/bzImage" --initrd "$out/initrd" \
+	--guests 2 --modes "$mode,$mode" --timeout 120 --guest-exec rcm-demo.sh --logdir "$out/demo"

@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Put this guest in a connection-manager mode and load the RDMA stack.
+#   c    the in-tree C modules: ib_cm, iw_cm, rdma_cm, rdma_ucm
+#   rcm  those four removed from the module tree and rcm.ko in their place;
+#        depmod then resolves every module that needs their symbols
+#        (nvme-rdma, ib_srp, rds_rdma, ...) to rcm.ko.
+set -e
+mode=$1
+krel=$(uname -r)
+mods=/lib/modules/$krel
+C_CM_MODULES="ib_cm iw_cm rdma_cm rdma_ucm"
+
+case $mode in
+c)
+	rm -f "$mods/extra/rcm.ko"
+	depmod -a
+	;;
+rcm)
+	[ -f "$mods/extra/rcm.ko" ] || { echo "rcm.ko is not in the image"; exit 1; }
+	for m in $C_CM_MODULES; do
+		find "$mods/kernel" -name "$m.ko*" -delete
+		# and never let an alias or request_module() bring one back
+		echo "install $m /bin/false" >> /etc/modprobe.d/rcm-mode.conf
+	done
+	depmod -a
+	;;
+*)
+	echo "unknown CM mode '$mode'"
+	exit 1
+	;;
+esac
+
+modprobe ib_core
+modprobe ib_uverbs
+modprobe ib_umad
+modprobe rdma_rxe
+if [ "$mode" = c ]; then
+	for m in $C_CM_MODULES; do modprobe "$m"; done
+else
+	modprobe rcm
+fi

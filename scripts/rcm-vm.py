@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Boot rcm's QEMU test guests and run one kselftest (or a guest script) in them.
+
+One or two TCG guests per run. Each has a virtio-net NIC with a static
+address and an rxe device on it. Two guests are wired back to back by a QEMU
+stream netdev over a unix socket in a private temp directory, so no host
+address is ever involved. The peer guest starts first (it owns the socket)
+and serves the driver guest's commands; the driver runs the test and powers
+off. Each guest's kernel log goes to its first serial port, test output to
+the second, so the host gets results and the full dmesg separately.
+
+Exit status: 0 pass, 1 fail (including a hung guest or a kernel bug report
+in either console), 4 skip, 2 usage/setup error.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SELFTEST_DIR = os.path.join(ROOT, "tools/testing/selftests/rcm")
+
+# Kernel log lines that mean a bug was hit: same list as rcm_lib.sh.
+SPLAT_RE = re.compile(
+    r"BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UBSAN:|"
+    r"possible circular locking|possible recursive locking|inconsistent lock state|"
+    r"suspicious RCU usage|list_(add|del) corruption|refcount_t:|panicked at|"
+    r"kernel BUG|Call Trace:"
+)
+
+GUEST_ADDRS = {"driver": "10.0.0.1", "peer": "10.0.0.2"}
+GUEST_MACS = {"driver": "52:54:00:00:00:01", "peer": "52:54:00:00:00:02"}
+
+
+def log(msg):
+    print(f"# rcm-vm: {msg}", flush=True)
+
+
+def test_header(path):
+    """Read the 'rcm-vm:' line of a test: guests, CM modes and timeout."""
+    spec = {"guests": 1, "modes": ["c"], "timeout": 120}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"#\s*rcm-vm:\s*(.*)", line)
+            if not m:
+                continue
+            for item in m.group(1).split():
+                key, _, val = item.partition("=")
+                if key == "guests":
+                    spec["guests"] = int(val)
+                elif key == "modes":
+                    spec["modes"] = val.split(",")
+                elif key == "timeout":
+                    spec["timeout"] = int(val)
+            break
+    if len(spec["modes"]) < spec["guests"]:
+        spec["modes"] += spec["modes"][-1:] * (spec["guests"] - len(spec["modes"]))
+    return spec
+
+
+class Guest:
+    def __init__(self, role, args, workdir, mode, extra_cmdline, netdev, pcap=None):
+        self.role = role
+        self.console = os.path.join(workdir, f"{role}-console.log")
+        self.output = os.path.join(workdir, f"{role}-output.log")
+        cmdline = [
+            "console=ttyS0", "loglevel=7", "panic=-1", "oops=panic" if args.panic_on_oops else "",
+            f"rcm.role={role}", f"rcm.mode={mode}", f"rcm.addr={GUEST_ADDRS[role]}",
+        ] + extra_cmdline
+        self.argv = [
+            args.qemu, "-accel", args.accel, "-cpu", "max,la57=off" if args.accel == "tcg" else "host",
+            "-smp", str(args.cpus), "-m", str(args.memory), "-nodefaults", "-no-reboot",
+            "-display", "none", "-kernel", args.kernel, "-initrd", args.initrd,
+            "-append", " ".join(c for c in cmdline if c),
+            "-serial", "mon:stdio" if args.shell else f"file:{self.console}",
+            "-serial", f"file:{self.output}",
+            "-device", "virtio-rng-pci",
+        ]
+        if netdev:
+            self.argv += ["-netdev", netdev,
+                          "-device", f"virtio-net-pci,netdev=n0,mac={GUEST_MACS[role]}"]
+            if pcap:
+                self.argv += ["-object", f"filter-dump,id=f0,netdev=n0,file={pcap}"]
+        self.proc = None
+
+    def start(self, interactive=False):
+        if interactive:
+            self.proc = subprocess.Popen(self.argv)
+            return
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                     stdout=open(self.console + ".qemu", "w"),
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.running():
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def read(self, which):
+        try:
+            with open(which, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+
+def splats(text):
+    """Each kernel bug report in a console log, with some context."""
+    lines = text.splitlines()
+    reports, i = [], 0
+    while i < len(lines):
+        if SPLAT_RE.search(lines[i]):
+            reports.append("\n".join(lines[max(0, i - 2):i + 40]))
+            i += 40
+        else:
+            i += 1
+    return reports
+
+
+def run(args):
+    spec = test_header(args.script) if args.script else {"guests": 1, "modes": ["c"], "timeout": 300}
+    if args.guests:
+        spec["guests"] = args.guests
+    if args.modes:
+        spec["modes"] = args.modes + args.modes[-1:] * (spec["guests"] - len(args.modes))
+    timeout = args.timeout or spec["timeout"]
+    name = os.path.basename(args.script or "shell")
+    workdir = args.logdir or tempfile.mkdtemp(prefix="rcm-vm-")
+    os.makedirs(workdir, exist_ok=True)
+    sockdir = tempfile.mkdtemp(prefix="rcm-wire-")
+    sock = os.path.join(sockdir, "wire.sock")
+
+    two = spec["guests"] == 2
+    common = [f"rcm.timeout={timeout}"]
+    if args.script:
+        common.append(f"rcm.test={os.path.basename(args.script)}")
+    if args.guest_exec:
+        common.append(f"rcm.exec={args.guest_exec}")
+    if args.shell:
+        common.append("rcm.shell=1")
+    driver_cmd = common + [f"rcm.peer={GUEST_ADDRS['peer'] if two else 'none'}"]
+    guests = []
+    if two:
+        peer = Guest("peer", args, workdir, spec["modes"][1], common + [f"rcm.peer={GUEST_ADDRS['driver']}"],
+                     f"stream,id=n0,server=on,addr.type=unix,addr.path={sock}")
+        driver = Guest("driver", args, workdir, spec["modes"][0], driver_cmd,
+                       f"stream,id=n0,server=off,addr.type=unix,addr.path={sock}", args.pcap)
+        guests = [peer, driver]
+    else:
+        # A lone guest still gets a NIC (rxe needs a netdev): a port on a
+        # QEMU hub with nothing else on it, so its link is up and leads nowhere.
+        driver = Guest("driver", args, workdir, spec["modes"][0], driver_cmd, "hubport,id=n0,hubid=0")
+        guests = [driver]
+
+    log(f"{name}: {spec['guests']} guest(s), CM mode(s) {','.join(spec['modes'][:spec['guests']])}, "
+        f"accel {args.accel}, timeout {timeout}s, logs in {workdir}")
+    start = time.monotonic()
+    result, reason = 1, ""
+    try:
+        for g in guests:
+            g.start(interactive=args.shell and g is driver)
+            if g.role == "peer":
+                # the driver's QEMU connects at start-up: wait for the socket
+                for _ in range(100):
+                    if os.path.exists(sock) or not g.running():
+                        break
+                    time.sleep(0.05)
+        if args.shell:
+            driver.proc.wait()
+            return 0
+        deadline = start + timeout + 60  # boot and shutdown on top of the test's own limit
+        while driver.running() and time.monotonic() < deadline:
+            if two and not guests[0].running():
+                break
+            time.sleep(0.2)
+        if driver.running():
+            if two and not guests[0].running():
+                reason = "the peer guest died"
+            else:
+                reason = f"guest hung: no result after {timeout + 60}s, killed"
+        out = driver.read(driver.output)
+        m = re.search(r"^RCM-GUEST-EXIT (\d+)", out, re.M)
+        tap = [ln for ln in out.splitlines() if not ln.startswith("RCM-GUEST-EXIT")]
+        for ln in tap:
+            print(f"    {ln}")
+        if not reason:
+            if not m:
+                reason = "the driver guest stopped without reporting a result (kernel panic?)"
+            elif re.search(r"^not ok \d+ selftests: rcm: ", out, re.M):
+                reason = "test failed"
+            elif re.search(r"^ok \d+ selftests: rcm: .*# SKIP", out, re.M):
+                result, reason = 4, "skipped"
+            elif re.search(r"^ok \d+ selftests: rcm: ", out, re.M) or args.guest_exec:
+                result = 0 if m.group(1) == "0" else 1
+                reason = "" if result == 0 else f"guest exit status {m.group(1)}"
+            else:
+                reason = "no TAP result line from the test"
+    finally:
+        for g in guests:
+            g.kill()
+        shutil.rmtree(sockdir, ignore_errors=True)
+
+    # A bug report in either kernel log fails the run whatever the test said.
+    for g in guests:
+        for rep in splats(g.read(g.console)):
+            result = 1
+            reason = reason or f"kernel bug report in the {g.role} guest's log"
+            print(f"# {g.role} kernel log:\n" + "\n".join("#   " + ln for ln in rep.splitlines()))
+    if result == 1:
+        for g in guests:
+            print(f"# ---- full kernel log of the {g.role} guest ({g.console}) ----")
+            for ln in g.read(g.console).splitlines():
+                print(f"#   {ln}")
+    log(f"{name}: {'pass' if result == 0 else 'skip' if result == 4 else 'FAIL'}"
+        f"{' (' + reason + ')' if reason else ''} in {time.monotonic() - start:.0f}s")
+    return result
+
+
+def probe_accel(args):
+    """KVM if it really boots our kernel here, else TCG. Cached per kernel."""
+    cache = os.path.join(os.path.dirname(args.kernel), "accel-probe")
+    if os.path.exists(cache):
+        return open(cache).read().strip()
+    accel = "tcg"
+    if os.access("/dev/kvm", os.R_OK | os.W_OK):
+        probe = argparse.Namespace(**vars(args))
+        probe.accel, probe.cpus, probe.memory = "kvm", 1, 512
+        workdir = tempfile.mkdtemp(prefix="rcm-probe-")
+        g = Guest("driver", probe, workdir, "c", ["rcm.probe=1"], None)
+        g.start()
+        deadline = time.monotonic() + 20
+        while g.running() and time.monotonic() < deadline:
+            if "RCM-PROBE-OK" in g.read(g.output):
+                accel = "kvm"
+                break
+            time.sleep(0.2)
+        g.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+    log(f"accelerator probe: {accel}")
+    with open(cache, "w") as f:
+        f.write(accel + "\n")
+    return accel
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("script", nargs="?", help="kselftest script (tools/testing/selftests/rcm/...)")
+    p.add_argument("--kernel", required=True, help="bzImage")
+    p.add_argument("--initrd", required=True, help="guest initramfs (scripts/mkguest.sh)")
+    p.add_argument("--guests", type=int, help="override the test's guest count (1 or 2)")
+    p.add_argument("--modes", type=lambda s: s.split(","), help="CM mode per guest: c or rcm, e.g. rcm,c")
+    p.add_argument("--timeout", type=int, help="override the test's timeout (s)")
+    p.add_argument("--accel", default=os.environ.get("RCM_ACCEL", "auto"), help="tcg, kvm or auto")
+    p.add_argument("--cpus", type=int, default=2)
+    p.add_argument("--memory", type=int, default=2048, help="MiB per guest")
+    p.add_argument("--logdir", help="keep console and output logs here")
+    p.add_argument("--pcap", help="write the driver guest's traffic to this pcap file")
+    p.add_argument("--guest-exec", help="run this guest script instead of a kselftest")
+    p.add_argument("--shell", action="store_true", help="interactive shell on the driver's console")
+    p.add_argument("--panic-on-oops", action="store_true")
+    p.add_argument("--qemu", default="qemu-system-x86_64")
+    args = p.parse_args()
+    if not args.script and not args.guest_exec and not args.shell:
+        p.error("give a test script, --guest-exec or --shell")
+    if args.accel == "auto":
+        args.accel = probe_accel(args)
+    sys.exit(run(args))
+
+
+if __name__ == "__main__":
+    main()

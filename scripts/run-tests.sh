@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make test`: everything from a fresh clone. Installs what is missing,
+# builds (or reuses) the debug kernel, builds rcm.ko and the kselftests,
+# runs the host unit tests and then every kselftest in QEMU guests. Prints
+# one TAP line per test and a final "N passed, N failed" line; exits
+# non-zero if anything failed or could not run.
+#
+#   --host-only     only the host unit tests
+#   TESTS="a.sh b.sh" restricts the kselftests run
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+host_only=0
+[ "${1:-}" = --host-only ] && host_only=1
+out=$RCM_ROOT/out
+mkdir -p "$out"
+passed=0 failed=0 skipped=0 n=0
+t0=$(date +%s)
+
+result() { # <status 0|1|4> <description>
+	n=$((n + 1))
+	case $1 in
+	0) echo "ok $n $2"; passed=$((passed + 1)) ;;
+	4) echo "ok $n $2 # SKIP"; skipped=$((skipped + 1)) ;;
+	*) echo "not ok $n $2"; failed=$((failed + 1)) ;;
+	esac
+}
+
+finish() {
+	echo "# total time $(($(date +%s) - t0)) s"
+	if [ $skipped -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
+	[ $failed -eq 0 ] && [ $n -gt 0 ]
+	exit
+}
+
+# Run a setup step; on failure report it as a failed test and stop.
+step() { # <description> <cmd...>
+	local desc=$1 log
+	shift
+	log=$out/$(echo "$desc" | tr -c 'a-zA-Z0-9\n' '-').log
+	echo "# $desc"
+	if ! "$@" > "$log" 2>&1; then
+		tail -60 "$log" | sed 's/^/# /'
+		result 1 "$desc (log: $log)"
+		finish
+	fi
+}
+
+echo "TAP version 13"
+step "install toolchain" "$RCM_ROOT/scripts/install-toolchain.sh"
+
+# Host unit tests: every cargo crate of the workspace.
+if [ -f "$RCM_ROOT/Cargo.toml" ]; then
+	echo "# host: cargo test"
+	if (cd "$RCM_ROOT" && cargo test --workspace --quiet) > "$out/cargo-test.log" 2>&1; then
+		grep -E '^test result:' "$out/cargo-test.log" | sed 's/^/# /'
+		result 0 "host: cargo test"
+	else
+		tail -60 "$out/cargo-test.log" | sed 's/^/# /'
+		result 1 "host: cargo test"
+	fi
+fi
+[ $host_only = 1 ] && finish
+
+kstart=$(date +%s)
+step "build $RCM_FLAVOR kernel (cached)" "$RCM_ROOT/scripts/build-kernel.sh" "$RCM_FLAVOR"
+echo "# kernel ready in $(($(date +%s) - kstart)) s"
+step "build rcm.ko" "$RCM_ROOT/scripts/build-module.sh" "$RCM_FLAVOR"
+step "install kselftests" "$RCM_ROOT/scripts/build-selftests.sh"
+step "build guest image" "$RCM_ROOT/scripts/mkguest.sh" "$RCM_FLAVOR" "$out/initrd"
+
+kdir=$(rcm_kernel_dir "$RCM_FLAVOR")
+tests=${TESTS:-$(sed -n 's/^TEST_PROGS := //p' "$RCM_ROOT/tools/testing/selftests/rcm/Makefile")}
+for t in $tests; do
+	name=${t%.sh}
+	rm -rf "$out/tests/$name"
+	"$RCM_ROOT/scripts/rcm-vm.py" --kernel "$kdir/bzImage" --initrd "$out/initrd" \
+		--logdir "$out/tests/$name" "$RCM_ROOT/tools/testing/selftests/rcm/$t"
+	result $? "vm: $name"
+done
+finish

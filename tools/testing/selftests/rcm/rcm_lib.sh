@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Helpers shared by the rcm kselftests: KTAP output, the peer guest's
+# command agent, and checks of the kernel log for splats and leaks.
+
+RCM_TEST_DIR=$(dirname "$(readlink -f "$0")")
+. "$RCM_TEST_DIR/../kselftest/ktap_helpers.sh"
+[ -f /run/rcm.env ] && . /run/rcm.env
+RCM_PEER=${RCM_PEER:-none}
+RCM_ADDR=${RCM_ADDR:-10.0.0.1}
+RCM_AGENT_PORT=7777
+
+# Lines of dmesg that mean the kernel found a bug. Any of them fails a test.
+RCM_SPLAT_RE='BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|list_(add|del) corruption|refcount_t:|panicked at|kernel BUG|Call Trace:'
+
+rcm_log() { ktap_print_msg "$*"; }
+
+# Run a command on the peer guest; its output is printed, its status returned.
+peer_run() {
+	local out rc
+	out=$(printf '%s\n' "$*" | socat -t 600 -T 600 - "TCP:$RCM_PEER:$RCM_AGENT_PORT,connect-timeout=5" 2>&1)
+	rc=$(printf '%s\n' "$out" | sed -n 's/^__RC=\([0-9]*\)$/\1/p' | tail -n 1)
+	printf '%s\n' "$out" | grep -v '^__RC=[0-9]*$'
+	[ -n "$rc" ] || { echo "peer_run: no answer from the peer's agent"; return 125; }
+	return "$rc"
+}
+
+# Start a command on the peer in the background under a job name.
+peer_start() {
+	local name=$1
+	shift
+	peer_run "rm -f /tmp/job.$name.*; (sh -c '$*' > /tmp/job.$name.out 2>&1; echo \$? > /tmp/job.$name.rc) > /dev/null 2>&1 & echo \$! > /tmp/job.$name.pid"
+}
+
+# Wait up to $2 seconds for a peer job; print its output, return its status
+# (124 after killing it on timeout).
+peer_wait() {
+	local name=$1 limit=${2:-60}
+	peer_run "i=0; while [ ! -f /tmp/job.$name.rc ] && [ \$i -lt $((limit * 10)) ]; do sleep 0.1; i=\$((i+1)); done
+		if [ -f /tmp/job.$name.rc ]; then cat /tmp/job.$name.out; exit \$(cat /tmp/job.$name.rc); fi
+		pkill -P \$(cat /tmp/job.$name.pid) 2>/dev/null; kill \$(cat /tmp/job.$name.pid) 2>/dev/null
+		cat /tmp/job.$name.out; echo 'peer job $name timed out after ${limit}s'; exit 124"
+}
+
+# Retry a client command until it succeeds (the peer's server may still be
+# starting): rcm_retry <attempts> <cmd...>. Output of the last try is kept
+# in $RCM_RETRY_OUT.
+rcm_retry() {
+	local tries=$1 i
+	shift
+	for ((i = 1; i <= tries; i++)); do
+		RCM_RETRY_OUT=$("$@" 2>&1) && return 0
+		sleep 1
+	done
+	return 1
+}
+
+# Print the splat lines of a kernel log (and a little context) if any.
+rcm_find_splats() {
+	grep -E -A 25 "$RCM_SPLAT_RE"
+}
+
+# Test point: this guest's and the peer's kernel logs show no bug report.
+rcm_check_dmesg_clean() {
+	local report
+	report=$(dmesg | rcm_find_splats)
+	if [ "$RCM_PEER" != none ]; then
+		report+=$(peer_run dmesg | rcm_find_splats | sed 's/^/peer: /')
+	fi
+	if [ -n "$report" ]; then
+		printf '%s\n' "$report" | sed 's/^/# /'
+		ktap_test_fail "kernel logs free of KASAN/lockdep/WARN/BUG/oops reports"
+	else
+		ktap_test_pass "kernel logs free of KASAN/lockdep/WARN/BUG/oops reports"
+	fi
+}
+
+# kmemleak: forget everything allocated so far (boot, module loading)...
+rcm_kmemleak_clear() {
+	[ -w /sys/kernel/debug/kmemleak ] && echo clear > /sys/kernel/debug/kmemleak
+}
+
+# ...and later report objects that became unreferenced since. kmemleak only
+# reports objects older than 5 s that stayed unreferenced over two scans.
+rcm_check_kmemleak() {
+	local report
+	if [ ! -w /sys/kernel/debug/kmemleak ]; then
+		ktap_test_skip "kmemleak finds no leak (kmemleak not available)"
+		return
+	fi
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak
+	report=$(cat /sys/kernel/debug/kmemleak)
+	if [ -n "$report" ]; then
+		printf '%s\n' "$report" | head -60 | sed 's/^/# /'
+		ktap_test_fail "kmemleak finds no leak"
+	else
+		ktap_test_pass "kmemleak finds no leak"
+	fi
+}
+
+# Test point from a command's status, printing its output on failure.
+rcm_expect() { # <description> <cmd...>
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ktap_test_pass "$desc"
+	else
+		printf '%s\n' "$out" | tail -40 | sed 's/^/# /'
+		ktap_test_fail "$desc"
+	fi
+}

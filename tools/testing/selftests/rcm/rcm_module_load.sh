@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rcm-vm: guests=1 modes=rcm timeout=180
+#
+# rcm.ko in CM mode `rcm`: it is loaded in place of the C connection
+# manager, sees rxe0 appear and disappear, unloads and reloads cleanly, and
+# leaks nothing.
+. "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+
+ktap_print_header
+ktap_set_plan 8
+
+# Count kernel log lines matching a pattern.
+log_count() { dmesg | grep -c -- "$1"; }
+
+# Wait up to 10 s for the count of a log line to reach a value.
+wait_log_count() { # <pattern> <count>
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(log_count "$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "expected $2 x '$1' in dmesg, found $(log_count "$1")"
+	dmesg | grep 'rcm:' | tail -20
+	return 1
+}
+
+rcm_kmemleak_clear
+
+# The guest's init loaded rcm (CM mode rcm); the C modules must be gone.
+rcm_expect "rcm is loaded and the C CM modules are not" \
+	sh -c 'grep -q "^rcm " /proc/modules && ! grep -qE "^(ib_cm|rdma_cm|iw_cm|rdma_ucm) " /proc/modules && ! modprobe rdma_cm 2>/dev/null'
+
+rcm_expect "rcm saw rxe0 being added" wait_log_count "rcm: device rxe0 added" 1
+
+rdma link delete rxe0
+rcm_expect "rcm saw rxe0 being removed (rdma link delete)" \
+	wait_log_count "rcm: device rxe0 removed" 1
+
+rdma link add rxe0 type rxe netdev eth0
+rcm_expect "rcm saw rxe0 come back (rdma link add)" \
+	wait_log_count "rcm: device rxe0 added" 2
+
+# Unloading with a device present removes our client from it first.
+unload_releases_device() {
+	rmmod rcm && wait_log_count "rcm: device rxe0 removed" 2 &&
+		! grep -q '^rcm ' /proc/modules
+}
+rcm_expect "rmmod rcm: device released, module gone" unload_releases_device
+
+# Loading with a device already registered reports it at registration.
+reload_sees_device() {
+	modprobe rcm && wait_log_count "rcm: device rxe0 added" 3
+}
+rcm_expect "modprobe rcm with rxe0 present sees it" reload_sees_device
+
+rmmod rcm
+rcm_check_kmemleak
+rcm_check_dmesg_clean
+ktap_finished
