@@ -24,7 +24,9 @@ mod device_client;
 // Parts of the core are only used by CM code that lands in later steps.
 #[allow(dead_code)]
 pub(crate) mod proto {
+    pub mod reason;
     pub mod timer;
+    pub mod wire;
 }
 
 module! {

@@ -10,4 +10,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod reason;
 pub mod timer;
+pub mod wire;

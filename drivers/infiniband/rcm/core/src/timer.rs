@@ -71,7 +71,10 @@ pub const fn ack_timeout(ca_ack_delay: IbaTime, packet_life_time: IbaTime) -> Ib
 
 /// How long the active side waits for a REP (or MRA) after sending a REQ:
 /// the packet's round trip plus the responder's announced CM response time.
-pub const fn req_response_timeout_ms(packet_life_time: IbaTime, remote_cm_response: IbaTime) -> u32 {
+pub const fn req_response_timeout_ms(
+    packet_life_time: IbaTime,
+    remote_cm_response: IbaTime,
+) -> u32 {
     packet_life_time
         .as_millis_approx()
         .saturating_mul(2)
@@ -143,13 +146,25 @@ mod tests {
     #[test]
     fn ack_timeout_cases() {
         // RoCE through rdma_cm: packet lifetime 16, rxe reports ACK delay 15.
-        assert_eq!(ack_timeout(IbaTime::new(15), IbaTime::new(16)).exponent(), 17);
+        assert_eq!(
+            ack_timeout(IbaTime::new(15), IbaTime::new(16)).exponent(),
+            17
+        );
         // delay far below the round trip: the round trip alone
-        assert_eq!(ack_timeout(IbaTime::new(0), IbaTime::new(16)).exponent(), 17);
+        assert_eq!(
+            ack_timeout(IbaTime::new(0), IbaTime::new(16)).exponent(),
+            17
+        );
         // close values: sum of two near powers rounds up
-        assert_eq!(ack_timeout(IbaTime::new(17), IbaTime::new(16)).exponent(), 18);
+        assert_eq!(
+            ack_timeout(IbaTime::new(17), IbaTime::new(16)).exponent(),
+            18
+        );
         // delay dominates
-        assert_eq!(ack_timeout(IbaTime::new(25), IbaTime::new(3)).exponent(), 25);
+        assert_eq!(
+            ack_timeout(IbaTime::new(25), IbaTime::new(3)).exponent(),
+            25
+        );
         assert_eq!(ack_timeout(IbaTime::new(5), IbaTime::new(3)).exponent(), 6);
         // never above 31
         assert_eq!(ack_timeout(IbaTime::MAX, IbaTime::MAX), IbaTime::MAX);
@@ -160,8 +175,14 @@ mod tests {
         for d in 0..=31u8 {
             for p in 0..=30u8 {
                 let t = ack_timeout(IbaTime::new(d), IbaTime::new(p));
-                let need = IbaTime::new(p + 1).as_nanos().max(IbaTime::new(d).as_nanos());
-                assert!(t.as_nanos() >= need, "delay {d} plt {p} -> {}", t.exponent());
+                let need = IbaTime::new(p + 1)
+                    .as_nanos()
+                    .max(IbaTime::new(d).as_nanos());
+                assert!(
+                    t.as_nanos() >= need,
+                    "delay {d} plt {p} -> {}",
+                    t.exponent()
+                );
             }
         }
     }
@@ -169,11 +190,20 @@ mod tests {
     #[test]
     fn deadlines() {
         // rdma_cm on RoCE: packet lifetime 16, CM response timeout 20.
-        assert_eq!(req_response_timeout_ms(IbaTime::new(16), IbaTime::new(20)), 2 * 256 + 4096);
-        assert_eq!(mra_timeout_ms(IbaTime::new(24), IbaTime::new(17)), 65_536 + 512);
+        assert_eq!(
+            req_response_timeout_ms(IbaTime::new(16), IbaTime::new(20)),
+            2 * 256 + 4096
+        );
+        assert_eq!(
+            mra_timeout_ms(IbaTime::new(24), IbaTime::new(17)),
+            65_536 + 512
+        );
         assert_eq!(passive_response_timeout_ms(IbaTime::new(20)), 4096);
         // about 512 ms of timewait on rxe, as measured with the C CM
-        assert_eq!(timewait_ms(ack_timeout(IbaTime::new(15), IbaTime::new(16))), 512);
+        assert_eq!(
+            timewait_ms(ack_timeout(IbaTime::new(15), IbaTime::new(16))),
+            512
+        );
         assert_eq!(
             req_response_timeout_ms(IbaTime::MAX, IbaTime::MAX),
             3 * (1 << 23)
