@@ -54,17 +54,29 @@ step() { # <description> <cmd...>
 echo "TAP version 13"
 step "install toolchain" "$RCM_ROOT/scripts/install-toolchain.sh"
 
-# Host unit tests: every cargo crate of the workspace.
-if [ -f "$RCM_ROOT/Cargo.toml" ]; then
-	echo "# host: cargo test"
-	if (cd "$RCM_ROOT" && cargo test --workspace --quiet) > "$out/cargo-test.log" 2>&1; then
-		grep -E '^test result:' "$out/cargo-test.log" | sed 's/^/# /'
-		result 0 "host: cargo test"
+# A host check as one test point: <name> <cmd...>; output kept in out/.
+host_check() {
+	local name=$1 log
+	shift
+	log=$out/host-$(echo "$name" | tr -c 'a-zA-Z0-9\n' '-').log
+	if (cd "$RCM_ROOT" && "$@") > "$log" 2>&1; then
+		grep -E '^test result:' "$log" | sed 's/^/# /'
+		result 0 "host: $name"
 	else
-		tail -60 "$out/cargo-test.log" | sed 's/^/# /'
-		result 1 "host: cargo test"
+		tail -60 "$log" | sed 's/^/# /'
+		result 1 "host: $name (log: $log)"
 	fi
-fi
+}
+
+# Kernel-side Rust files, formatted with the kernel's rustfmt settings.
+module_rs() {
+	find "$RCM_ROOT/drivers/infiniband/rcm" "$RCM_ROOT/rust" -name '*.rs' \
+		-not -path '*/core/*' -not -name '*_generated.rs'
+}
+
+host_check "cargo test" cargo test --workspace --quiet
+host_check "rustfmt" sh -c "cargo fmt --all --check && rustfmt --check --edition 2021 $(module_rs | tr '\n' ' ')"
+host_check "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
 [ $host_only = 1 ] && finish
 
 kstart=$(date +%s)

@@ -69,7 +69,9 @@ impl<T: ClientOps> Drop for Registration<T> {
 /// # Safety
 ///
 /// Called by ib_core with a registered device.
-unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device) -> kernel::ffi::c_int {
+unsafe extern "C" fn add_callback<T: ClientOps>(
+    ibdev: *mut bindings::ib_device,
+) -> kernel::ffi::c_int {
     // SAFETY: ib_core passes a registered device, valid during the call.
     let device = unsafe { Device::from_raw(ibdev) };
     match T::add(&device) {
