@@ -36,10 +36,11 @@ impl<T: ClientOps> Registration<T> {
     /// Registers a client called `name` (must live forever: ib_core keeps
     /// the pointer and shows it in netlink).
     pub(crate) fn new(name: &'static CStr) -> Result<Self> {
-        let client = KBox::new(Opaque::<bindings::ib_client>::zeroed(), GFP_KERNEL)?;
+        // bindgen's Default for C structs is all-zero: no callbacks set.
+        let client = KBox::new(Opaque::new(bindings::ib_client::default()), GFP_KERNEL)?;
         let raw = client.get();
-        // SAFETY: `raw` points to a zeroed, exclusively owned ib_client
-        // (all-zero is a valid "no callback" state for every field).
+        // SAFETY: `raw` points to an initialised, exclusively owned
+        // ib_client (all-zero is a valid "no callback" state for every field).
         unsafe {
             (*raw).name = name.as_char_ptr();
             (*raw).add = Some(add_callback::<T>);

@@ -30,11 +30,6 @@ impl<'a> Device<'a> {
         }
     }
 
-    /// The raw pointer, for passing back to ib_core.
-    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
-        self.ptr
-    }
-
     /// The device's name, e.g. `rxe0`.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: `self.ptr` is a live device (type invariant); dev_name()

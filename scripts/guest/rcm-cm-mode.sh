@@ -1,11 +1,16 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Put this guest in a connection-manager mode and load the RDMA stack.
 #   c    the in-tree C modules: ib_cm, iw_cm, rdma_cm, rdma_ucm
 #   rcm  those four removed from the module tree and rcm.ko in their place;
 #        depmod then resolves every module that needs their symbols
 #        (nvme-rdma, ib_srp, rds_rdma, ...) to rcm.ko.
+#
+# bash, not busybox sh: Debian's busybox prefers its own applets over PATH,
+# and its depmod writes only the text modules.dep, not the modules.*.bin
+# indexes that kmod's modprobe reads.
 set -e
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mode=$1
 krel=$(uname -r)
 mods=/lib/modules/$krel
@@ -19,7 +24,7 @@ c)
 rcm)
 	[ -f "$mods/extra/rcm.ko" ] || { echo "rcm.ko is not in the image"; exit 1; }
 	for m in $C_CM_MODULES; do
-		find "$mods/kernel" -name "$m.ko*" -delete
+		find "$mods/kernel" -name "$m.ko*" -exec rm -f {} +
 		# and never let an alias or request_module() bring one back
 		echo "install $m /bin/false" >> /etc/modprobe.d/rcm-mode.conf
 	done

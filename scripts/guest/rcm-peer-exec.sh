@@ -3,5 +3,7 @@
 # Runs one command for the peer agent: reads a line, runs it, reports status.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 IFS= read -r cmd
-sh -c "$cmd" < /dev/null 2>&1
+# bash, so that PATH picks the real tools (kmod, iproute2) over busybox's
+# built-in applets.
+bash -c "$cmd" < /dev/null 2>&1
 echo "__RC=$?"

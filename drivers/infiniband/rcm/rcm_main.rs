@@ -21,13 +21,16 @@ mod device_client;
 /// library there; keep this list in step with `core/src/lib.rs`.
 #[path = "core/src"]
 #[allow(unreachable_pub)]
-// Parts of the core are only used by CM code that lands in later steps.
-#[allow(dead_code)]
+// The core is a library: not all of it is used by the module (yet).
+#[allow(dead_code, unused_imports)]
 pub(crate) mod proto {
     pub mod reason;
     pub mod timer;
     pub mod wire;
 }
+// The core names its modules from its crate root (`crate::timer`,
+// `$crate::wire`); these make the same paths resolve inside rcm.ko.
+use proto::{reason, timer, wire};
 
 module! {
     type: RcmModule,

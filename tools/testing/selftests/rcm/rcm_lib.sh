@@ -15,6 +15,11 @@ RCM_SPLAT_RE='BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UB
 
 rcm_log() { ktap_print_msg "$*"; }
 
+# modprobe from /: kmod takes a name that exists as a path in the current
+# directory for a module file, and the kselftest install has a directory
+# called rcm right where the runner starts tests.
+rcm_modprobe() { (cd / && modprobe "$@"); }
+
 # Run a command on the peer guest; its output is printed, its status returned.
 peer_run() {
 	local out rc

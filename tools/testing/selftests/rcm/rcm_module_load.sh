@@ -27,9 +27,14 @@ wait_log_count() { # <pattern> <count>
 
 rcm_kmemleak_clear
 
-# The guest's init loaded rcm (CM mode rcm); the C modules must be gone.
-rcm_expect "rcm is loaded and the C CM modules are not" \
-	sh -c 'grep -q "^rcm " /proc/modules && ! grep -qE "^(ib_cm|rdma_cm|iw_cm|rdma_ucm) " /proc/modules && ! modprobe rdma_cm 2>/dev/null'
+# The guest's init loaded rcm (CM mode rcm); the C modules must be gone and
+# impossible to load.
+rcm_replaces_c_cm() {
+	grep -q "^rcm " /proc/modules &&
+		! grep -qE "^(ib_cm|rdma_cm|iw_cm|rdma_ucm) " /proc/modules &&
+		! rcm_modprobe rdma_cm 2>/dev/null
+}
+rcm_expect "rcm is loaded and the C CM modules are not" rcm_replaces_c_cm
 
 rcm_expect "rcm saw rxe0 being added" wait_log_count "rcm: device rxe0 added" 1
 
@@ -50,7 +55,7 @@ rcm_expect "rmmod rcm: device released, module gone" unload_releases_device
 
 # Loading with a device already registered reports it at registration.
 reload_sees_device() {
-	modprobe rcm && wait_log_count "rcm: device rxe0 added" 3
+	rcm_modprobe rcm && wait_log_count "rcm: device rxe0 added" 3
 }
 rcm_expect "modprobe rcm with rxe0 present sees it" reload_sees_device
 
