@@ -10,6 +10,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod cm;
 pub mod reason;
 pub mod timer;
 pub mod wire;
+
+#[cfg(feature = "std")]
+pub mod sim;

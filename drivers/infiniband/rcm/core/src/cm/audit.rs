@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Consistency checks over an endpoint's ids and tables, for the
+//! simulation (after every step) and for debug builds of the module.
+
+use super::conn::Timer;
+use super::state::State;
+use super::store::{Collections, OrderedMap};
+use super::{CommId, Endpoint, NEVER};
+
+/// A broken invariant: what, and on which id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuditError {
+    /// The id concerned (0 for table-wide problems).
+    pub id: CommId,
+    /// What is wrong.
+    pub what: &'static str,
+}
+
+impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
+    /// Checks that every id and every table entry agree. O(n log n).
+    pub fn audit(&self) -> Result<(), AuditError> {
+        let fail = |id: CommId, what| Err(AuditError { id, what });
+        let (mut remote_ids, mut remote_qpns, mut sidr, mut listeners) = (0, 0, 0, 0);
+        for id in self.ids() {
+            let Some(c) = self.get(id) else {
+                return fail(id, "id listed but not found");
+            };
+            if self.deadlines.get(&(c.deadline, id.0)).is_none() {
+                return fail(id, "deadline not indexed");
+            }
+            if (c.timer == Timer::Idle) != (c.deadline == NEVER) {
+                return fail(id, "timer and deadline disagree");
+            }
+            if matches!(c.timer, Timer::Retransmit { .. }) && c.request.is_none() {
+                return fail(id, "retransmit timer without a request");
+            }
+            if (c.timer == Timer::Timewait) != (c.state == State::Timewait) {
+                return fail(id, "TIMEWAIT without its timer, or the reverse");
+            }
+            if c.destroyed && !matches!(c.state, State::DreqSent | State::Timewait) {
+                return fail(
+                    id,
+                    "destroyed id kept in a state that needs no more protocol",
+                );
+            }
+            if let Some(key) = c.remote_id_key {
+                remote_ids += 1;
+                if self.remote_ids.get(&key) != Some(&id) {
+                    return fail(id, "remote id entry missing");
+                }
+            }
+            if let Some(key) = c.remote_qpn_key {
+                remote_qpns += 1;
+                if self.remote_qpns.get(&key) != Some(&id) {
+                    return fail(id, "remote QPN entry missing");
+                }
+            }
+            let connected = c.state.has_remote() && !c.destroyed;
+            if connected && (c.remote_id_key.is_none() || c.remote_qpn_key.is_none()) {
+                return fail(id, "connected id missing from the remote tables");
+            }
+            if !c.state.has_remote() && (c.remote_id_key.is_some() || c.remote_qpn_key.is_some()) {
+                return fail(id, "unconnected id left in the remote tables");
+            }
+            if let Some(key) = c.sidr_key {
+                sidr += 1;
+                if self.sidr.get(&key) != Some(&id) {
+                    return fail(id, "SIDR entry missing");
+                }
+            }
+            if c.sidr_key.is_some() != (c.state == State::SidrReqRcvd) {
+                return fail(id, "SIDR entry and state disagree");
+            }
+            if let Some(l) = c.listening {
+                listeners += 1;
+                if self.listeners.get(&l.key) != Some(&id) || c.state != State::Listen {
+                    return fail(id, "listener not in the listen table");
+                }
+            } else if c.state == State::Listen {
+                return fail(id, "LISTEN without a registration");
+            }
+        }
+        let none = CommId(0);
+        if self.deadlines.len() != self.conns.len() {
+            return fail(none, "deadline index has entries of no id");
+        }
+        if self.remote_ids.len() != remote_ids || self.remote_qpns.len() != remote_qpns {
+            return fail(none, "remote tables hold entries of no id");
+        }
+        if self.sidr.len() != sidr || self.listeners.len() != listeners {
+            return fail(none, "SIDR or listen table holds entries of no id");
+        }
+        Ok(())
+    }
+}

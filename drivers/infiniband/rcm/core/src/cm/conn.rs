@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the CM keeps per communication id.
+//!
+//! Memory per id is bounded and fixed: the fields below plus two stored
+//! MADs (the outstanding request, kept for retransmission, and the last
+//! response, re-sent when the peer repeats its message), about 700 bytes
+//! with a 40-byte address. The tables add one entry each for the deadline,
+//! and while connected the remote id and remote QPN.
+
+use super::state::{LapState, State};
+use super::{CommId, DeviceId, Millis, NEVER};
+use crate::timer::IbaTime;
+use crate::wire::field::Mad;
+
+/// What a connection's single timer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Not armed.
+    Idle,
+    /// Waiting for the answer to `request`; resend it when the timer fires
+    /// while `retries_left` > 0.
+    Retransmit {
+        /// Sends of the request still allowed.
+        retries_left: u8,
+        /// Time between sends (extended by an MRA).
+        interval_ms: u32,
+    },
+    /// The end of TIMEWAIT.
+    Timewait,
+}
+
+/// The negotiated parameters a consumer's QP is programmed with
+/// (`ib_cm_init_qp_attr`), as the connection exchange settled them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QpParams {
+    /// Transport: 0 RC, 1 UC (the REQ's transport service type), 3 with
+    /// extended type 1 for XRC.
+    pub transport: u8,
+    /// Extended transport type (XRC).
+    pub extended_transport: u8,
+    /// Path MTU (IB encoding).
+    pub path_mtu: u8,
+    /// Partition key.
+    pub pkey: u16,
+    /// Our QPN.
+    pub local_qpn: u32,
+    /// The peer's QPN.
+    pub remote_qpn: u32,
+    /// PSN our receive queue expects first.
+    pub rq_psn: u32,
+    /// PSN our send queue starts with.
+    pub sq_psn: u32,
+    /// Incoming RDMA read/atomic requests we accept.
+    pub responder_resources: u8,
+    /// Outgoing RDMA read/atomic requests we issue.
+    pub initiator_depth: u8,
+    /// Transport retry count.
+    pub retry_count: u8,
+    /// RNR retry count.
+    pub rnr_retry_count: u8,
+    /// Local ACK timeout of the primary path.
+    pub ack_timeout: IbaTime,
+    /// Local ACK timeout of the alternate path.
+    pub alt_ack_timeout: IbaTime,
+    /// The Q_Key (UD/SIDR).
+    pub qkey: u32,
+    /// End-to-end flow control.
+    pub flow_control: bool,
+    /// The QP uses an SRQ.
+    pub srq: bool,
+}
+
+/// A listener's registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Listening {
+    /// Its key in the listen table.
+    pub(crate) key: super::listen::ListenKey,
+    /// Consumers sharing the listener (`ib_cm_insert_listen`).
+    pub(crate) share_count: u32,
+    /// Identity of the shared handler; `None` for an exclusive listener.
+    pub(crate) share_tag: Option<u64>,
+}
+
+/// One communication id.
+#[derive(Clone, Debug)]
+pub struct Connection<A> {
+    pub(crate) id: CommId,
+    pub(crate) state: State,
+    pub(crate) lap_state: LapState,
+    /// The consumer destroyed the id; it lives on only to finish the
+    /// protocol (DREQ retries, TIMEWAIT) and delivers no more events.
+    pub(crate) destroyed: bool,
+    pub(crate) device: DeviceId,
+    pub(crate) local_ca_guid: u64,
+    pub(crate) service_id: u64,
+    /// The peer's comm id; 0 until known.
+    pub(crate) remote_id: u32,
+    pub(crate) remote_ca_guid: u64,
+    /// Where the peer's CM is reached.
+    pub(crate) peer: Option<A>,
+    /// Transaction id of the exchange in progress (our request's, or the
+    /// peer's request we answer).
+    pub(crate) tid: u64,
+    /// How long to wait for the answer to one of our requests.
+    pub(crate) timeout_ms: u32,
+    pub(crate) max_cm_retries: u8,
+    /// The service timeout of the last MRA we sent.
+    pub(crate) service_timeout: IbaTime,
+    pub(crate) qp: QpParams,
+    /// Passive ids: the listener whose REQ/SIDR_REQ created them.
+    pub(crate) listener: Option<CommId>,
+    pub(crate) listening: Option<Listening>,
+    /// Key in the remote id table, when inserted.
+    pub(crate) remote_id_key: Option<(u32, u64)>,
+    /// Key in the remote QPN table, when inserted.
+    pub(crate) remote_qpn_key: Option<(u32, u64)>,
+    /// Key in the SIDR table, when inserted.
+    pub(crate) sidr_key: Option<(u32, A)>,
+    pub(crate) deadline: Millis,
+    pub(crate) timer: Timer,
+    /// The request being retransmitted (REQ, REP, DREQ, LAP, SIDR_REQ).
+    pub(crate) request: Option<Mad>,
+    /// The last response sent (MRA, RTU, DREP, REJ), for duplicates.
+    pub(crate) response: Option<Mad>,
+    /// Retransmissions of requests so far, for statistics and invariants.
+    pub(crate) retransmissions: u32,
+}
+
+impl<A: Copy> Connection<A> {
+    pub(crate) fn new(id: CommId, device: DeviceId, local_ca_guid: u64) -> Self {
+        Connection {
+            id,
+            state: State::Idle,
+            lap_state: LapState::Uninit,
+            destroyed: false,
+            device,
+            local_ca_guid,
+            service_id: 0,
+            remote_id: 0,
+            remote_ca_guid: 0,
+            peer: None,
+            tid: 0,
+            timeout_ms: 0,
+            max_cm_retries: 0,
+            service_timeout: IbaTime::new(0),
+            qp: QpParams::default(),
+            listener: None,
+            listening: None,
+            remote_id_key: None,
+            remote_qpn_key: None,
+            sidr_key: None,
+            deadline: NEVER,
+            timer: Timer::Idle,
+            request: None,
+            response: None,
+            retransmissions: 0,
+        }
+    }
+
+    /// The local communication id.
+    pub fn id(&self) -> CommId {
+        self.id
+    }
+    /// The connection state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+    /// The alternate path state.
+    pub fn lap_state(&self) -> LapState {
+        self.lap_state
+    }
+    /// The peer's communication id (0 while unknown).
+    pub fn remote_id(&self) -> u32 {
+        self.remote_id
+    }
+    /// The peer's CA GUID (0 while unknown).
+    pub fn remote_ca_guid(&self) -> u64 {
+        self.remote_ca_guid
+    }
+    /// The service id connected to or listened on.
+    pub fn service_id(&self) -> u64 {
+        self.service_id
+    }
+    /// The device the id belongs to.
+    pub fn device(&self) -> DeviceId {
+        self.device
+    }
+    /// Where the peer is reached, once known.
+    pub fn peer(&self) -> Option<&A> {
+        self.peer.as_ref()
+    }
+    /// The negotiated QP parameters.
+    pub fn qp_params(&self) -> &QpParams {
+        &self.qp
+    }
+    /// The listener a passive id came from.
+    pub fn listener(&self) -> Option<CommId> {
+        self.listener
+    }
+    /// Whether the consumer destroyed the id (it is finishing TIMEWAIT or
+    /// a disconnect and delivers no events).
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed
+    }
+    /// When the id's timer fires next ([`NEVER`] if unarmed).
+    pub fn deadline(&self) -> Millis {
+        self.deadline
+    }
+    /// Request retransmissions so far.
+    pub fn retransmissions(&self) -> u32 {
+        self.retransmissions
+    }
+    /// Sends of the outstanding request still allowed.
+    pub fn retries_left(&self) -> Option<u8> {
+        match self.timer {
+            Timer::Retransmit { retries_left, .. } => Some(retries_left),
+            _ => None,
+        }
+    }
+    /// The configured maximum of CM retries for this exchange.
+    pub fn max_cm_retries(&self) -> u8 {
+        self.max_cm_retries
+    }
+    /// Whether the id is in the remote id / remote QPN / SIDR tables.
+    pub fn in_remote_tables(&self) -> bool {
+        self.remote_id_key.is_some() || self.remote_qpn_key.is_some() || self.sidr_key.is_some()
+    }
+}

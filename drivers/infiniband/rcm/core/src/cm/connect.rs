@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Connection establishment: REQ, MRA, REP, RTU and REJ, both directions,
+//! and the consumer's "established" notification.
+
+use super::conn::Timer;
+use super::endpoint::{build, fill, Dropped, Handled, Received};
+use super::error::CmError;
+use super::event::Event;
+use super::state::{LapState, State};
+use super::store::{Collections, OrderedMap};
+use super::{CommId, Endpoint, Millis, Sink, MRA_FLAG_DELAY};
+use crate::reason::RejectReason;
+use crate::timer::{self, IbaTime};
+use crate::wire::mad::attr;
+use crate::wire::mra::{message_ref, Mra, Rej};
+use crate::wire::rep::{Rep, Rtu};
+use crate::wire::req::{Req, ReqPath};
+use crate::wire::CmMessage;
+
+/// Transport service types a REQ may carry (RC, UC, and XRC as type 3
+/// with extended type 1).
+fn transport_ok(req: &Req) -> bool {
+    match req.transport_service_type {
+        0 | 1 => true,
+        3 => req.extended_transport_type == 1,
+        _ => false,
+    }
+}
+
+/// The local ACK timeout an address vector gets from a path whose packet
+/// lifetime the peer encoded in a REQ (the C CM's path conversion).
+fn av_timeout_from_req(path: &ReqPath) -> IbaTime {
+    let lat = path.local_ack_timeout.exponent();
+    IbaTime::new(lat - u8::from(lat > 0) + 1)
+}
+
+fn has_alternate(req: &Req) -> bool {
+    req.alternate_path.local_port_lid != 0 || req.alternate_path.local_port_gid != [0; 16]
+}
+
+impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
+    /// Sends a REQ from an IDLE id (`ib_send_cm_req`).
+    ///
+    /// `req` carries everything the consumer chose; the comm id and CA GUID
+    /// are filled in. The REQ is retried `req.max_cm_retries` times, every
+    /// two packet lifetimes plus the peer's CM response time.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_req<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        id: CommId,
+        req: &Req,
+        attr_mod: u32,
+        to: A,
+        packet_life_time: IbaTime,
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        if !transport_ok(req) {
+            return Err(CmError::InvalidArgument);
+        }
+        let tid = self.form_tid(id);
+        let conn = self.live_mut(id)?;
+        if conn.state != State::Idle || conn.listening.is_some() {
+            return Err(CmError::InvalidState);
+        }
+        let mut req = *req;
+        req.local_comm_id = id.0;
+        req.local_ca_guid = conn.local_ca_guid;
+        conn.service_id = req.service_id;
+        conn.peer = Some(to);
+        conn.tid = tid;
+        conn.remote_id = 0;
+        conn.timeout_ms =
+            timer::req_response_timeout_ms(packet_life_time, req.remote_cm_response_timeout);
+        conn.max_cm_retries = req.max_cm_retries;
+        conn.lap_state = LapState::Uninit;
+        conn.response = None;
+        let qp = &mut conn.qp;
+        qp.transport = req.transport_service_type;
+        qp.extended_transport = req.extended_transport_type;
+        qp.local_qpn = req.local_qpn;
+        qp.rq_psn = req.starting_psn;
+        qp.initiator_depth = req.initiator_depth;
+        qp.responder_resources = req.responder_resources;
+        qp.retry_count = req.retry_count;
+        qp.path_mtu = req.path_mtu;
+        qp.pkey = req.partition_key;
+        qp.qkey = req.local_qkey;
+        qp.flow_control = req.end_to_end_flow_control;
+        qp.srq = req.srq;
+        qp.ack_timeout = IbaTime::new(packet_life_time.exponent().saturating_add(1));
+        qp.alt_ack_timeout = qp.ack_timeout;
+        conn.state = State::ReqSent;
+        let (interval, retries) = (conn.timeout_ms, conn.max_cm_retries);
+        let mad = build(tid, attr_mod, CmMessage::Req(req));
+        self.send_request(now, id, mad, interval, retries, sink);
+        Ok(())
+    }
+
+    pub(crate) fn recv_req<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        rx: &Received<A>,
+        tid: u64,
+        attr_mod: u32,
+        req: &Req,
+        sink: &mut S,
+    ) -> Handled {
+        // A REQ we already hold is a retransmission: repeat our answer.
+        if let Some(&dup) = self.remote_ids.get(&(req.local_comm_id, req.local_ca_guid)) {
+            if self.get(dup).map(|c| c.qp.remote_qpn) != Some(req.local_qpn) {
+                // Not a retransmission: the peer reuses a comm id that is
+                // still connected here.
+                let rej = Rej {
+                    local_comm_id: 0,
+                    remote_comm_id: req.local_comm_id,
+                    message_rejected: message_ref::REQ,
+                    rejected_info_length: 0,
+                    reason: RejectReason::DuplicateLocalCommId,
+                    ari: [0; 72],
+                    private_data: [0; 148],
+                };
+                Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+                return Handled::Answered;
+            }
+            sink.duplicate(attr::REQ);
+            let state = self.get(dup).map(|c| c.state);
+            if matches!(
+                state,
+                Some(State::MraReqSent | State::RepSent | State::MraRepRcvd)
+            ) {
+                self.resend_current(dup, sink);
+            }
+            return Handled::Duplicate;
+        }
+        // A REQ from a QP we are still connected to: the peer lost that
+        // connection. Refuse the new one and end the old one.
+        if let Some(&stale) = self.remote_qpns.get(&(req.local_qpn, req.local_ca_guid)) {
+            let rej = Rej {
+                // No id of ours exists for this REQ.
+                local_comm_id: 0,
+                remote_comm_id: req.local_comm_id,
+                message_rejected: message_ref::REQ,
+                rejected_info_length: 0,
+                reason: RejectReason::StaleConn,
+                ari: [0; 72],
+                private_data: [0; 148],
+            };
+            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            self.disconnect_stale(now, stale, sink);
+            return Handled::Answered;
+        }
+        let Some(listener) = self.find_listener(rx.device, req.service_id) else {
+            let rej = Rej {
+                local_comm_id: 0,
+                remote_comm_id: req.local_comm_id,
+                message_rejected: message_ref::REQ,
+                rejected_info_length: 0,
+                reason: RejectReason::InvalidServiceId,
+                ari: [0; 72],
+                private_data: [0; 148],
+            };
+            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            return Handled::Answered;
+        };
+        let Ok(id) = self.alloc(rx.device, rx.local_ca_guid) else {
+            return Handled::Dropped(Dropped::NoMemory);
+        };
+        if let Err(e) = self.insert_remote(
+            id,
+            (req.local_comm_id, req.local_ca_guid),
+            (req.local_qpn, req.local_ca_guid),
+        ) {
+            self.discard(id);
+            return Handled::Dropped(e);
+        }
+        let Some(conn) = self.conn_mut(id) else {
+            return Handled::Dropped(Dropped::NoMemory);
+        };
+        conn.state = State::ReqRcvd;
+        conn.listener = Some(listener);
+        conn.peer = Some(rx.from);
+        conn.remote_id = req.local_comm_id;
+        conn.remote_ca_guid = req.local_ca_guid;
+        conn.service_id = req.service_id;
+        conn.tid = tid;
+        conn.timeout_ms = timer::passive_response_timeout_ms(req.local_cm_response_timeout);
+        conn.max_cm_retries = req.max_cm_retries;
+        let qp = &mut conn.qp;
+        qp.transport = req.transport_service_type;
+        qp.extended_transport = req.extended_transport_type;
+        qp.remote_qpn = req.local_qpn;
+        qp.initiator_depth = req.responder_resources;
+        qp.responder_resources = req.initiator_depth;
+        qp.path_mtu = req.path_mtu;
+        qp.pkey = req.partition_key;
+        qp.sq_psn = req.starting_psn;
+        qp.retry_count = req.retry_count;
+        qp.rnr_retry_count = req.rnr_retry_count;
+        qp.flow_control = req.end_to_end_flow_control;
+        qp.srq = req.srq;
+        qp.qkey = req.local_qkey;
+        qp.ack_timeout = av_timeout_from_req(&req.primary_path);
+        qp.alt_ack_timeout = if has_alternate(req) {
+            av_timeout_from_req(&req.alternate_path)
+        } else {
+            qp.ack_timeout
+        };
+        self.emit(
+            id,
+            Event::ReqReceived {
+                listener,
+                req: *req,
+                attr_mod,
+            },
+            sink,
+        );
+        Handled::Delivered(id)
+    }
+
+    /// Frees an id that was never visible to anyone.
+    pub(crate) fn discard(&mut self, id: CommId) {
+        if let Some(conn) = self.conn_mut(id) {
+            conn.destroyed = true;
+            conn.state = State::Idle;
+        }
+        self.reap(id);
+    }
+
+    /// Answers a duplicate with what we sent last: our pending request
+    /// (REP) if that is the answer, else the stored response (MRA, RTU).
+    fn resend_current<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
+        let Some(conn) = self.get(id) else {
+            return;
+        };
+        if matches!(conn.state, State::RepSent | State::MraRepRcvd) {
+            if let (Some(mad), Some(to)) = (conn.request, conn.peer) {
+                sink.transmit(super::Transmit {
+                    to: &to,
+                    mad: &mad,
+                    id: Some(id),
+                    retry: true,
+                });
+            }
+        } else {
+            self.resend_response(id, sink);
+        }
+    }
+
+    /// Accepts a REQ (`ib_send_cm_rep`). Retried until the RTU arrives.
+    pub fn send_rep<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        id: CommId,
+        rep: &Rep,
+        attr_mod: u32,
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        let conn = self.live_mut(id)?;
+        if !matches!(conn.state, State::ReqRcvd | State::MraReqSent) {
+            return Err(CmError::InvalidState);
+        }
+        let mut rep = *rep;
+        rep.local_comm_id = id.0;
+        rep.remote_comm_id = conn.remote_id;
+        rep.local_ca_guid = conn.local_ca_guid;
+        rep.local_qpn &= 0x00FF_FFFF;
+        conn.state = State::RepSent;
+        conn.qp.initiator_depth = rep.initiator_depth;
+        conn.qp.responder_resources = rep.responder_resources;
+        conn.qp.rq_psn = rep.starting_psn;
+        conn.qp.local_qpn = rep.local_qpn;
+        conn.qp.srq = rep.srq;
+        let (tid, interval, retries) = (conn.tid, conn.timeout_ms, conn.max_cm_retries);
+        let mad = build(tid, attr_mod, CmMessage::Rep(rep));
+        self.send_request(now, id, mad, interval, retries, sink);
+        Ok(())
+    }
+
+    pub(crate) fn recv_rep<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        rx: &Received<A>,
+        attr_mod: u32,
+        rep: &Rep,
+        sink: &mut S,
+    ) -> Handled {
+        let Some(id) = self.acquire(rep.remote_comm_id, 0) else {
+            // A REP for a connection past REP_RCVD: our RTU or MRA got lost.
+            let Some(id) = self.acquire(rep.remote_comm_id, rep.local_comm_id) else {
+                return self.reject_unknown_rep(rx, rep, sink);
+            };
+            sink.duplicate(attr::REP);
+            if matches!(
+                self.get(id).map(|c| c.state),
+                Some(State::Established | State::MraRepSent)
+            ) {
+                self.resend_response(id, sink);
+            }
+            return Handled::Duplicate;
+        };
+        if !matches!(
+            self.get(id).map(|c| c.state),
+            Some(State::ReqSent | State::MraReqRcvd)
+        ) {
+            return Handled::Dropped(Dropped::WrongState);
+        }
+        let remote_id = (rep.local_comm_id, rep.local_ca_guid);
+        let remote_qpn = (rep.local_qpn, rep.local_ca_guid);
+        if self.remote_ids.get(&remote_id).is_some() {
+            return Handled::Dropped(Dropped::WrongState);
+        }
+        if let Some(&stale) = self.remote_qpns.get(&remote_qpn) {
+            // The peer's QP still belongs to a connection of ours: refuse
+            // this one, end that one. Our REQ stays pending, as in the C CM.
+            let rej = Rej {
+                local_comm_id: rep.remote_comm_id,
+                remote_comm_id: rep.local_comm_id,
+                message_rejected: message_ref::REP,
+                rejected_info_length: 0,
+                reason: RejectReason::StaleConn,
+                ari: [0; 72],
+                private_data: [0; 148],
+            };
+            let tid = self.get(id).map_or(0, |c| c.tid);
+            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            self.disconnect_stale(now, stale, sink);
+            return Handled::Answered;
+        }
+        if let Err(e) = self.insert_remote(id, remote_id, remote_qpn) {
+            return Handled::Dropped(e);
+        }
+        self.cancel_timer(id);
+        let Some(conn) = self.conn_mut(id) else {
+            return Handled::Dropped(Dropped::UnknownId);
+        };
+        conn.state = State::RepRcvd;
+        conn.remote_id = rep.local_comm_id;
+        conn.remote_ca_guid = rep.local_ca_guid;
+        let qp = &mut conn.qp;
+        qp.remote_qpn = rep.local_qpn;
+        qp.initiator_depth = rep.responder_resources;
+        qp.responder_resources = rep.initiator_depth;
+        qp.sq_psn = rep.starting_psn;
+        qp.rnr_retry_count = rep.rnr_retry_count;
+        qp.srq = rep.srq;
+        let plt = IbaTime::new(qp.ack_timeout.exponent().saturating_sub(1));
+        qp.ack_timeout = timer::ack_timeout(rep.target_ack_delay, plt);
+        let alt_plt = IbaTime::new(qp.alt_ack_timeout.exponent().saturating_sub(1));
+        qp.alt_ack_timeout = timer::ack_timeout(rep.target_ack_delay, alt_plt);
+        self.emit(
+            id,
+            Event::RepReceived {
+                rep: *rep,
+                attr_mod,
+            },
+            sink,
+        );
+        Handled::Delivered(id)
+    }
+
+    /// A REP naming no id of ours (destroyed, or never ours) gets REJ 6;
+    /// one naming an id connected to another peer instance gets REJ 7. The
+    /// peer stops retrying instead of timing out.
+    fn reject_unknown_rep<S: Sink<A>>(
+        &mut self,
+        rx: &Received<A>,
+        rep: &Rep,
+        sink: &mut S,
+    ) -> Handled {
+        let reason = if self.get(CommId(rep.remote_comm_id)).is_some() {
+            RejectReason::InvalidCommInstance
+        } else {
+            RejectReason::InvalidCommId
+        };
+        let rej = Rej {
+            local_comm_id: rep.remote_comm_id,
+            remote_comm_id: rep.local_comm_id,
+            message_rejected: message_ref::REP,
+            rejected_info_length: 0,
+            reason,
+            ari: [0; 72],
+            private_data: [0; 148],
+        };
+        // The REP echoes our REQ's transaction id; we no longer know it.
+        Self::answer(&rx.from, 0, CmMessage::Rej(rej), sink);
+        Handled::Answered
+    }
+
+    /// Confirms a REP (`ib_send_cm_rtu`): the connection is established.
+    pub fn send_rtu<S: Sink<A>>(
+        &mut self,
+        id: CommId,
+        private_data: &[u8],
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;
+        let conn = self.live_mut(id)?;
+        if !matches!(conn.state, State::RepRcvd | State::MraRepSent) {
+            return Err(CmError::InvalidState);
+        }
+        conn.state = State::Established;
+        let rtu = Rtu {
+            local_comm_id: id.0,
+            remote_comm_id: conn.remote_id,
+            private_data,
+        };
+        let mad = build(conn.tid, 0, CmMessage::Rtu(rtu));
+        self.send_response(id, mad, sink);
+        Ok(())
+    }
+
+    pub(crate) fn recv_rtu<S: Sink<A>>(&mut self, rtu: &Rtu, sink: &mut S) -> Handled {
+        let Some(id) = self.acquire(rtu.remote_comm_id, rtu.local_comm_id) else {
+            return Handled::Dropped(Dropped::UnknownId);
+        };
+        if !matches!(
+            self.get(id).map(|c| c.state),
+            Some(State::RepSent | State::MraRepRcvd)
+        ) {
+            sink.duplicate(attr::RTU);
+            return Handled::Duplicate;
+        }
+        self.cancel_timer(id);
+        if let Some(conn) = self.conn_mut(id) {
+            conn.state = State::Established;
+        }
+        self.emit(id, Event::RtuReceived(*rtu), sink);
+        Handled::Delivered(id)
+    }
+
+    /// The consumer's QP saw the first packet before the RTU
+    /// (`ib_cm_notify(IB_EVENT_COMM_EST)`): established now.
+    pub fn notify_established<S: Sink<A>>(
+        &mut self,
+        id: CommId,
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        let conn = self.live_mut(id)?;
+        match conn.state {
+            State::RepSent | State::MraRepRcvd => {}
+            State::Established => return Err(CmError::AlreadyConnected),
+            _ => return Err(CmError::InvalidState),
+        }
+        conn.state = State::Established;
+        self.cancel_timer(id);
+        self.emit(id, Event::UserEstablished, sink);
+        Ok(())
+    }
+
+    /// The QP migrated to the alternate path
+    /// (`ib_cm_notify(IB_EVENT_PATH_MIG)`).
+    pub fn notify_path_migrated(&mut self, id: CommId) -> Result<(), CmError> {
+        let conn = self.live_mut(id)?;
+        if conn.state != State::Established
+            || !matches!(conn.lap_state, LapState::Uninit | LapState::Idle)
+        {
+            return Err(CmError::InvalidState);
+        }
+        conn.lap_state = LapState::Idle;
+        conn.qp.ack_timeout = conn.qp.alt_ack_timeout;
+        Ok(())
+    }
+
+    /// Asks the peer for more time (`ib_send_cm_mra`) for its REQ, REP or
+    /// LAP. With [`MRA_FLAG_DELAY`] in `service_timeout` the MRA is only
+    /// sent if the peer repeats its message.
+    pub fn send_mra<S: Sink<A>>(
+        &mut self,
+        id: CommId,
+        service_timeout: u8,
+        private_data: &[u8],
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;
+        let conn = self.live_mut(id)?;
+        let message_mraed = match (conn.state, conn.lap_state) {
+            (State::ReqRcvd, _) => {
+                conn.state = State::MraReqSent;
+                message_ref::REQ
+            }
+            (State::RepRcvd, _) => {
+                conn.state = State::MraRepSent;
+                message_ref::REP
+            }
+            (State::Established, LapState::Rcvd) => {
+                conn.lap_state = LapState::MraSent;
+                message_ref::OTHER
+            }
+            _ => return Err(CmError::InvalidState),
+        };
+        conn.service_timeout = IbaTime::new(service_timeout);
+        let mra = Mra {
+            local_comm_id: id.0,
+            remote_comm_id: conn.remote_id,
+            message_mraed,
+            service_timeout: IbaTime::new(service_timeout),
+            private_data,
+        };
+        let mad = build(conn.tid, 0, CmMessage::Mra(mra));
+        if service_timeout & MRA_FLAG_DELAY != 0 {
+            conn.response = Some(mad);
+        } else {
+            self.send_response(id, mad, sink);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn recv_mra<S: Sink<A>>(&mut self, now: Millis, mra: &Mra, sink: &mut S) -> Handled {
+        let found = match mra.message_mraed {
+            message_ref::REQ => self.acquire(mra.remote_comm_id, 0),
+            message_ref::REP | message_ref::OTHER => {
+                self.acquire(mra.remote_comm_id, mra.local_comm_id)
+            }
+            _ => None,
+        };
+        let Some(id) = found else {
+            return Handled::Dropped(Dropped::UnknownId);
+        };
+        let Some(conn) = self.conn_mut(id) else {
+            return Handled::Dropped(Dropped::UnknownId);
+        };
+        match (conn.state, conn.lap_state, mra.message_mraed) {
+            (State::ReqSent, _, message_ref::REQ) => conn.state = State::MraReqRcvd,
+            (State::RepSent, _, message_ref::REP) => conn.state = State::MraRepRcvd,
+            (State::Established, LapState::Sent, message_ref::OTHER) => {
+                conn.lap_state = LapState::MraRcvd
+            }
+            (State::MraReqRcvd | State::MraRepRcvd, _, _)
+            | (State::Established, LapState::MraRcvd, _) => {
+                sink.duplicate(attr::MRA);
+                return Handled::Duplicate;
+            }
+            _ => return Handled::Dropped(Dropped::WrongState),
+        }
+        // The peer will answer within its service time: wait that long
+        // (plus one ACK timeout) before each further retry.
+        let wait = timer::mra_timeout_ms(mra.service_timeout, conn.qp.ack_timeout).max(1);
+        if let Timer::Retransmit { retries_left, .. } = conn.timer {
+            self.set_timer(
+                id,
+                now.saturating_add(u64::from(wait)),
+                Timer::Retransmit {
+                    retries_left,
+                    interval_ms: wait,
+                },
+            );
+        }
+        self.emit(id, Event::MraReceived(*mra), sink);
+        Handled::Delivered(id)
+    }
+
+    /// Rejects a connection (`ib_send_cm_rej`) in any state before it is
+    /// established; the REJ names the message refused.
+    pub fn send_rej<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        id: CommId,
+        reason: RejectReason,
+        ari: &[u8],
+        private_data: &[u8],
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        self.live(id)?;
+        self.reject(now, id, reason, ari, private_data, sink)
+    }
+
+    /// `send_rej` for live and destroyed ids alike.
+    pub(crate) fn reject<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        id: CommId,
+        reason: RejectReason,
+        ari: &[u8],
+        private_data: &[u8],
+        sink: &mut S,
+    ) -> Result<(), CmError> {
+        let ari_len = u8::try_from(ari.len()).map_err(|_| CmError::InvalidArgument)?;
+        let ari_bytes = fill(ari).ok_or(CmError::InvalidArgument)?;
+        let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;
+        let conn = self.conn_mut(id).ok_or(CmError::NoSuchId)?;
+        let state = conn.state;
+        let (local_comm_id, message_rejected) = match state {
+            // The C CM leaves our id out while the REQ is unanswered.
+            State::ReqRcvd => (0, message_ref::REQ),
+            State::MraReqSent => (id.0, message_ref::REQ),
+            State::RepRcvd | State::MraRepSent => (id.0, message_ref::REP),
+            State::ReqSent | State::MraReqRcvd | State::RepSent | State::MraRepRcvd => {
+                (id.0, message_ref::OTHER)
+            }
+            _ => return Err(CmError::InvalidState),
+        };
+        let rej = Rej {
+            local_comm_id,
+            remote_comm_id: conn.remote_id,
+            message_rejected,
+            rejected_info_length: ari_len,
+            reason,
+            ari: ari_bytes,
+            private_data,
+        };
+        let mad = build(conn.tid, 0, CmMessage::Rej(rej));
+        self.send_once(id, mad, sink);
+        if matches!(state, State::RepSent | State::MraRepRcvd) {
+            self.enter_timewait(now, id);
+        } else {
+            self.reset_to_idle(id);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn recv_rej<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        attr_mod: u32,
+        rej: &Rej,
+        sink: &mut S,
+    ) -> Handled {
+        let found = if rej.reason == RejectReason::Timeout {
+            // The peer gave up on its REQ and names itself by CA GUID.
+            let mut guid = [0u8; 8];
+            for (g, a) in guid.iter_mut().zip(rej.ari.iter()) {
+                *g = *a;
+            }
+            self.remote_ids
+                .get(&(rej.local_comm_id, u64::from_be_bytes(guid)))
+                .copied()
+        } else if rej.message_rejected == message_ref::REQ {
+            self.acquire(rej.remote_comm_id, 0)
+        } else {
+            self.acquire(rej.remote_comm_id, rej.local_comm_id)
+        };
+        let Some(id) = found else {
+            return Handled::Dropped(Dropped::UnknownId);
+        };
+        let Some(conn) = self.get(id) else {
+            return Handled::Dropped(Dropped::UnknownId);
+        };
+        match (conn.state, conn.lap_state) {
+            (
+                State::ReqSent
+                | State::MraReqRcvd
+                | State::RepSent
+                | State::MraRepRcvd
+                | State::ReqRcvd
+                | State::MraReqSent,
+                _,
+            ) => {
+                self.cancel_timer(id);
+                if rej.reason == RejectReason::StaleConn {
+                    self.enter_timewait(now, id);
+                } else {
+                    self.reset_to_idle(id);
+                }
+            }
+            (State::DreqSent | State::RepRcvd | State::MraRepSent, _)
+            | (State::Established, LapState::Uninit | LapState::Sent) => {
+                self.enter_timewait(now, id);
+            }
+            _ => return Handled::Dropped(Dropped::WrongState),
+        }
+        self.emit(
+            id,
+            Event::RejReceived {
+                rej: *rej,
+                attr_mod,
+            },
+            sink,
+        );
+        self.reap(id);
+        Handled::Delivered(id)
+    }
+}

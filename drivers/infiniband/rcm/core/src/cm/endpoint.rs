@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The endpoint: id allocation, the tables, timers, message dispatch and
+//! destruction. The per-message protocol lives in `connect.rs`,
+//! `disconnect.rs`, `lap.rs` and `sidr.rs`.
+
+use super::conn::{Connection, Timer};
+use super::error::CmError;
+use super::event::{Event, Failure};
+use super::listen::{ListenKey, MaskSet};
+use super::state::{LapState, State};
+use super::store::{Collections, InsertError, OrderedMap};
+use super::{CommId, DeviceId, Millis, Sink, Transmit, NEVER};
+use crate::reason::{RejectReason, SidrStatus};
+use crate::timer;
+use crate::wire::field::{Mad, MAD_SIZE};
+use crate::wire::mad::attr;
+use crate::wire::mra::{message_ref, Rej};
+use crate::wire::req::Req;
+use crate::wire::sidr::SidrRep;
+use crate::wire::{CmMad, CmMessage, ParseError};
+
+/// Settings fixed when an endpoint is created.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// XORed into every local comm id so that ids are not predictable
+    /// across boots (the caller supplies randomness).
+    pub id_operand: u32,
+    /// High 32 bits of the transaction ids of our requests.
+    pub tid_high: u32,
+}
+
+/// Where a received MAD came from.
+#[derive(Clone, Copy, Debug)]
+pub struct Received<A> {
+    /// The sender, as a reply address.
+    pub from: A,
+    /// The device (and so the CA) it arrived on.
+    pub device: DeviceId,
+    /// That CA's GUID, for the REPs and REJs we send in answer.
+    pub local_ca_guid: u64,
+}
+
+/// What became of a received MAD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// It moved an id's state machine (and usually produced an event).
+    Delivered(CommId),
+    /// It repeated a message already processed; answered again if the
+    /// protocol asks for it.
+    Duplicate,
+    /// It matched no id and was answered directly (REJ, DREP, SIDR_REP).
+    Answered,
+    /// It was discarded.
+    Dropped(Dropped),
+}
+
+/// Why a received MAD was discarded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dropped {
+    /// Not a CM MAD rcm processes.
+    Malformed(ParseError),
+    /// No id matches its comm ids.
+    UnknownId,
+    /// The id is in a state that does not take this message.
+    WrongState,
+    /// Out of memory; the peer will retransmit.
+    NoMemory,
+    /// Not a message the CM acts on (ClassPortInfo).
+    Ignored,
+}
+
+/// The connection manager of one host. See the [module docs](super).
+pub struct Endpoint<A: Copy + Ord, C: Collections> {
+    pub(crate) conns: C::Map<u32, Connection<A>>,
+    pub(crate) listeners: C::Map<ListenKey, CommId>,
+    pub(crate) masks: MaskSet,
+    /// (remote comm id, remote CA GUID) of ids with a peer: duplicate REQs.
+    pub(crate) remote_ids: C::Map<(u32, u64), CommId>,
+    /// (remote QPN, remote CA GUID) of ids with a peer: stale connections.
+    pub(crate) remote_qpns: C::Map<(u32, u64), CommId>,
+    /// (remote request id, sender) of SIDR_REQs being answered.
+    pub(crate) sidr: C::Map<(u32, A), CommId>,
+    /// Every id has exactly one entry (deadline, id), NEVER when unarmed,
+    /// so re-arming never allocates.
+    pub(crate) deadlines: C::Map<(Millis, u32), ()>,
+    next_index: u32,
+    config: Config,
+    pub(crate) next_service_id: u64,
+}
+
+/// Builds a CM Send MAD.
+pub(crate) fn build(tid: u64, attr_mod: u32, message: CmMessage) -> Mad {
+    let mut mad = [0u8; MAD_SIZE];
+    CmMad::send(tid, attr_mod, message).emit(&mut mad);
+    mad
+}
+
+/// Copies private data into a message field; `None` if it does not fit.
+pub(crate) fn fill<const N: usize>(data: &[u8]) -> Option<[u8; N]> {
+    if data.len() > N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (o, d) in out.iter_mut().zip(data) {
+        *o = *d;
+    }
+    Some(out)
+}
+
+impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
+    /// An endpoint with no ids.
+    pub fn new(config: Config) -> Self {
+        Endpoint {
+            conns: OrderedMap::new_empty(),
+            listeners: OrderedMap::new_empty(),
+            masks: MaskSet::new(),
+            remote_ids: OrderedMap::new_empty(),
+            remote_qpns: OrderedMap::new_empty(),
+            sidr: OrderedMap::new_empty(),
+            deadlines: OrderedMap::new_empty(),
+            next_index: 1,
+            config,
+            next_service_id: super::listen::ASSIGN_SERVICE_ID,
+        }
+    }
+
+    // ---- ids ----------------------------------------------------------
+
+    /// Creates an IDLE id on `device` (`ib_create_cm_id`).
+    pub fn create_id(&mut self, device: DeviceId, local_ca_guid: u64) -> Result<CommId, CmError> {
+        self.alloc(device, local_ca_guid)
+    }
+
+    /// Allocates an id. Indexes advance cyclically through 2^32 values and
+    /// skip ids still in use, including destroyed ids finishing TIMEWAIT,
+    /// so a new id never matches an old connection a peer still knows.
+    pub(crate) fn alloc(&mut self, device: DeviceId, guid: u64) -> Result<CommId, CmError> {
+        // Bounded: with fewer live ids than probes, a free one is found.
+        for _ in 0..64 {
+            let index = self.next_index;
+            self.next_index = self.next_index.wrapping_add(1);
+            let id = index ^ self.config.id_operand;
+            if id == 0 || self.conns.get(&id).is_some() {
+                continue;
+            }
+            match self.deadlines.try_insert((NEVER, id), ()) {
+                Ok(()) => {}
+                Err(_) => return Err(CmError::NoMemory),
+            }
+            let conn = Connection::new(CommId(id), device, guid);
+            return match self.conns.try_insert(id, conn) {
+                Ok(()) => Ok(CommId(id)),
+                Err(_) => {
+                    self.deadlines.remove(&(NEVER, id));
+                    Err(CmError::NoMemory)
+                }
+            };
+        }
+        Err(CmError::NoSpace)
+    }
+
+    /// The id's record, if it exists (destroyed ids finishing the protocol
+    /// included; see [`Connection::is_destroyed`]).
+    pub fn get(&self, id: CommId) -> Option<&Connection<A>> {
+        self.conns.get(&id.0)
+    }
+
+    /// Number of ids, destroyed ones still finishing included.
+    pub fn len(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// Whether no id exists.
+    pub fn is_empty(&self) -> bool {
+        self.conns.is_empty()
+    }
+
+    /// Entries in (listen, remote id, remote QPN, SIDR, deadline) tables.
+    pub fn table_sizes(&self) -> [usize; 5] {
+        [
+            self.listeners.len(),
+            self.remote_ids.len(),
+            self.remote_qpns.len(),
+            self.sidr.len(),
+            self.deadlines.len(),
+        ]
+    }
+
+    /// Every id, in id order (for diagnostics and tests; O(n log n)).
+    pub fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
+        let mut next = self.conns.first_key();
+        core::iter::from_fn(move || {
+            let id = next?;
+            next = self.conns.next_key_after(&id);
+            Some(CommId(id))
+        })
+    }
+
+    /// A live (not destroyed) id, for API calls.
+    pub(crate) fn live(&self, id: CommId) -> Result<&Connection<A>, CmError> {
+        match self.conns.get(&id.0) {
+            Some(c) if !c.destroyed => Ok(c),
+            _ => Err(CmError::NoSuchId),
+        }
+    }
+
+    pub(crate) fn live_mut(&mut self, id: CommId) -> Result<&mut Connection<A>, CmError> {
+        match self.conns.get_mut(&id.0) {
+            Some(c) if !c.destroyed => Ok(c),
+            _ => Err(CmError::NoSuchId),
+        }
+    }
+
+    /// The id, if it exists (destroyed included). Internal paths only look
+    /// up ids they know exist; `None` then means "nothing to do".
+    pub(crate) fn conn_mut(&mut self, id: CommId) -> Option<&mut Connection<A>> {
+        self.conns.get_mut(&id.0)
+    }
+
+    /// Finds the id a message names: our comm id plus the peer's comm id
+    /// we must have recorded (0 = "not yet known"), as the C CM matches.
+    pub(crate) fn acquire(&self, local: u32, remote: u32) -> Option<CommId> {
+        match self.conns.get(&local) {
+            Some(c) if c.remote_id == remote => Some(c.id),
+            _ => None,
+        }
+    }
+
+    /// A transaction id for a request of ours.
+    pub(crate) fn form_tid(&self, id: CommId) -> u64 {
+        (u64::from(self.config.tid_high) << 32) | u64::from(id.0)
+    }
+
+    // ---- timers -------------------------------------------------------
+
+    /// Re-arms the id's single timer (never allocates).
+    pub(crate) fn set_timer(&mut self, id: CommId, deadline: Millis, timer: Timer) {
+        let Some(conn) = self.conns.get_mut(&id.0) else {
+            return;
+        };
+        let old = conn.deadline;
+        conn.deadline = deadline;
+        conn.timer = timer;
+        if old != deadline {
+            let moved = self.deadlines.rekey(&(old, id.0), (deadline, id.0));
+            debug_assert!(moved, "deadline index out of step for {:?}", id);
+        }
+    }
+
+    pub(crate) fn cancel_timer(&mut self, id: CommId) {
+        self.set_timer(id, NEVER, Timer::Idle);
+        if let Some(conn) = self.conn_mut(id) {
+            conn.request = None;
+        }
+    }
+
+    /// Sends `mad` as the id's request and retransmits it every
+    /// `interval_ms` until answered, `retries` more times.
+    pub(crate) fn send_request<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        id: CommId,
+        mad: Mad,
+        interval_ms: u32,
+        retries: u8,
+        sink: &mut S,
+    ) {
+        let interval = u64::from(interval_ms.max(1));
+        let Some(conn) = self.conns.get_mut(&id.0) else {
+            return;
+        };
+        conn.request = Some(mad);
+        if let Some(to) = conn.peer {
+            sink.transmit(Transmit {
+                to: &to,
+                mad: &mad,
+                id: Some(id),
+                retry: false,
+            });
+        }
+        self.set_timer(
+            id,
+            now.saturating_add(interval),
+            Timer::Retransmit {
+                retries_left: retries,
+                interval_ms: interval_ms.max(1),
+            },
+        );
+    }
+
+    /// Sends a response of the id's and keeps it for duplicates.
+    pub(crate) fn send_response<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
+        let Some(conn) = self.conns.get_mut(&id.0) else {
+            return;
+        };
+        conn.response = Some(mad);
+        if let Some(to) = conn.peer {
+            sink.transmit(Transmit {
+                to: &to,
+                mad: &mad,
+                id: Some(id),
+                retry: false,
+            });
+        }
+    }
+
+    /// Sends a message of the id's that is neither kept nor repeated.
+    pub(crate) fn send_once<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
+        if let Some(to) = self.conns.get(&id.0).and_then(|c| c.peer) {
+            sink.transmit(Transmit {
+                to: &to,
+                mad: &mad,
+                id: Some(id),
+                retry: false,
+            });
+        }
+    }
+
+    /// Re-sends the id's last response (answer to a duplicate).
+    pub(crate) fn resend_response<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
+        if let Some(conn) = self.conns.get(&id.0) {
+            if let (Some(mad), Some(to)) = (conn.response.as_ref(), conn.peer.as_ref()) {
+                sink.transmit(Transmit {
+                    to,
+                    mad,
+                    id: Some(id),
+                    retry: true,
+                });
+            }
+        }
+    }
+
+    /// Delivers an event unless the consumer destroyed the id.
+    pub(crate) fn emit<S: Sink<A>>(&self, id: CommId, event: Event, sink: &mut S) {
+        if let Some(conn) = self.conns.get(&id.0) {
+            if !conn.destroyed {
+                sink.event(id, event);
+            }
+        }
+    }
+
+    /// When [`Endpoint::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        match self.deadlines.first_key() {
+            Some((deadline, _)) if deadline != NEVER => Some(deadline),
+            _ => None,
+        }
+    }
+
+    /// Runs every timer due at `now`: retransmissions, give-ups, the ends
+    /// of TIMEWAIT.
+    pub fn handle_timeout<S: Sink<A>>(&mut self, now: Millis, sink: &mut S) {
+        // Each pass moves one id's deadline past `now` or removes it, so
+        // the loop ends.
+        while let Some((deadline, raw)) = self.deadlines.first_key() {
+            if deadline > now || deadline == NEVER {
+                break;
+            }
+            let id = CommId(raw);
+            let Some(conn) = self.conns.get_mut(&raw) else {
+                // Not reachable: ids and deadlines are removed together.
+                self.deadlines.remove(&(deadline, raw));
+                continue;
+            };
+            match conn.timer {
+                Timer::Retransmit {
+                    retries_left,
+                    interval_ms,
+                } if retries_left > 0 => {
+                    conn.retransmissions = conn.retransmissions.saturating_add(1);
+                    if let (Some(mad), Some(to)) = (conn.request, conn.peer) {
+                        sink.transmit(Transmit {
+                            to: &to,
+                            mad: &mad,
+                            id: Some(id),
+                            retry: true,
+                        });
+                    }
+                    self.set_timer(
+                        id,
+                        now.saturating_add(u64::from(interval_ms)),
+                        Timer::Retransmit {
+                            retries_left: retries_left - 1,
+                            interval_ms,
+                        },
+                    );
+                }
+                Timer::Retransmit { .. } => self.give_up(now, id, Failure::Timeout, sink),
+                Timer::Timewait => self.timewait_over(id, sink),
+                Timer::Idle => self.set_timer(id, NEVER, Timer::Idle),
+            }
+        }
+    }
+
+    /// The transport could not send the id's outstanding request.
+    pub fn send_failed<S: Sink<A>>(&mut self, now: Millis, id: CommId, sink: &mut S) {
+        if let Some(conn) = self.conns.get(&id.0) {
+            if matches!(conn.timer, Timer::Retransmit { .. }) {
+                self.give_up(now, id, Failure::SendFailed, sink);
+            }
+        }
+    }
+
+    /// Our request got no answer: the state it was sent from fails.
+    fn give_up<S: Sink<A>>(&mut self, now: Millis, id: CommId, why: Failure, sink: &mut S) {
+        let Some(conn) = self.conns.get(&id.0) else {
+            return;
+        };
+        let (state, lap) = (conn.state, conn.lap_state);
+        match state {
+            State::ReqSent | State::MraReqRcvd => {
+                self.reset_to_idle(id);
+                self.emit(id, Event::ReqError(why), sink);
+            }
+            State::RepSent | State::MraRepRcvd => {
+                self.reset_to_idle(id);
+                self.emit(id, Event::RepError(why), sink);
+            }
+            State::DreqSent => {
+                self.enter_timewait(now, id);
+                self.emit(id, Event::DreqError(why), sink);
+            }
+            State::SidrReqSent => {
+                self.reset_to_idle(id);
+                self.emit(id, Event::SidrReqError(why), sink);
+            }
+            State::Established if matches!(lap, LapState::Sent | LapState::MraRcvd) => {
+                self.cancel_timer(id);
+                if let Some(c) = self.conn_mut(id) {
+                    c.lap_state = LapState::Idle;
+                }
+                self.emit(id, Event::LapError(why), sink);
+            }
+            _ => self.cancel_timer(id),
+        }
+        self.reap(id);
+    }
+
+    fn timewait_over<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
+        self.set_timer(id, NEVER, Timer::Idle);
+        if let Some(conn) = self.conn_mut(id) {
+            conn.state = State::Idle;
+            conn.response = None;
+        }
+        self.emit(id, Event::TimewaitExit, sink);
+        self.reap(id);
+    }
+
+    // ---- state helpers --------------------------------------------------
+
+    /// Forgets the peer's entries in the remote id and QPN tables.
+    pub(crate) fn remove_remote(&mut self, id: CommId) {
+        let Some(conn) = self.conns.get_mut(&id.0) else {
+            return;
+        };
+        let (rid, rqpn) = (conn.remote_id_key.take(), conn.remote_qpn_key.take());
+        if let Some(key) = rid {
+            self.remote_ids.remove(&key);
+        }
+        if let Some(key) = rqpn {
+            self.remote_qpns.remove(&key);
+        }
+    }
+
+    pub(crate) fn remove_sidr(&mut self, id: CommId) {
+        if let Some(key) = self.conns.get_mut(&id.0).and_then(|c| c.sidr_key.take()) {
+            self.sidr.remove(&key);
+        }
+    }
+
+    /// Back to IDLE: no peer, no timer.
+    pub(crate) fn reset_to_idle(&mut self, id: CommId) {
+        self.remove_remote(id);
+        self.remove_sidr(id);
+        self.cancel_timer(id);
+        if let Some(conn) = self.conn_mut(id) {
+            conn.state = State::Idle;
+        }
+    }
+
+    /// Into TIMEWAIT for one ACK timeout of the path: the peer's comm id and
+    /// QPN are released, the id itself is not reusable until it ends.
+    pub(crate) fn enter_timewait(&mut self, now: Millis, id: CommId) {
+        self.remove_remote(id);
+        let Some(conn) = self.conn_mut(id) else {
+            return;
+        };
+        conn.state = State::Timewait;
+        conn.request = None;
+        let wait = timer::timewait_ms(conn.qp.ack_timeout);
+        self.set_timer(
+            id,
+            now.saturating_add(u64::from(wait.max(1))),
+            Timer::Timewait,
+        );
+    }
+
+    /// Frees a destroyed id once it has nothing left to do.
+    pub(crate) fn reap(&mut self, id: CommId) {
+        let done =
+            matches!(self.conns.get(&id.0), Some(c) if c.destroyed && c.state == State::Idle);
+        if done {
+            self.free(id);
+        }
+    }
+
+    /// Removes the id and every table entry that refers to it.
+    fn free(&mut self, id: CommId) {
+        self.remove_remote(id);
+        self.remove_sidr(id);
+        if let Some(conn) = self.conns.remove(&id.0) {
+            self.deadlines.remove(&(conn.deadline, id.0));
+            if let Some(l) = conn.listening {
+                self.listeners.remove(&l.key);
+                self.masks.release(l.key.mask);
+            }
+        }
+    }
+
+    /// Records the peer of an id in the remote id and remote QPN tables.
+    /// Fails without changing anything if either entry cannot be added.
+    pub(crate) fn insert_remote(
+        &mut self,
+        id: CommId,
+        remote_id: (u32, u64),
+        remote_qpn: (u32, u64),
+    ) -> Result<(), Dropped> {
+        match self.remote_ids.try_insert(remote_id, id) {
+            Ok(()) => {}
+            Err(InsertError::Occupied(_)) => return Err(Dropped::WrongState),
+            Err(InsertError::NoMemory(_)) => return Err(Dropped::NoMemory),
+        }
+        match self.remote_qpns.try_insert(remote_qpn, id) {
+            Ok(()) => {}
+            Err(e) => {
+                self.remote_ids.remove(&remote_id);
+                return Err(match e {
+                    InsertError::Occupied(_) => Dropped::WrongState,
+                    InsertError::NoMemory(_) => Dropped::NoMemory,
+                });
+            }
+        }
+        if let Some(conn) = self.conn_mut(id) {
+            conn.remote_id_key = Some(remote_id);
+            conn.remote_qpn_key = Some(remote_qpn);
+        }
+        Ok(())
+    }
+
+    // ---- destroy ------------------------------------------------------
+
+    /// Destroys an id (`ib_destroy_cm_id`): the connection is ended as the
+    /// protocol requires (REJ, DREQ or DREP to the peer) and the id delivers
+    /// no further events. It disappears at once or, if the protocol still
+    /// needs it (DREQ retries, TIMEWAIT), when that is over.
+    ///
+    /// `reject` false skips the REJ of a REQ still unanswered (the C CM's
+    /// `-ENOMEM` case: let the peer retry). Returns false when the id was
+    /// a shared listener that other users still hold.
+    pub fn destroy<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        id: CommId,
+        reject: bool,
+        sink: &mut S,
+    ) -> Result<bool, CmError> {
+        let conn = self.live_mut(id)?;
+        if let Some(l) = conn.listening.as_mut() {
+            if l.share_count > 1 {
+                l.share_count -= 1;
+                return Ok(false);
+            }
+        }
+        conn.destroyed = true;
+        let (state, guid) = (conn.state, conn.local_ca_guid);
+        match state {
+            State::Idle => {}
+            State::Listen => {
+                let key = conn.listening.take().map(|l| l.key);
+                conn.state = State::Idle;
+                if let Some(key) = key {
+                    self.listeners.remove(&key);
+                    self.masks.release(key.mask);
+                }
+            }
+            State::SidrReqSent => self.reset_to_idle(id),
+            State::SidrReqRcvd => {
+                let rep = SidrRep {
+                    status: SidrStatus::Reject,
+                    ..self.sidr_rep_template(id)
+                };
+                self.emit_sidr_rep(id, &rep, sink);
+                self.reset_to_idle(id);
+            }
+            State::ReqSent | State::MraReqRcvd => {
+                self.cancel_timer(id);
+                let ari = guid.to_be_bytes();
+                self.reject(now, id, RejectReason::Timeout, &ari, &[], sink)?;
+            }
+            State::ReqRcvd if !reject => self.reset_to_idle(id),
+            State::ReqRcvd
+            | State::MraReqSent
+            | State::RepRcvd
+            | State::MraRepSent
+            | State::RepSent
+            | State::MraRepRcvd => {
+                self.reject(now, id, RejectReason::ConsumerDefined, &[], &[], sink)?;
+            }
+            State::Established => {
+                // The DREQ keeps being retried after the consumer is gone,
+                // so the peer learns of the disconnect despite losses.
+                self.disconnect(now, id, &[], sink)?;
+            }
+            State::DreqSent | State::Timewait => {}
+            State::DreqRcvd => self.disconnect_reply(now, id, &[], sink)?,
+        }
+        self.reap(id);
+        Ok(true)
+    }
+
+    // ---- receive --------------------------------------------------------
+
+    /// Processes one received MAD (`bytes` must be the 256-byte MAD).
+    pub fn handle_mad<S: Sink<A>>(
+        &mut self,
+        now: Millis,
+        rx: &Received<A>,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Handled {
+        let mad = match CmMad::parse(bytes) {
+            Ok(mad) => mad,
+            Err(ParseError::ClassVersion(_)) => return self.reject_class_version(rx, bytes, sink),
+            Err(e) => return Handled::Dropped(Dropped::Malformed(e)),
+        };
+        let tid = mad.header.transaction_id;
+        let attr_mod = mad.header.attr_mod;
+        match &mad.message {
+            CmMessage::Req(req) => self.recv_req(now, rx, tid, attr_mod, req, sink),
+            CmMessage::Mra(mra) => self.recv_mra(now, mra, sink),
+            CmMessage::Rej(rej) => self.recv_rej(now, attr_mod, rej, sink),
+            CmMessage::Rep(rep) => self.recv_rep(now, rx, attr_mod, rep, sink),
+            CmMessage::Rtu(rtu) => self.recv_rtu(rtu, sink),
+            CmMessage::Dreq(dreq) => self.recv_dreq(rx, tid, dreq, sink),
+            CmMessage::Drep(drep) => self.recv_drep(now, drep, sink),
+            CmMessage::SidrReq(req) => self.recv_sidr_req(rx, tid, req, sink),
+            CmMessage::SidrRep(rep) => self.recv_sidr_rep(rep, sink),
+            CmMessage::Lap(lap) => self.recv_lap(tid, lap, sink),
+            CmMessage::Apr(apr) => self.recv_apr(apr, sink),
+            CmMessage::ClassPortInfo(_) => Handled::Dropped(Dropped::Ignored),
+        }
+    }
+
+    /// A REQ of a class version we do not speak gets REJ 31, naming the
+    /// version we do in the ARI.
+    fn reject_class_version<S: Sink<A>>(
+        &mut self,
+        rx: &Received<A>,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Handled {
+        let Ok(raw) = <&Mad>::try_from(bytes) else {
+            return Handled::Dropped(Dropped::Malformed(ParseError::WrongLength(bytes.len())));
+        };
+        let header = crate::wire::mad::MadHeader::read(raw);
+        if header.attr_id != attr::REQ || header.mgmt_class != crate::wire::mad::MGMT_CLASS_CM {
+            return Handled::Dropped(Dropped::Malformed(ParseError::ClassVersion(
+                header.class_version,
+            )));
+        }
+        let req = Req::read(raw);
+        let mut ari = [0u8; 72];
+        ari[0] = crate::wire::mad::CM_CLASS_VERSION;
+        let rej = Rej {
+            local_comm_id: 0,
+            remote_comm_id: req.local_comm_id,
+            message_rejected: message_ref::REQ,
+            rejected_info_length: 1,
+            reason: RejectReason::InvalidClassVersion,
+            ari,
+            private_data: [0; 148],
+        };
+        let mad = build(header.transaction_id, 0, CmMessage::Rej(rej));
+        sink.transmit(Transmit {
+            to: &rx.from,
+            mad: &mad,
+            id: None,
+            retry: false,
+        });
+        Handled::Answered
+    }
+
+    /// Answers a MAD that matched no id with `message` to its sender.
+    pub(crate) fn answer<S: Sink<A>>(to: &A, tid: u64, message: CmMessage, sink: &mut S) {
+        let mad = build(tid, 0, message);
+        sink.transmit(Transmit {
+            to,
+            mad: &mad,
+            id: None,
+            retry: false,
+        });
+    }
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The InfiniBand connection manager as a sans-IO state machine.
+//!
+//! An [`Endpoint`] owns every communication id of one host (all devices):
+//! their states, the listen table, the remote id / remote QPN tables that
+//! catch duplicate and stale REQs, the SIDR table, and one timer per id.
+//! It does no I/O and reads no clock: the embedding code feeds it received
+//! MADs ([`Endpoint::handle_mad`]), API calls, and the current time
+//! ([`Endpoint::handle_timeout`]), and it answers through a [`Sink`]: MADs to
+//! transmit and events for the consumers. [`Endpoint::poll_timeout`] says
+//! when it next needs the time.
+//!
+//! Peer addresses are opaque (`A`): the host tests use node numbers, rcm.ko
+//! the port and path a MAD arrived on. Storage comes from a
+//! [`Collections`](store::Collections) implementation.
+
+mod audit;
+mod conn;
+mod connect;
+mod disconnect;
+mod endpoint;
+mod error;
+mod event;
+mod lap;
+mod listen;
+mod sidr;
+mod state;
+pub mod store;
+
+pub use audit::AuditError;
+pub use conn::{Connection, QpParams};
+pub use endpoint::{Config, Dropped, Endpoint, Handled, Received};
+pub use error::CmError;
+pub use event::{Event, Failure};
+pub use listen::{ListenSpec, ASSIGN_SERVICE_ID, MAX_LISTEN_MASKS};
+pub use state::{LapState, State};
+
+use crate::wire::field::Mad;
+
+/// Monotonic time in milliseconds, as supplied by the caller.
+pub type Millis = u64;
+
+/// A deadline that never comes.
+pub const NEVER: Millis = Millis::MAX;
+
+/// A local communication id, as it appears on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommId(pub u32);
+
+/// An RDMA device, as the embedding code numbers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DeviceId(pub u32);
+
+/// The flag in `send_mra`'s service timeout that stores the MRA without
+/// sending it: it goes out only if the peer repeats its message
+/// (`IB_CM_MRA_FLAG_DELAY`).
+pub const MRA_FLAG_DELAY: u8 = 0x80;
+
+/// A MAD the endpoint wants sent.
+#[derive(Debug)]
+pub struct Transmit<'a, A> {
+    /// Where to.
+    pub to: &'a A,
+    /// The whole MAD.
+    pub mad: &'a Mad,
+    /// The id it belongs to (`None` for answers to MADs that matched no id).
+    pub id: Option<CommId>,
+    /// Whether this is a retransmission of a request sent before.
+    pub retry: bool,
+}
+
+/// Where the endpoint's output goes.
+pub trait Sink<A> {
+    /// Send a MAD. Failures are reported back with
+    /// [`Endpoint::send_failed`]; a lost MAD is recovered by retransmission.
+    fn transmit(&mut self, tx: Transmit<'_, A>);
+    /// Deliver an event to the consumer of `id`.
+    fn event(&mut self, id: CommId, event: Event);
+    /// A received message was a duplicate (`cm_rx_duplicates`).
+    fn duplicate(&mut self, _attr_id: u16) {}
+}

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A deterministic simulated fabric for CM endpoints (cargo feature `std`;
+//! never part of the module).
+//!
+//! Nodes are numbered; a node's address is its number. MADs travel through
+//! a queue ordered by delivery time, where seeded faults drop, duplicate,
+//! delay and so reorder them. Time only moves when [`Fabric::step`] jumps
+//! to the next delivery or timer, so a seed replays exactly.
+
+extern crate std;
+
+use crate::cm::store::btree::Std;
+use crate::cm::{
+    CommId, Config, DeviceId, Endpoint, Event, Handled, Millis, Received, Sink, Transmit,
+};
+use crate::wire::field::Mad;
+use crate::wire::mad::peek_attr_id;
+use std::boxed::Box;
+use std::collections::BTreeMap;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// splitmix64: small, fast, good enough to drive a simulation.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (0 when n is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+    /// True with probability `per_mille`/1000.
+    pub fn chance(&mut self, per_mille: u32) -> bool {
+        self.below(1000) < u64::from(per_mille)
+    }
+    /// A random element of a non-empty slice.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
+        items.get(self.below(items.len() as u64) as usize)
+    }
+}
+
+/// What the fabric does to MADs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Faults {
+    /// Drop a MAD with this probability (per mille).
+    pub loss: u32,
+    /// Deliver a MAD twice with this probability (per mille).
+    pub duplicate: u32,
+    /// Base one-way delay in ms.
+    pub delay_ms: u64,
+    /// Extra random delay up to this many ms (reorders MADs).
+    pub jitter_ms: u64,
+}
+
+/// A MAD on the wire.
+#[derive(Clone, Debug)]
+pub struct Packet {
+    /// Sender node.
+    pub from: u32,
+    /// Receiver node.
+    pub to: u32,
+    /// The MAD.
+    pub mad: Box<Mad>,
+}
+
+/// A request retransmitted by a timer: (node, id, attribute, transaction).
+pub type RetryKey = (u32, u32, u16, u64);
+
+/// One simulated host.
+pub struct Node {
+    /// Its connection manager.
+    pub ep: Endpoint<u32, Std>,
+    /// Its CA GUID.
+    pub guid: u64,
+    /// Events not yet taken by the consumer, in order.
+    pub events: Vec<(CommId, Event)>,
+    /// Duplicates counted by the endpoint.
+    pub duplicates: u64,
+}
+
+/// Collects one call's output.
+#[derive(Default)]
+pub struct Outbox {
+    sent: Vec<(u32, Box<Mad>, bool)>,
+    events: Vec<(CommId, Event)>,
+    duplicates: u64,
+}
+
+impl Sink<u32> for Outbox {
+    fn transmit(&mut self, tx: Transmit<'_, u32>) {
+        self.sent.push((*tx.to, Box::new(*tx.mad), tx.retry));
+    }
+    fn event(&mut self, id: CommId, event: Event) {
+        self.events.push((id, event));
+    }
+    fn duplicate(&mut self, _attr_id: u16) {
+        self.duplicates += 1;
+    }
+}
+
+/// The simulated fabric.
+pub struct Fabric {
+    /// The hosts.
+    pub nodes: Vec<Node>,
+    /// Simulated time.
+    pub now: Millis,
+    queue: BTreeMap<(Millis, u64), Packet>,
+    seq: u64,
+    /// The random source for faults (and for the caller's choices).
+    pub rng: Rng,
+    /// Current fault settings.
+    pub faults: Faults,
+    /// MADs handed to the fabric, and how many it dropped.
+    pub sent: u64,
+    /// MADs dropped by faults.
+    pub lost: u64,
+    /// Timer-driven resends per request, for the retry bound.
+    pub timer_retries: BTreeMap<RetryKey, u32>,
+    /// The last lines of the run, for failure reports.
+    pub trace: Vec<String>,
+    /// Keep at most this many trace lines (0: no trace).
+    pub trace_limit: usize,
+}
+
+impl Fabric {
+    /// `n` nodes, seeded; node i has CA GUID 0x1000 + i.
+    pub fn new(n: u32, seed: u64, faults: Faults) -> Self {
+        let mut rng = Rng::new(seed);
+        let nodes = (0..n)
+            .map(|i| Node {
+                ep: Endpoint::new(Config {
+                    id_operand: rng.next_u64() as u32,
+                    tid_high: i,
+                }),
+                guid: 0x1000 + u64::from(i),
+                events: Vec::new(),
+                duplicates: 0,
+            })
+            .collect();
+        Fabric {
+            nodes,
+            now: 0,
+            queue: BTreeMap::new(),
+            seq: 0,
+            rng,
+            faults,
+            sent: 0,
+            lost: 0,
+            timer_retries: BTreeMap::new(),
+            trace: Vec::new(),
+            trace_limit: 0,
+        }
+    }
+
+    /// Adds a trace line (kept only if tracing is on).
+    pub fn note(&mut self, line: String) {
+        if self.trace_limit == 0 {
+            return;
+        }
+        if self.trace.len() >= self.trace_limit {
+            self.trace.remove(0);
+        }
+        self.trace.push(line);
+    }
+
+    /// Runs an API call on node `n` and routes its output.
+    pub fn call<R>(
+        &mut self,
+        n: u32,
+        f: impl FnOnce(&mut Endpoint<u32, Std>, Millis, &mut Outbox) -> R,
+    ) -> R {
+        let mut out = Outbox::default();
+        let now = self.now;
+        let r = match self.nodes.get_mut(n as usize) {
+            Some(node) => f(&mut node.ep, now, &mut out),
+            None => panic!("no node {n}"),
+        };
+        self.route(n, out, false);
+        r
+    }
+
+    fn route(&mut self, n: u32, out: Outbox, from_timer: bool) {
+        for (to, mad, retry) in out.sent {
+            let attr = peek_attr_id(&mad);
+            if from_timer && retry {
+                let id = crate::wire::field::Field::new(24, 0, 32).get(&mad) as u32;
+                let tid = crate::wire::field::Field::new(8, 0, 64).get(&mad);
+                *self.timer_retries.entry((n, id, attr, tid)).or_default() += 1;
+            }
+            self.note(format!(
+                "{:>7} {} -> {} {}{}",
+                self.now,
+                n,
+                to,
+                attr_name(attr),
+                if retry { " (again)" } else { "" }
+            ));
+            self.send(n, to, mad);
+        }
+        if let Some(node) = self.nodes.get_mut(n as usize) {
+            node.duplicates += out.duplicates;
+            for (id, ev) in out.events {
+                node.events.push((id, ev));
+            }
+        }
+    }
+
+    fn send(&mut self, from: u32, to: u32, mad: Box<Mad>) {
+        self.sent += 1;
+        if self.rng.chance(self.faults.loss) {
+            self.lost += 1;
+            return;
+        }
+        let copies = if self.rng.chance(self.faults.duplicate) {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let at = self.now + self.faults.delay_ms + self.rng.below(self.faults.jitter_ms + 1);
+            self.seq += 1;
+            self.queue.insert(
+                (at, self.seq),
+                Packet {
+                    from,
+                    to,
+                    mad: mad.clone(),
+                },
+            );
+        }
+    }
+
+    /// When the next packet arrives or timer fires.
+    pub fn next_time(&self) -> Option<Millis> {
+        let packet = self.queue.keys().next().map(|(at, _)| *at);
+        let timer = self.nodes.iter().filter_map(|n| n.ep.poll_timeout()).min();
+        match (packet, timer) {
+            (Some(p), Some(t)) => Some(p.min(t)),
+            (p, t) => p.or(t),
+        }
+    }
+
+    /// Whether nothing is in flight and no timer is armed.
+    pub fn quiet(&self) -> bool {
+        self.next_time().is_none()
+    }
+
+    /// Packets in flight.
+    pub fn in_flight(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Advances to the next packet or timer and handles everything due
+    /// then. Returns false if nothing was pending.
+    pub fn step(&mut self) -> bool {
+        let Some(t) = self.next_time() else {
+            return false;
+        };
+        self.now = self.now.max(t);
+        while let Some((&key, _)) = self.queue.iter().next() {
+            if key.0 > self.now {
+                break;
+            }
+            if let Some(p) = self.queue.remove(&key) {
+                self.deliver(p);
+            }
+        }
+        for n in 0..self.nodes.len() as u32 {
+            let due = self.nodes[n as usize]
+                .ep
+                .poll_timeout()
+                .is_some_and(|t| t <= self.now);
+            if due {
+                let mut out = Outbox::default();
+                let now = self.now;
+                self.nodes[n as usize].ep.handle_timeout(now, &mut out);
+                self.route(n, out, true);
+            }
+        }
+        true
+    }
+
+    /// Delivers one packet now.
+    pub fn deliver(&mut self, p: Packet) -> Handled {
+        let Some(node) = self.nodes.get_mut(p.to as usize) else {
+            return Handled::Dropped(crate::cm::Dropped::Ignored);
+        };
+        let rx = Received {
+            from: p.from,
+            device: DeviceId(0),
+            local_ca_guid: node.guid,
+        };
+        let mut out = Outbox::default();
+        let handled = node.ep.handle_mad(self.now, &rx, &p.mad[..], &mut out);
+        self.note(format!(
+            "{:>7} {} <- {} {} {:?}",
+            self.now,
+            p.to,
+            p.from,
+            attr_name(peek_attr_id(&p.mad)),
+            handled
+        ));
+        self.route(p.to, out, false);
+        handled
+    }
+
+    /// Steps until quiet or `limit` steps; returns false on hitting it.
+    pub fn run_until_quiet(&mut self, limit: usize) -> bool {
+        for _ in 0..limit {
+            if !self.step() {
+                return true;
+            }
+        }
+        self.quiet()
+    }
+
+    /// Takes node `n`'s pending events.
+    pub fn take_events(&mut self, n: u32) -> Vec<(CommId, Event)> {
+        self.nodes
+            .get_mut(n as usize)
+            .map(|node| core::mem::take(&mut node.events))
+            .unwrap_or_default()
+    }
+}
+
+/// Short name of a CM attribute.
+pub fn attr_name(attr_id: u16) -> &'static str {
+    use crate::wire::mad::attr;
+    match attr_id {
+        attr::REQ => "REQ",
+        attr::MRA => "MRA",
+        attr::REJ => "REJ",
+        attr::REP => "REP",
+        attr::RTU => "RTU",
+        attr::DREQ => "DREQ",
+        attr::DREP => "DREP",
+        attr::SIDR_REQ => "SIDR_REQ",
+        attr::SIDR_REP => "SIDR_REP",
+        attr::LAP => "LAP",
+        attr::APR => "APR",
+        _ => "?",
+    }
+}
+
+/// A REQ as rdma_cm would send it on RoCE: RC, service `service_id`, QPN
+/// `qpn`, short CM response timeouts (16 ms) to keep simulated runs brief,
+/// `max_cm_retries` retries. Paths carry GIDs only.
+pub fn sample_req(service_id: u64, qpn: u32, max_cm_retries: u8) -> crate::wire::req::Req {
+    use crate::timer::IbaTime;
+    use crate::wire::req::{Req, ReqPath};
+    let path = ReqPath {
+        local_port_lid: 0xFFFF,
+        remote_port_lid: 0xFFFF,
+        local_port_gid: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        remote_port_gid: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+        flow_label: 0,
+        packet_rate: 3,
+        traffic_class: 0,
+        hop_limit: 64,
+        sl: 0,
+        subnet_local: true,
+        local_ack_timeout: IbaTime::new(14),
+    };
+    Req {
+        local_comm_id: 0,
+        vendor_id: 0,
+        service_id,
+        local_ca_guid: 0,
+        local_qkey: 0,
+        local_qpn: qpn,
+        responder_resources: 4,
+        local_eecn: 0,
+        initiator_depth: 4,
+        remote_eecn: 0,
+        // Small response timeouts keep simulated runs short: 2^(12-8) ms.
+        remote_cm_response_timeout: IbaTime::new(12),
+        transport_service_type: 0,
+        end_to_end_flow_control: true,
+        starting_psn: qpn.wrapping_mul(7) & 0xFF_FFFF,
+        local_cm_response_timeout: IbaTime::new(12),
+        retry_count: 7,
+        partition_key: 0xFFFF,
+        path_mtu: 3,
+        rdc_exists: false,
+        rnr_retry_count: 7,
+        max_cm_retries,
+        srq: false,
+        extended_transport_type: 0,
+        primary_path: path,
+        alternate_path: ReqPath::default(),
+        sap_supported: false,
+        private_data: [0; 92],
+    }
+}
+
+/// A REP accepting with QP `qpn`.
+pub fn sample_rep(qpn: u32) -> crate::wire::rep::Rep {
+    use crate::timer::IbaTime;
+    crate::wire::rep::Rep {
+        local_comm_id: 0,
+        remote_comm_id: 0,
+        local_qkey: 0,
+        local_qpn: qpn,
+        vendor_id_high: 0,
+        local_eecn: 0,
+        vendor_id_mid: 0,
+        starting_psn: qpn.wrapping_mul(11) & 0xFF_FFFF,
+        vendor_id_low: 0,
+        responder_resources: 2,
+        initiator_depth: 2,
+        target_ack_delay: IbaTime::new(15),
+        failover_accepted: 0,
+        end_to_end_flow_control: true,
+        rnr_retry_count: 7,
+        srq: false,
+        local_ca_guid: 0,
+        private_data: [0; 196],
+    }
+}

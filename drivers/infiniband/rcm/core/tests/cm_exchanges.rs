@@ -1,0 +1,959 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Scripted CM exchanges between simulated endpoints: every message both
+//! ways, the duplicate/stale/timeout paths, destroy in every state, and
+//! the API's errors.
+
+use rcm_core::cm::store::btree::inject_insert_failures;
+use rcm_core::cm::{
+    CmError, CommId, DeviceId, Event, Failure, Handled, LapState, ListenSpec, Received, State,
+    ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
+};
+use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
+use rcm_core::sim::{sample_rep, sample_req, Fabric, Faults};
+use rcm_core::timer::{self, IbaTime};
+use rcm_core::wire::field::{Mad, MAD_SIZE};
+use rcm_core::wire::lap::Lap;
+use rcm_core::wire::mad::attr;
+use rcm_core::wire::sidr::{SidrRep, SidrReq};
+use rcm_core::wire::{CmMad, CmMessage};
+
+const A: u32 = 0;
+const B: u32 = 1;
+const SID: u64 = 0x0106_0000_0000_4E20;
+
+fn fabric() -> Fabric {
+    let mut f = Fabric::new(
+        2,
+        7,
+        Faults {
+            delay_ms: 1,
+            ..Faults::default()
+        },
+    );
+    f.trace_limit = 200;
+    f
+}
+
+fn create(f: &mut Fabric, n: u32) -> CommId {
+    let guid = f.nodes[n as usize].guid;
+    f.call(n, |ep, _, _| ep.create_id(DeviceId(0), guid))
+        .expect("create_id")
+}
+
+fn listen(f: &mut Fabric, n: u32, sid: u64) -> CommId {
+    let id = create(f, n);
+    f.call(n, |ep, _, _| {
+        ep.listen(
+            id,
+            ListenSpec {
+                device: None,
+                service_id: sid,
+                service_mask: 0,
+                share_tag: None,
+            },
+        )
+    })
+    .expect("listen")
+}
+
+fn connect(f: &mut Fabric, from: u32, to: u32, sid: u64, qpn: u32, retries: u8) -> CommId {
+    let id = create(f, from);
+    let req = sample_req(sid, qpn, retries);
+    f.call(from, |ep, now, s| {
+        ep.send_req(now, id, &req, 0, to, IbaTime::new(10), s)
+    })
+    .expect("send_req");
+    id
+}
+
+fn state(f: &Fabric, n: u32, id: CommId) -> Option<State> {
+    f.nodes[n as usize].ep.get(id).map(|c| c.state())
+}
+
+/// Runs until node `n` has an event and returns the first.
+fn next_event(f: &mut Fabric, n: u32) -> (CommId, Event) {
+    for _ in 0..10_000 {
+        if !f.nodes[n as usize].events.is_empty() {
+            return f.nodes[n as usize].events.remove(0);
+        }
+        if !f.step() {
+            break;
+        }
+    }
+    panic!("node {n}: no event; trace:\n{}", f.trace.join("\n"));
+}
+
+fn settle(f: &mut Fabric) {
+    assert!(f.run_until_quiet(100_000), "fabric never went quiet");
+}
+
+fn audit(f: &Fabric) {
+    for (i, n) in f.nodes.iter().enumerate() {
+        if let Err(e) = n.ep.audit() {
+            panic!("node {i}: {e:?}\n{}", f.trace.join("\n"));
+        }
+    }
+}
+
+/// A and B connected: (A's id, B's id).
+fn established(f: &mut Fabric) -> (CommId, CommId) {
+    let listener = listen(f, B, SID);
+    let a = connect(f, A, B, SID, 0x11, 5);
+    let (b, ev) = next_event(f, B);
+    assert!(matches!(ev, Event::ReqReceived { listener: l, .. } if l == listener));
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    let (id, ev) = next_event(f, A);
+    assert_eq!(id, a);
+    assert!(matches!(ev, Event::RepReceived { .. }));
+    f.call(A, |ep, _, s| ep.send_rtu(a, b"hello", s)).unwrap();
+    let (id, ev) = next_event(f, B);
+    assert_eq!(id, b);
+    match ev {
+        Event::RtuReceived(rtu) => assert_eq!(&rtu.private_data[..5], b"hello"),
+        other => panic!("{other:?}"),
+    }
+    (a, b)
+}
+
+#[test]
+fn connect_negotiates_and_disconnects_through_timewait() {
+    let mut f = fabric();
+    let (a, b) = established(&mut f);
+    assert_eq!(state(&f, A, a), Some(State::Established));
+    assert_eq!(state(&f, B, b), Some(State::Established));
+    let (qa, qb) = (
+        *f.nodes[0].ep.get(a).unwrap().qp_params(),
+        *f.nodes[1].ep.get(b).unwrap().qp_params(),
+    );
+    assert_eq!((qa.local_qpn, qa.remote_qpn), (0x11, 0x22));
+    assert_eq!((qb.local_qpn, qb.remote_qpn), (0x22, 0x11));
+    assert_eq!(qa.sq_psn, qb.rq_psn);
+    assert_eq!(qb.sq_psn, qa.rq_psn);
+    // each side's reads are the other's responder resources
+    assert_eq!(qa.initiator_depth, 2);
+    assert_eq!(qb.responder_resources, 2);
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().remote_id(), b.0);
+    assert_eq!(f.nodes[1].ep.get(b).unwrap().remote_id(), a.0);
+    audit(&f);
+
+    f.call(A, |ep, now, s| ep.send_dreq(now, a, b"bye", s))
+        .unwrap();
+    assert_eq!(state(&f, A, a), Some(State::DreqSent));
+    let (_, ev) = next_event(&mut f, B);
+    assert!(matches!(ev, Event::DreqReceived(d) if &d.private_data[..3] == b"bye"));
+    f.call(B, |ep, now, s| ep.send_drep(now, b, &[], s))
+        .unwrap();
+    let drep_at = f.now;
+    assert_eq!(state(&f, B, b), Some(State::Timewait));
+    assert!(matches!(next_event(&mut f, A).1, Event::DrepReceived(_)));
+    assert_eq!(state(&f, A, a), Some(State::Timewait));
+    audit(&f);
+    // TIMEWAIT lasts one ACK timeout of the path.
+    let (_, ev) = next_event(&mut f, B);
+    assert_eq!(ev, Event::TimewaitExit);
+    let ack = f.nodes[1].ep.get(b).unwrap().qp_params().ack_timeout;
+    assert!(f.now - drep_at >= u64::from(timer::timewait_ms(ack)));
+    assert_eq!(next_event(&mut f, A).1, Event::TimewaitExit);
+    assert_eq!(state(&f, A, a), Some(State::Idle));
+    settle(&mut f);
+    audit(&f);
+}
+
+#[test]
+fn no_listener_is_rejected_with_reason_8() {
+    let mut f = fabric();
+    let a = connect(&mut f, A, B, SID, 0x11, 3);
+    match next_event(&mut f, A) {
+        (id, Event::RejReceived { rej, .. }) => {
+            assert_eq!(id, a);
+            assert_eq!(rej.reason, RejectReason::InvalidServiceId);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(&f, A, a), Some(State::Idle));
+    settle(&mut f);
+    assert_eq!(f.nodes[1].ep.len(), 0);
+    audit(&f);
+}
+
+#[test]
+fn consumer_reject_carries_private_data() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 3);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, now, s| {
+        ep.send_rej(now, b, RejectReason::ConsumerDefined, &[], b"not today", s)
+    })
+    .unwrap();
+    assert_eq!(state(&f, B, b), Some(State::Idle));
+    match next_event(&mut f, A).1 {
+        Event::RejReceived { rej, .. } => {
+            assert_eq!(rej.reason, RejectReason::ConsumerDefined);
+            assert_eq!(&rej.private_data[..9], b"not today");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(&f, A, a), Some(State::Idle));
+    settle(&mut f);
+    audit(&f);
+}
+
+#[test]
+fn mra_extends_the_active_sides_wait() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 2);
+    let (b, _) = next_event(&mut f, B);
+    // ~268 s of service time: far beyond the REQ's own timeout.
+    f.call(B, |ep, _, s| ep.send_mra(b, 26, &[], s)).unwrap();
+    assert_eq!(state(&f, B, b), Some(State::MraReqSent));
+    assert!(matches!(next_event(&mut f, A).1, Event::MraReceived(_)));
+    assert_eq!(state(&f, A, a), Some(State::MraReqRcvd));
+    let deadline = f.nodes[0].ep.get(a).unwrap().deadline();
+    assert!(deadline - f.now >= u64::from(IbaTime::new(26).as_millis_approx()));
+    // accepting later still works
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    assert!(matches!(next_event(&mut f, A).1, Event::RepReceived { .. }));
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().retransmissions(), 0);
+}
+
+#[test]
+fn delayed_mra_goes_out_only_when_the_req_is_repeated() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, _, s| ep.send_mra(b, 24 | MRA_FLAG_DELAY, &[], s))
+        .unwrap();
+    // Nothing sent yet; A retransmits its REQ and gets the MRA in answer.
+    let (_, ev) = next_event(&mut f, A);
+    assert!(matches!(ev, Event::MraReceived(m) if m.service_timeout == IbaTime::new(24)));
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().retransmissions(), 1);
+    assert_eq!(f.nodes[1].duplicates, 1);
+}
+
+#[test]
+fn lost_rtu_is_recovered_by_rep_retransmission() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    next_event(&mut f, A);
+    // Lose the RTU.
+    f.faults.loss = 1000;
+    f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
+    f.faults.loss = 0;
+    assert_eq!(state(&f, B, b), Some(State::RepSent));
+    // B retransmits the REP; A, established, answers with its RTU again.
+    let (id, ev) = next_event(&mut f, B);
+    assert_eq!(id, b);
+    assert!(matches!(ev, Event::RtuReceived(_)));
+    assert_eq!(f.nodes[0].duplicates, 1);
+    assert_eq!(state(&f, B, b), Some(State::Established));
+}
+
+#[test]
+fn duplicate_req_while_rep_sent_repeats_the_rep() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    // A REQ copy arrives at B again (the network duplicated it).
+    let req = sample_req(SID, 0x11, 5);
+    let mut r = req;
+    r.local_comm_id = a.0;
+    r.local_ca_guid = f.nodes[0].guid;
+    let mad = emit(CmMessage::Req(r));
+    let h = deliver(&mut f, A, B, &mad);
+    assert_eq!(h, Handled::Duplicate);
+    assert_eq!(f.nodes[1].ep.len(), 2, "no second id for a duplicate REQ");
+    // A gets the REP (twice; the second is a duplicate it ignores).
+    assert!(matches!(next_event(&mut f, A).1, Event::RepReceived { .. }));
+    settle_events(&mut f);
+    assert_eq!(f.nodes[0].events.len(), 0);
+}
+
+fn settle_events(f: &mut Fabric) {
+    for _ in 0..20 {
+        f.step();
+    }
+}
+
+fn emit(message: CmMessage) -> Mad {
+    let mut mad = [0u8; MAD_SIZE];
+    CmMad::send(0x1234, 0, message).emit(&mut mad);
+    mad
+}
+
+fn deliver(f: &mut Fabric, from: u32, to: u32, mad: &Mad) -> Handled {
+    f.deliver(rcm_core::sim::Packet {
+        from,
+        to,
+        mad: Box::new(*mad),
+    })
+}
+
+#[test]
+fn req_timeout_after_max_retries() {
+    let mut f = fabric();
+    f.faults.loss = 1000;
+    let a = connect(&mut f, A, B, SID, 0x11, 3);
+    match next_event(&mut f, A) {
+        (id, Event::ReqError(Failure::Timeout)) => assert_eq!(id, a),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.sent, 4, "one REQ and three retries");
+    assert_eq!(state(&f, A, a), Some(State::Idle));
+    audit(&f);
+}
+
+#[test]
+fn rep_timeout_without_rtu() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    connect(&mut f, A, B, SID, 0x11, 2);
+    let (b, _) = next_event(&mut f, B);
+    f.faults.loss = 1000;
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    assert_eq!(
+        next_event(&mut f, B),
+        (b, Event::RepError(Failure::Timeout))
+    );
+    assert_eq!(state(&f, B, b), Some(State::Idle));
+    audit(&f);
+}
+
+#[test]
+fn send_failure_fails_the_exchange_at_once() {
+    let mut f = fabric();
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    f.call(A, |ep, now, s| ep.send_failed(now, a, s));
+    assert_eq!(
+        f.take_events(A),
+        vec![(a, Event::ReqError(Failure::SendFailed))]
+    );
+}
+
+#[test]
+fn stale_connection_is_rejected_and_the_old_one_disconnected() {
+    let mut f = fabric();
+    let (a, b) = established(&mut f);
+    // A "reboots": a new comm id from the same QP while B still holds the
+    // old connection.
+    let a2 = connect(&mut f, A, B, SID, 0x11, 3);
+    let mut saw_rej = false;
+    let mut saw_dreq = false;
+    for _ in 0..2 {
+        match next_event(&mut f, A) {
+            (id, Event::RejReceived { rej, .. }) => {
+                assert_eq!(id, a2);
+                assert_eq!(rej.reason, RejectReason::StaleConn);
+                saw_rej = true;
+            }
+            (id, Event::DreqReceived(_)) => {
+                assert_eq!(id, a);
+                saw_dreq = true;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(saw_rej && saw_dreq);
+    assert_eq!(state(&f, A, a2), Some(State::Timewait));
+    assert_eq!(state(&f, B, b), Some(State::DreqSent));
+    audit(&f);
+}
+
+#[test]
+fn reused_comm_id_with_another_qp_gets_rej_30() {
+    let mut f = fabric();
+    let (a, _) = established(&mut f);
+    let mut r = sample_req(SID, 0x99, 3);
+    r.local_comm_id = a.0;
+    r.local_ca_guid = f.nodes[0].guid;
+    let sent = f.sent;
+    f.faults.loss = 1000;
+    assert_eq!(
+        deliver(&mut f, A, B, &emit(CmMessage::Req(r))),
+        Handled::Answered
+    );
+    assert_eq!(f.sent, sent + 1, "one REJ and nothing else");
+}
+
+#[test]
+fn simultaneous_dreqs_end_in_timewait_on_both_sides() {
+    let mut f = fabric();
+    let (a, b) = established(&mut f);
+    f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s))
+        .unwrap();
+    f.call(B, |ep, now, s| ep.send_dreq(now, b, &[], s))
+        .unwrap();
+    assert!(matches!(next_event(&mut f, A).1, Event::DreqReceived(_)));
+    assert!(matches!(next_event(&mut f, B).1, Event::DreqReceived(_)));
+    f.call(A, |ep, now, s| ep.send_drep(now, a, &[], s))
+        .unwrap();
+    f.call(B, |ep, now, s| ep.send_drep(now, b, &[], s))
+        .unwrap();
+    settle(&mut f);
+    assert_eq!(state(&f, A, a), Some(State::Idle));
+    assert_eq!(state(&f, B, b), Some(State::Idle));
+    audit(&f);
+}
+
+#[test]
+fn dreq_before_rtu_is_retried_until_the_active_side_is_established() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 6);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    next_event(&mut f, A);
+    // B's QP saw traffic first: established by notification, then it
+    // disconnects while A is still in REP_RCVD.
+    f.call(B, |ep, _, s| ep.notify_established(b, s)).unwrap();
+    assert_eq!(f.take_events(B), vec![(b, Event::UserEstablished)]);
+    assert_eq!(
+        f.call(B, |ep, _, s| ep.notify_established(b, s)),
+        Err(CmError::AlreadyConnected)
+    );
+    f.call(B, |ep, now, s| ep.send_dreq(now, b, &[], s))
+        .unwrap();
+    for _ in 0..3 {
+        f.step();
+    }
+    assert_eq!(
+        state(&f, A, a),
+        Some(State::RepRcvd),
+        "DREQ ignored in REP_RCVD"
+    );
+    f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
+    assert!(matches!(next_event(&mut f, A).1, Event::DreqReceived(_)));
+}
+
+#[test]
+fn timewait_answers_a_repeated_dreq_with_its_drep() {
+    let mut f = fabric();
+    let (a, b) = established(&mut f);
+    f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s))
+        .unwrap();
+    next_event(&mut f, B);
+    f.faults.loss = 1000;
+    f.call(B, |ep, now, s| ep.send_drep(now, b, &[], s))
+        .unwrap();
+    f.faults.loss = 0;
+    // A retries its DREQ; B, in TIMEWAIT, repeats the DREP.
+    assert!(matches!(next_event(&mut f, A).1, Event::DrepReceived(_)));
+    assert_eq!(f.nodes[1].duplicates, 1);
+}
+
+#[test]
+fn dreq_for_a_forgotten_connection_is_answered() {
+    let mut f = fabric();
+    let dreq = rcm_core::wire::disconnect::Dreq {
+        local_comm_id: 5,
+        remote_comm_id: 77,
+        remote_qpn_eecn: 1,
+        private_data: [0; 220],
+    };
+    assert_eq!(
+        deliver(&mut f, A, B, &emit(CmMessage::Dreq(dreq))),
+        Handled::Answered
+    );
+}
+
+#[test]
+fn destroy_in_every_state_leaves_nothing_behind() {
+    // For each state reachable by the passive (B) or active (A) side,
+    // destroy there and check both endpoints end empty and consistent.
+    for target in 0..9 {
+        let mut f = fabric();
+        let listener = listen(&mut f, B, SID);
+        let a = connect(&mut f, A, B, SID, 0x11, 3);
+        let (side, id) = match target {
+            0 => (A, a), // REQ_SENT
+            _ => {
+                let (b, _) = next_event(&mut f, B);
+                match target {
+                    1 => (B, b), // REQ_RCVD
+                    2 => {
+                        f.call(B, |ep, _, s| ep.send_mra(b, 20, &[], s)).unwrap();
+                        (B, b) // MRA_REQ_SENT
+                    }
+                    _ => {
+                        f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+                            .unwrap();
+                        if target == 3 {
+                            (B, b) // REP_SENT
+                        } else {
+                            next_event(&mut f, A);
+                            match target {
+                                4 => (A, a), // REP_RCVD
+                                5 => {
+                                    f.call(A, |ep, _, s| ep.send_mra(a, 20, &[], s)).unwrap();
+                                    (A, a) // MRA_REP_SENT
+                                }
+                                _ => {
+                                    f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
+                                    next_event(&mut f, B);
+                                    match target {
+                                        6 => (A, a), // ESTABLISHED
+                                        7 => {
+                                            f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s))
+                                                .unwrap();
+                                            (A, a) // DREQ_SENT
+                                        }
+                                        _ => {
+                                            f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s))
+                                                .unwrap();
+                                            next_event(&mut f, B);
+                                            (B, b) // DREQ_RCVD
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        let before = state(&f, side, id);
+        assert_eq!(
+            f.call(side, |ep, now, s| ep.destroy(now, id, true, s)),
+            Ok(true),
+            "destroy in {before:?}"
+        );
+        audit(&f);
+        // The peer answers what it must; the survivors settle.
+        loop {
+            let peer = 1 - side;
+            let evs = f.take_events(peer);
+            for (pid, ev) in evs {
+                match ev {
+                    Event::DreqReceived(_) => {
+                        let _ = f.call(peer, |ep, now, s| ep.send_drep(now, pid, &[], s));
+                    }
+                    Event::RepReceived { .. } => {
+                        let _ = f.call(peer, |ep, _, s| ep.send_rtu(pid, &[], s));
+                    }
+                    _ => {}
+                }
+            }
+            if !f.step() {
+                break;
+            }
+        }
+        assert!(
+            f.take_events(side).is_empty(),
+            "event after destroy in {before:?}"
+        );
+        for n in [A, B] {
+            for pid in f.nodes[n as usize].ep.ids().collect::<Vec<_>>() {
+                if pid != listener {
+                    let _ = f.call(n, |ep, now, s| ep.destroy(now, pid, true, s));
+                }
+            }
+        }
+        f.call(B, |ep, now, s| ep.destroy(now, listener, true, s))
+            .unwrap();
+        settle(&mut f);
+        for n in [A, B] {
+            let ep = &f.nodes[n as usize].ep;
+            assert_eq!(ep.len(), 0, "node {n} after destroy in {before:?}");
+            assert_eq!(
+                ep.table_sizes(),
+                [0; 5],
+                "node {n} after destroy in {before:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn sidr_resolves_a_ud_service() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = create(&mut f, A);
+    let req = SidrReq {
+        request_id: 0,
+        partition_key: 0xFFFF,
+        service_id: SID,
+        private_data: [7; 216],
+    };
+    f.call(A, |ep, now, s| ep.send_sidr_req(now, a, &req, B, 100, 3, s))
+        .unwrap();
+    let (b, ev) = next_event(&mut f, B);
+    assert!(matches!(ev, Event::SidrReqReceived { req, .. } if req.private_data[0] == 7));
+    let rep = SidrRep {
+        qpn: 0x4242,
+        qkey: 0x1111_2222,
+        ..SidrRep::zeroed()
+    };
+    f.call(B, |ep, _, s| ep.send_sidr_rep(b, &rep, s)).unwrap();
+    match next_event(&mut f, A).1 {
+        Event::SidrRepReceived(rep) => {
+            assert_eq!(rep.status, SidrStatus::Success);
+            assert_eq!(
+                (rep.qpn, rep.qkey, rep.service_id),
+                (0x4242, 0x1111_2222, SID)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(&f, A, a), Some(State::Idle));
+    audit(&f);
+}
+
+#[test]
+fn sidr_without_listener_and_timeout() {
+    let mut f = fabric();
+    let a = create(&mut f, A);
+    let req = SidrReq {
+        request_id: 0,
+        partition_key: 0xFFFF,
+        service_id: SID,
+        private_data: [0; 216],
+    };
+    f.call(A, |ep, now, s| ep.send_sidr_req(now, a, &req, B, 100, 3, s))
+        .unwrap();
+    assert!(matches!(
+        next_event(&mut f, A).1,
+        Event::SidrRepReceived(r) if r.status == SidrStatus::Unsupported
+    ));
+    f.faults.loss = 1000;
+    f.call(A, |ep, now, s| ep.send_sidr_req(now, a, &req, B, 100, 2, s))
+        .unwrap();
+    assert_eq!(
+        next_event(&mut f, A).1,
+        Event::SidrReqError(Failure::Timeout)
+    );
+}
+
+fn lap() -> Lap {
+    Lap {
+        local_comm_id: 0,
+        remote_comm_id: 0,
+        remote_qpn_eecn: 0,
+        remote_cm_response_timeout: IbaTime::new(12),
+        alternate_local_port_lid: 1,
+        alternate_remote_port_lid: 2,
+        alternate_local_port_gid: [1; 16],
+        alternate_remote_port_gid: [2; 16],
+        alternate_flow_label: 0,
+        alternate_traffic_class: 0,
+        alternate_hop_limit: 1,
+        alternate_packet_rate: 3,
+        alternate_sl: 0,
+        alternate_subnet_local: true,
+        alternate_local_ack_timeout: IbaTime::new(15),
+        private_data: [0; 168],
+    }
+}
+
+#[test]
+fn lap_mra_apr_both_ways() {
+    let mut f = fabric();
+    let (a, b) = established(&mut f);
+    f.call(A, |ep, now, s| ep.send_lap(now, a, &lap(), s))
+        .unwrap();
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().lap_state(), LapState::Sent);
+    assert!(matches!(next_event(&mut f, B).1, Event::LapReceived(_)));
+    f.call(B, |ep, _, s| ep.send_mra(b, 20, &[], s)).unwrap();
+    assert!(matches!(next_event(&mut f, A).1, Event::MraReceived(_)));
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().lap_state(), LapState::MraRcvd);
+    f.call(B, |ep, _, s| {
+        ep.send_apr(b, AprStatus::Success, &[], b"ok", s)
+    })
+    .unwrap();
+    match next_event(&mut f, A).1 {
+        Event::AprReceived(apr) => assert_eq!(apr.ap_status, AprStatus::Success),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().lap_state(), LapState::Idle);
+    // and the other way, timing out
+    f.faults.loss = 1000;
+    f.call(B, |ep, now, s| ep.send_lap(now, b, &lap(), s))
+        .unwrap();
+    assert_eq!(next_event(&mut f, B).1, Event::LapError(Failure::Timeout));
+    assert_eq!(state(&f, B, b), Some(State::Established));
+    f.faults.loss = 0;
+    // path migration needs an idle LAP state
+    f.call(A, |ep, _, _| ep.notify_path_migrated(a)).unwrap();
+    audit(&f);
+}
+
+#[test]
+fn rtu_after_user_established_counts_as_duplicate() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    next_event(&mut f, A);
+    f.call(B, |ep, _, s| ep.notify_established(b, s)).unwrap();
+    f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
+    settle(&mut f);
+    assert_eq!(f.nodes[1].duplicates, 1);
+}
+
+#[test]
+fn listen_table_rules() {
+    let mut f = fabric();
+    let spec = |sid, tag| ListenSpec {
+        device: None,
+        service_id: sid,
+        service_mask: 0,
+        share_tag: tag,
+    };
+    let l1 = create(&mut f, B);
+    let l2 = create(&mut f, B);
+    f.call(B, |ep, _, _| ep.listen(l1, spec(SID, None)))
+        .unwrap();
+    assert_eq!(
+        f.call(B, |ep, _, _| ep.listen(l2, spec(SID, None))),
+        Err(CmError::Busy)
+    );
+    assert_eq!(
+        f.call(B, |ep, _, _| ep.listen(l1, spec(SID + 1, None))),
+        Err(CmError::InvalidState)
+    );
+    // shared listeners: same tag, same id back
+    let s1 = create(&mut f, B);
+    let s2 = create(&mut f, B);
+    let got1 = f
+        .call(B, |ep, _, _| ep.listen(s1, spec(7, Some(9))))
+        .unwrap();
+    let got2 = f
+        .call(B, |ep, _, _| ep.listen(s2, spec(7, Some(9))))
+        .unwrap();
+    assert_eq!((got1, got2), (s1, s1));
+    assert_eq!(
+        f.call(B, |ep, _, _| ep.listen(l2, spec(7, Some(8)))),
+        Err(CmError::Busy)
+    );
+    assert_eq!(
+        f.call(B, |ep, now, s| ep.destroy(now, s1, true, s)),
+        Ok(false)
+    );
+    assert_eq!(
+        f.call(B, |ep, now, s| ep.destroy(now, s1, true, s)),
+        Ok(true)
+    );
+    // assigned ids, and the reserved range
+    let got = f
+        .call(B, |ep, _, _| ep.listen(l2, spec(ASSIGN_SERVICE_ID, None)))
+        .unwrap();
+    assert_eq!(
+        f.nodes[1].ep.get(got).unwrap().service_id(),
+        ASSIGN_SERVICE_ID
+    );
+    let l3 = create(&mut f, B);
+    assert_eq!(
+        f.call(B, |ep, _, _| ep
+            .listen(l3, spec(ASSIGN_SERVICE_ID + 5, None))),
+        Err(CmError::InvalidArgument)
+    );
+    // a masked listener catches a whole port space; exact ones win
+    let wide = create(&mut f, B);
+    f.call(B, |ep, _, _| {
+        ep.listen(
+            wide,
+            ListenSpec {
+                device: Some(DeviceId(0)),
+                service_id: 0x0106_0000_0000_0000,
+                service_mask: 0xFFFF_FFFF_FFFF_0000,
+                share_tag: None,
+            },
+        )
+    })
+    .unwrap();
+    connect(&mut f, A, B, 0x0106_0000_0000_1234, 0x11, 3);
+    assert!(
+        matches!(next_event(&mut f, B).1, Event::ReqReceived { listener, .. } if listener == wide)
+    );
+    // the device's listeners are searched before the any-device ones
+    connect(&mut f, A, B, SID, 0x12, 3);
+    assert!(
+        matches!(next_event(&mut f, B).1, Event::ReqReceived { listener, .. } if listener == wide)
+    );
+    let exact = create(&mut f, B);
+    f.call(B, |ep, _, _| {
+        ep.listen(
+            exact,
+            ListenSpec {
+                device: Some(DeviceId(0)),
+                service_id: SID,
+                service_mask: 0,
+                share_tag: None,
+            },
+        )
+    })
+    .unwrap();
+    connect(&mut f, A, B, SID, 0x13, 3);
+    assert!(
+        matches!(next_event(&mut f, B).1, Event::ReqReceived { listener, .. } if listener == exact)
+    );
+    connect(&mut f, A, B, 0x0107_0000_0000_0001, 0x14, 3);
+    // outside every listener's mask: rejected
+    assert!(matches!(
+        next_event(&mut f, A).1,
+        Event::RejReceived { rej, .. } if rej.reason == RejectReason::InvalidServiceId
+    ));
+    audit(&f);
+}
+
+#[test]
+fn api_errors_match_the_c_cm() {
+    let mut f = fabric();
+    let a = create(&mut f, A);
+    assert_eq!(
+        f.call(A, |ep, now, s| ep.send_rep(now, a, &sample_rep(1), 0, s)),
+        Err(CmError::InvalidState)
+    );
+    assert_eq!(
+        f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)),
+        Err(CmError::InvalidState)
+    );
+    assert_eq!(
+        f.call(A, |ep, _, s| ep.send_rtu(a, &[0; 225], s)),
+        Err(CmError::InvalidArgument)
+    );
+    assert_eq!(
+        f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s)),
+        Err(CmError::InvalidState)
+    );
+    assert_eq!(
+        f.call(A, |ep, _, s| ep.send_mra(a, 1, &[], s)),
+        Err(CmError::InvalidState)
+    );
+    assert_eq!(
+        f.call(A, |ep, now, s| ep.send_rej(
+            now,
+            a,
+            RejectReason::ConsumerDefined,
+            &[],
+            &[],
+            s
+        )),
+        Err(CmError::InvalidState)
+    );
+    let mut bad = sample_req(SID, 1, 1);
+    bad.transport_service_type = 2; // RD
+    assert_eq!(
+        f.call(A, |ep, now, s| ep.send_req(
+            now,
+            a,
+            &bad,
+            0,
+            B,
+            IbaTime::new(10),
+            s
+        )),
+        Err(CmError::InvalidArgument)
+    );
+    f.call(A, |ep, now, s| ep.destroy(now, a, true, s)).unwrap();
+    assert_eq!(
+        f.call(A, |ep, now, s| ep.destroy(now, a, true, s)),
+        Err(CmError::NoSuchId)
+    );
+    assert_eq!(CmError::InvalidState.errno(), -22);
+    assert_eq!(CmError::Busy.errno(), -16);
+    assert_eq!(CmError::AlreadyConnected.errno(), -106);
+}
+
+#[test]
+fn wrong_class_version_req_gets_rej_31() {
+    let mut f = fabric();
+    let mut r = sample_req(SID, 0x11, 3);
+    r.local_comm_id = 0x77;
+    let mut mad = emit(CmMessage::Req(r));
+    mad[2] = 1; // class version 1
+    assert_eq!(deliver(&mut f, A, B, &mad), Handled::Answered);
+    // what reached A is a REJ 31 for comm id 0x77
+    let seen = f.call(A, |_, _, _| ());
+    let _ = seen;
+    let mut got = None;
+    for _ in 0..5 {
+        f.step();
+    }
+    for t in &f.trace {
+        if t.contains("REJ") {
+            got = Some(t.clone());
+        }
+    }
+    assert!(got.is_some(), "no REJ: {:?}", f.trace);
+}
+
+#[test]
+fn rep_for_an_unknown_id_is_rejected() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    // A gives up before the REP arrives and is gone.
+    f.faults.loss = 1000;
+    f.call(A, |ep, now, s| ep.destroy(now, a, false, s))
+        .unwrap();
+    f.faults.loss = 0;
+    settle(&mut f);
+    assert!(f.nodes[0].ep.get(a).is_none());
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    match next_event(&mut f, B).1 {
+        Event::RejReceived { rej, .. } => assert_eq!(rej.reason, RejectReason::InvalidCommId),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(&f, B, b), Some(State::Idle));
+}
+
+#[test]
+fn out_of_memory_drops_the_req_and_the_retry_succeeds() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    inject_insert_failures(1, 1); // every insert fails
+    assert_eq!(
+        f.call(A, |ep, _, _| ep.create_id(DeviceId(0), 1)),
+        Err(CmError::NoMemory)
+    );
+    inject_insert_failures(0, 0);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    // B is out of memory when the first REQ arrives.
+    inject_insert_failures(1, 1);
+    f.step();
+    inject_insert_failures(0, 0);
+    assert!(f.nodes[1].events.is_empty());
+    let (_, ev) = next_event(&mut f, B);
+    assert!(matches!(ev, Event::ReqReceived { .. }));
+    assert_eq!(f.nodes[0].ep.get(a).unwrap().retransmissions(), 1);
+    audit(&f);
+}
+
+#[test]
+fn ids_are_not_reused_while_in_timewait() {
+    let mut f = fabric();
+    let (a, _) = established(&mut f);
+    f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s))
+        .unwrap();
+    f.call(A, |ep, now, s| ep.destroy(now, a, true, s)).unwrap();
+    // a destroyed id finishing the protocol keeps its number
+    assert!(f.nodes[0].ep.get(a).is_some_and(|c| c.is_destroyed()));
+    for _ in 0..100 {
+        let id = create(&mut f, A);
+        assert_ne!(id, a);
+    }
+    let _ = attr::REQ;
+    let _ = Received {
+        from: 0u32,
+        device: DeviceId(0),
+        local_ca_guid: 0,
+    };
+}
