@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 flavor=${1:-$RCM_FLAVOR}
-out=${2:?output path}
+out=$(realpath -m "${2:?output path}")
 kdir=$(rcm_kernel_dir "$flavor")
 [ -f "$kdir/.complete" ] || { echo "mkguest: no $flavor kernel at $kdir (run scripts/build-kernel.sh $flavor)" >&2; exit 1; }
 

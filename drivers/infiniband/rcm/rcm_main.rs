@@ -24,6 +24,7 @@ mod device_client;
 // The core is a library: not all of it is used by the module (yet).
 #[allow(dead_code, unused_imports)]
 pub(crate) mod proto {
+    pub mod cm;
     pub mod reason;
     pub mod timer;
     pub mod wire;

@@ -21,9 +21,12 @@ rcm_log() { ktap_print_msg "$*"; }
 rcm_modprobe() { (cd / && modprobe "$@"); }
 
 # Run a command on the peer guest; its output is printed, its status returned.
+# The command travels base64-encoded on one line, so it may span lines and
+# hold any quoting.
 peer_run() {
 	local out rc
-	out=$(printf '%s\n' "$*" | socat -t 600 -T 600 - "TCP:$RCM_PEER:$RCM_AGENT_PORT,connect-timeout=5" 2>&1)
+	out=$(printf '%s' "$*" | base64 -w0 | { cat; echo; } |
+		socat -t 600 -T 600 - "TCP:$RCM_PEER:$RCM_AGENT_PORT,connect-timeout=5" 2>&1)
 	rc=$(printf '%s\n' "$out" | sed -n 's/^__RC=\([0-9]*\)$/\1/p' | tail -n 1)
 	printf '%s\n' "$out" | grep -v '^__RC=[0-9]*$'
 	[ -n "$rc" ] || { echo "peer_run: no answer from the peer's agent"; return 125; }

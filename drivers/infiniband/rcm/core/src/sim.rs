@@ -200,17 +200,23 @@ impl Fabric {
     fn route(&mut self, n: u32, out: Outbox, from_timer: bool) {
         for (to, mad, retry) in out.sent {
             let attr = peek_attr_id(&mad);
+            let id = crate::wire::field::Field::new(24, 0, 32).get(&mad) as u32;
+            let tid = crate::wire::field::Field::new(8, 0, 64).get(&mad);
             if from_timer && retry {
-                let id = crate::wire::field::Field::new(24, 0, 32).get(&mad) as u32;
-                let tid = crate::wire::field::Field::new(8, 0, 64).get(&mad);
                 *self.timer_retries.entry((n, id, attr, tid)).or_default() += 1;
+            } else if !retry {
+                // A first send starts a new exchange (C CM ids reuse their
+                // transaction id for every request).
+                self.timer_retries.remove(&(n, id, attr, tid));
             }
+            let ids = mad_ids(&mad);
             self.note(format!(
-                "{:>7} {} -> {} {}{}",
+                "{:>7} {} -> {} {} {}{}",
                 self.now,
                 n,
                 to,
                 attr_name(attr),
+                ids,
                 if retry { " (again)" } else { "" }
             ));
             self.send(n, to, mad);
@@ -311,11 +317,12 @@ impl Fabric {
         let mut out = Outbox::default();
         let handled = node.ep.handle_mad(self.now, &rx, &p.mad[..], &mut out);
         self.note(format!(
-            "{:>7} {} <- {} {} {:?}",
+            "{:>7} {} <- {} {} {} {:?}",
             self.now,
             p.to,
             p.from,
             attr_name(peek_attr_id(&p.mad)),
+            mad_ids(&p.mad),
             handled
         ));
         self.route(p.to, out, false);
@@ -339,6 +346,12 @@ impl Fabric {
             .map(|node| core::mem::take(&mut node.events))
             .unwrap_or_default()
     }
+}
+
+/// "local/remote" comm ids of a CM MAD, for traces.
+fn mad_ids(mad: &Mad) -> String {
+    let field = |at| crate::wire::field::Field::new(at, 0, 32).get(mad);
+    format!("{:#x}/{:#x}", field(24), field(28))
 }
 
 /// Short name of a CM attribute.

@@ -411,16 +411,48 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         Ok(())
     }
 
-    pub(crate) fn recv_rtu<S: Sink<A>>(&mut self, rtu: &Rtu, sink: &mut S) -> Handled {
-        let Some(id) = self.acquire(rtu.remote_comm_id, rtu.local_comm_id) else {
-            return Handled::Dropped(Dropped::UnknownId);
+    pub(crate) fn recv_rtu<S: Sink<A>>(
+        &mut self,
+        rx: &Received<A>,
+        tid: u64,
+        rtu: &Rtu,
+        sink: &mut S,
+    ) -> Handled {
+        let found = self
+            .acquire(rtu.remote_comm_id, rtu.local_comm_id)
+            .filter(|&id| self.get(id).map(|c| c.state) != Some(State::Idle));
+        let Some(id) = found else {
+            // The peer thinks it is connected to an id we no longer have or
+            // that went back to IDLE (our REJ got lost): tell it.
+            let reason = if self.get(CommId(rtu.remote_comm_id)).is_some() {
+                RejectReason::InvalidCommInstance
+            } else {
+                RejectReason::InvalidCommId
+            };
+            let rej = Rej {
+                local_comm_id: rtu.remote_comm_id,
+                remote_comm_id: rtu.local_comm_id,
+                message_rejected: message_ref::OTHER,
+                rejected_info_length: 0,
+                reason,
+                ari: [0; 72],
+                private_data: [0; 148],
+            };
+            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            return Handled::Answered;
         };
-        if !matches!(
-            self.get(id).map(|c| c.state),
-            Some(State::RepSent | State::MraRepRcvd)
-        ) {
-            sink.duplicate(attr::RTU);
-            return Handled::Duplicate;
+        match self.get(id).map(|c| c.state) {
+            Some(State::RepSent | State::MraRepRcvd) => {}
+            Some(State::Timewait) => {
+                // We rejected; the peer missed it and went ahead.
+                sink.duplicate(attr::RTU);
+                self.resend_response(id, sink);
+                return Handled::Duplicate;
+            }
+            _ => {
+                sink.duplicate(attr::RTU);
+                return Handled::Duplicate;
+            }
         }
         self.cancel_timer(id);
         if let Some(conn) = self.conn_mut(id) {
@@ -601,13 +633,39 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             private_data,
         };
         let mad = build(conn.tid, 0, CmMessage::Rej(rej));
-        self.send_once(id, mad, sink);
         if matches!(state, State::RepSent | State::MraRepRcvd) {
+            // The peer may already use the connection: wait out TIMEWAIT,
+            // repeating this REJ if its RTU shows it missed it.
             self.enter_timewait(now, id);
+            self.send_response(id, mad, sink);
         } else {
+            self.send_once(id, mad, sink);
             self.reset_to_idle(id);
         }
         Ok(())
+    }
+
+    /// The REJ that tells the peer we gave up waiting for it.
+    pub(crate) fn send_timeout_rej<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
+        let Some(conn) = self.get(id) else {
+            return;
+        };
+        let guid = conn.local_ca_guid.to_be_bytes();
+        let mut ari = [0u8; 72];
+        for (a, g) in ari.iter_mut().zip(guid.iter()) {
+            *a = *g;
+        }
+        let rej = Rej {
+            local_comm_id: id.0,
+            remote_comm_id: conn.remote_id,
+            message_rejected: message_ref::OTHER,
+            rejected_info_length: guid.len() as u8,
+            reason: RejectReason::Timeout,
+            ari,
+            private_data: [0; 148],
+        };
+        let mad = build(conn.tid, 0, CmMessage::Rej(rej));
+        self.send_once(id, mad, sink);
     }
 
     pub(crate) fn recv_rej<S: Sink<A>>(
@@ -629,7 +687,17 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         } else if rej.message_rejected == message_ref::REQ {
             self.acquire(rej.remote_comm_id, 0)
         } else {
+            // While we wait for the REP we do not know the peer's id yet;
+            // a REJ that overtook the REP still ends our REQ.
             self.acquire(rej.remote_comm_id, rej.local_comm_id)
+                .or_else(|| {
+                    self.acquire(rej.remote_comm_id, 0).filter(|&id| {
+                        matches!(
+                            self.get(id).map(|c| c.state),
+                            Some(State::ReqSent | State::MraReqRcvd)
+                        )
+                    })
+                })
         };
         let Some(id) = found else {
             return Handled::Dropped(Dropped::UnknownId);

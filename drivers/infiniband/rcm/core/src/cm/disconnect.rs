@@ -109,6 +109,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     pub(crate) fn recv_dreq<S: Sink<A>>(
         &mut self,
+        now: Millis,
         rx: &Received<A>,
         tid: u64,
         dreq: &Dreq,
@@ -149,11 +150,21 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             }
             _ => return Handled::Dropped(Dropped::WrongState),
         }
-        if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::DreqRcvd;
-            conn.tid = tid;
+        let destroyed = match self.conn_mut(id) {
+            Some(conn) => {
+                conn.state = State::DreqRcvd;
+                conn.tid = tid;
+                conn.destroyed
+            }
+            None => return Handled::Dropped(Dropped::UnknownId),
+        };
+        if destroyed {
+            // Our consumer is gone (its own DREQ crossed this one): answer
+            // in its place.
+            let _ = self.disconnect_reply(now, id, &[], sink);
+        } else {
+            self.emit(id, Event::DreqReceived(*dreq), sink);
         }
-        self.emit(id, Event::DreqReceived(*dreq), sink);
         Handled::Delivered(id)
     }
 

@@ -409,11 +409,15 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         let (state, lap) = (conn.state, conn.lap_state);
         match state {
+            // Tell the peer we gave up (REJ "timeout", naming us by CA
+            // GUID), so that it does not complete a connection we dropped.
             State::ReqSent | State::MraReqRcvd => {
+                self.send_timeout_rej(id, sink);
                 self.reset_to_idle(id);
                 self.emit(id, Event::ReqError(why), sink);
             }
             State::RepSent | State::MraRepRcvd => {
+                self.send_timeout_rej(id, sink);
                 self.reset_to_idle(id);
                 self.emit(id, Event::RepError(why), sink);
             }
@@ -641,8 +645,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             CmMessage::Mra(mra) => self.recv_mra(now, mra, sink),
             CmMessage::Rej(rej) => self.recv_rej(now, attr_mod, rej, sink),
             CmMessage::Rep(rep) => self.recv_rep(now, rx, attr_mod, rep, sink),
-            CmMessage::Rtu(rtu) => self.recv_rtu(rtu, sink),
-            CmMessage::Dreq(dreq) => self.recv_dreq(rx, tid, dreq, sink),
+            CmMessage::Rtu(rtu) => self.recv_rtu(rx, tid, rtu, sink),
+            CmMessage::Dreq(dreq) => self.recv_dreq(now, rx, tid, dreq, sink),
             CmMessage::Drep(drep) => self.recv_drep(now, drep, sink),
             CmMessage::SidrReq(req) => self.recv_sidr_req(rx, tid, req, sink),
             CmMessage::SidrRep(rep) => self.recv_sidr_rep(rep, sink),
