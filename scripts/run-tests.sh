@@ -60,7 +60,7 @@ host_check() {
 	shift
 	log=$out/host-$(echo "$name" | tr -c 'a-zA-Z0-9\n' '-').log
 	if (cd "$RCM_ROOT" && "$@") > "$log" 2>&1; then
-		grep -E '^test result:' "$log" | sed 's/^/# /'
+		grep -E '^test result:|^cm simulation:' "$log" | sed 's/^/# /'
 		result 0 "host: $name"
 	else
 		tail -60 "$log" | sed 's/^/# /'
@@ -74,7 +74,10 @@ module_rs() {
 		-not -path '*/core/*' -not -name '*_generated.rs'
 }
 
-host_check "cargo test" cargo test --workspace --quiet
+# Unit, vector, property and exchange tests, and the deterministic
+# simulation over RCM_SIM_SEEDS seeds, optimized with overflow checks on.
+export RCM_SIM_SEEDS=${RCM_SIM_SEEDS:-20000}
+host_check "cargo test (simulation: $RCM_SIM_SEEDS seeds)" cargo test --workspace --profile sim --quiet -- --nocapture
 host_check "rustfmt" sh -c "cargo fmt --all --check && rustfmt --check --edition 2021 $(module_rs | tr '\n' ' ')"
 host_check "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
 [ $host_only = 1 ] && finish

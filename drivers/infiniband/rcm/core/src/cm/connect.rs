@@ -722,8 +722,17 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                     self.reset_to_idle(id);
                 }
             }
-            (State::DreqSent | State::RepRcvd | State::MraRepSent, _)
-            | (State::Established, LapState::Uninit | LapState::Sent) => {
+            // In ESTABLISHED the C CM takes a REJ only before any LAP
+            // exchange or during ours; a REJ naming both our ids means the
+            // peer dropped the connection whatever the LAP state, so rcm
+            // always takes it (and abandons a LAP of ours).
+            (State::DreqSent | State::RepRcvd | State::MraRepSent | State::Established, _) => {
+                self.cancel_timer(id);
+                if let Some(c) = self.conn_mut(id) {
+                    if c.state == State::Established {
+                        c.lap_state = LapState::Idle;
+                    }
+                }
                 self.enter_timewait(now, id);
             }
             _ => return Handled::Dropped(Dropped::WrongState),
