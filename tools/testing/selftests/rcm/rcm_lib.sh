@@ -3,7 +3,7 @@
 # Helpers shared by the rcm kselftests: KTAP output, the peer guest's
 # command agent, and checks of the kernel log for splats and leaks.
 
-RCM_TEST_DIR=$(dirname "$(readlink -f "$0")")
+RCM_TEST_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$RCM_TEST_DIR/../kselftest/ktap_helpers.sh"
 [ -f /run/rcm.env ] && . /run/rcm.env
 RCM_PEER=${RCM_PEER:-none}
