@@ -448,3 +448,27 @@ pub fn sample_rep(qpn: u32) -> crate::wire::rep::Rep {
         private_data: [0; 196],
     }
 }
+
+/// A LAP proposing an alternate path (ids and QPN are filled in by
+/// `Endpoint::send_lap`).
+pub fn sample_lap() -> crate::wire::lap::Lap {
+    use crate::timer::IbaTime;
+    crate::wire::lap::Lap {
+        local_comm_id: 0,
+        remote_comm_id: 0,
+        remote_qpn_eecn: 0,
+        remote_cm_response_timeout: IbaTime::new(12),
+        alternate_local_port_lid: 3,
+        alternate_remote_port_lid: 4,
+        alternate_local_port_gid: [3; 16],
+        alternate_remote_port_gid: [4; 16],
+        alternate_flow_label: 0,
+        alternate_traffic_class: 0,
+        alternate_hop_limit: 1,
+        alternate_packet_rate: 3,
+        alternate_sl: 0,
+        alternate_subnet_local: true,
+        alternate_local_ack_timeout: IbaTime::new(14),
+        private_data: [0; 168],
+    }
+}

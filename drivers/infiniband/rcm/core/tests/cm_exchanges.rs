@@ -10,10 +10,9 @@ use rcm_core::cm::{
     ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
 };
 use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
-use rcm_core::sim::{sample_rep, sample_req, Fabric, Faults};
+use rcm_core::sim::{sample_lap, sample_rep, sample_req, Fabric, Faults};
 use rcm_core::timer::{self, IbaTime};
 use rcm_core::wire::field::{Mad, MAD_SIZE};
-use rcm_core::wire::lap::Lap;
 use rcm_core::wire::sidr::{SidrRep, SidrReq};
 use rcm_core::wire::{CmMad, CmMessage};
 
@@ -633,32 +632,11 @@ fn sidr_without_listener_and_timeout() {
     );
 }
 
-fn lap() -> Lap {
-    Lap {
-        local_comm_id: 0,
-        remote_comm_id: 0,
-        remote_qpn_eecn: 0,
-        remote_cm_response_timeout: IbaTime::new(12),
-        alternate_local_port_lid: 1,
-        alternate_remote_port_lid: 2,
-        alternate_local_port_gid: [1; 16],
-        alternate_remote_port_gid: [2; 16],
-        alternate_flow_label: 0,
-        alternate_traffic_class: 0,
-        alternate_hop_limit: 1,
-        alternate_packet_rate: 3,
-        alternate_sl: 0,
-        alternate_subnet_local: true,
-        alternate_local_ack_timeout: IbaTime::new(15),
-        private_data: [0; 168],
-    }
-}
-
 #[test]
 fn lap_mra_apr_both_ways() {
     let mut f = fabric();
     let (a, b) = established(&mut f);
-    f.call(A, |ep, now, s| ep.send_lap(now, a, &lap(), s))
+    f.call(A, |ep, now, s| ep.send_lap(now, a, &sample_lap(), s))
         .unwrap();
     assert_eq!(f.nodes[0].ep.get(a).unwrap().lap_state(), LapState::Sent);
     assert!(matches!(next_event(&mut f, B).1, Event::LapReceived(_)));
@@ -676,7 +654,7 @@ fn lap_mra_apr_both_ways() {
     assert_eq!(f.nodes[0].ep.get(a).unwrap().lap_state(), LapState::Idle);
     // and the other way, timing out
     f.faults.loss = 1000;
-    f.call(B, |ep, now, s| ep.send_lap(now, b, &lap(), s))
+    f.call(B, |ep, now, s| ep.send_lap(now, b, &sample_lap(), s))
         .unwrap();
     assert_eq!(next_event(&mut f, B).1, Event::LapError(Failure::Timeout));
     assert_eq!(state(&f, B, b), Some(State::Established));

@@ -289,7 +289,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(id) = self.acquire(rep.remote_comm_id, 0) else {
             // A REP for a connection past REP_RCVD: our RTU or MRA got lost.
             let Some(id) = self.acquire(rep.remote_comm_id, rep.local_comm_id) else {
-                return self.reject_unknown_rep(rx, rep, sink);
+                // The REP echoes our REQ's transaction id; we no longer
+                // know it.
+                let (ours, theirs) = (rep.remote_comm_id, rep.local_comm_id);
+                return self.reject_unknown(&rx.from, 0, ours, theirs, message_ref::REP, sink);
             };
             sink.duplicate(attr::REP);
             if matches!(
@@ -360,31 +363,36 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         Handled::Delivered(id)
     }
 
-    /// A REP naming no id of ours (destroyed, or never ours) gets REJ 6;
-    /// one naming an id connected to another peer instance gets REJ 7. The
-    /// peer stops retrying instead of timing out.
-    fn reject_unknown_rep<S: Sink<A>>(
+    /// A REP or RTU naming no id of ours (destroyed, or never ours) gets
+    /// REJ 6; one naming an id of ours in another connection REJ 7. The
+    /// peer stops retrying, or drops a connection we do not have, instead
+    /// of waiting for a timeout. `ours`/`theirs` are the comm ids as the
+    /// message names them.
+    #[allow(clippy::too_many_arguments)]
+    fn reject_unknown<S: Sink<A>>(
         &mut self,
-        rx: &Received<A>,
-        rep: &Rep,
+        to: &A,
+        tid: u64,
+        ours: u32,
+        theirs: u32,
+        message_rejected: u8,
         sink: &mut S,
     ) -> Handled {
-        let reason = if self.get(CommId(rep.remote_comm_id)).is_some() {
+        let reason = if self.get(CommId(ours)).is_some() {
             RejectReason::InvalidCommInstance
         } else {
             RejectReason::InvalidCommId
         };
         let rej = Rej {
-            local_comm_id: rep.remote_comm_id,
-            remote_comm_id: rep.local_comm_id,
-            message_rejected: message_ref::REP,
+            local_comm_id: ours,
+            remote_comm_id: theirs,
+            message_rejected,
             rejected_info_length: 0,
             reason,
             ari: [0; 72],
             private_data: [0; 148],
         };
-        // The REP echoes our REQ's transaction id; we no longer know it.
-        Self::answer(&rx.from, 0, CmMessage::Rej(rej), sink);
+        Self::answer(to, tid, CmMessage::Rej(rej), sink);
         Handled::Answered
     }
 
@@ -424,22 +432,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(id) = found else {
             // The peer thinks it is connected to an id we no longer have or
             // that went back to IDLE (our REJ got lost): tell it.
-            let reason = if self.get(CommId(rtu.remote_comm_id)).is_some() {
-                RejectReason::InvalidCommInstance
-            } else {
-                RejectReason::InvalidCommId
-            };
-            let rej = Rej {
-                local_comm_id: rtu.remote_comm_id,
-                remote_comm_id: rtu.local_comm_id,
-                message_rejected: message_ref::OTHER,
-                rejected_info_length: 0,
-                reason,
-                ari: [0; 72],
-                private_data: [0; 148],
-            };
-            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
-            return Handled::Answered;
+            let (ours, theirs) = (rtu.remote_comm_id, rtu.local_comm_id);
+            return self.reject_unknown(&rx.from, tid, ours, theirs, message_ref::OTHER, sink);
         };
         match self.get(id).map(|c| c.state) {
             Some(State::RepSent | State::MraRepRcvd) => {}

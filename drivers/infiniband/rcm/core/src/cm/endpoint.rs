@@ -291,18 +291,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Sends a response of the id's and keeps it for duplicates.
     pub(crate) fn send_response<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        let Some(conn) = self.conns.get_mut(&id.0) else {
-            return;
-        };
-        conn.response = Some(mad);
-        if let Some(to) = conn.peer {
-            sink.transmit(Transmit {
-                to: &to,
-                mad: &mad,
-                id: Some(id),
-                retry: false,
-            });
+        if let Some(conn) = self.conns.get_mut(&id.0) {
+            conn.response = Some(mad);
         }
+        self.send_once(id, mad, sink);
     }
 
     /// Sends a message of the id's that is neither kept nor repeated.
