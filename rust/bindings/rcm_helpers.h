@@ -7,11 +7,71 @@
 #define RCM_HELPERS_H
 
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_mad.h>
+#include <linux/workqueue.h>
 
 const char *rcm_h_ib_device_name(const struct ib_device *ibdev);
 u32 rcm_h_rdma_start_port(const struct ib_device *ibdev);
 u32 rcm_h_rdma_end_port(const struct ib_device *ibdev);
 bool rcm_h_rdma_protocol_roce(const struct ib_device *ibdev, u32 port);
 bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port);
+
+
+/*
+ * Where a MAD goes or came from, as plain values: everything needed to
+ * build an address handle, without references to hold.
+ */
+struct rcm_h_path {
+	u32 port;
+	u32 flow_label;
+	u16 dlid;
+	u16 pkey_index;
+	u8 sl;
+	u8 has_grh;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 dgid[16];
+};
+
+/* The reply path of a received MAD (0 or -errno). */
+int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
+		     const struct ib_grh *grh, struct rcm_h_path *out);
+
+/*
+ * A MAD agent of the CM class (version 2, method Send) on a port, or an
+ * ERR_PTR.
+ */
+struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
+					     ib_mad_send_handler send_handler,
+					     ib_mad_recv_handler recv_handler,
+					     void *context);
+
+/*
+ * A send buffer holding a copy of the 256-byte `mad`, with an address
+ * handle for `path`, no MAD-layer retries (rcm retransmits itself), or an
+ * ERR_PTR. `cookie` is kept in context[0] for the completion.
+ */
+struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
+					 const struct rcm_h_path *path,
+					 const void *mad, u64 cookie);
+/* The cookie of a send buffer. */
+u64 rcm_h_send_cookie(const struct ib_mad_send_buf *buf);
+/* Frees a send buffer and its address handle. */
+void rcm_h_free_send(struct ib_mad_send_buf *buf);
+
+/* A random 32-bit value. */
+u32 rcm_h_random_u32(void);
+
+/* Milliseconds of a monotonic clock. */
+u64 rcm_h_now_ms(void);
+
+/* A delayed work item on the system workqueue that calls fn(ctx). */
+struct rcm_h_timer;
+struct rcm_h_timer *rcm_h_timer_new(void (*fn)(void *ctx), void *ctx);
+/* (Re)arms the timer to fire in `delay_ms`. */
+void rcm_h_timer_arm(struct rcm_h_timer *t, u64 delay_ms);
+/* Cancels the timer, waits for a running callback, frees it. */
+void rcm_h_timer_free(struct rcm_h_timer *t);
 
 #endif

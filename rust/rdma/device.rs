@@ -30,6 +30,25 @@ impl<'a> Device<'a> {
         }
     }
 
+    /// The raw pointer, for the binding layer's calls into ib_core.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.ptr
+    }
+
+    /// An identity for the device, stable while it is registered (its
+    /// address; never dereferenced through this value).
+    pub(crate) fn identity(&self) -> usize {
+        self.ptr as usize
+    }
+
+    /// The node (CA) GUID, as the CM puts it on the wire.
+    pub(crate) fn node_guid(&self) -> u64 {
+        // SAFETY: `self.ptr` is a live device (type invariant); the node
+        // GUID is set before registration and not changed while the device
+        // is registered.
+        u64::from_be(unsafe { (*self.ptr).node_guid })
+    }
+
     /// The device's name, e.g. `rxe0`.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: `self.ptr` is a live device (type invariant); dev_name()

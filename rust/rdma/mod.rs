@@ -8,3 +8,5 @@
 
 pub(crate) mod client;
 pub(crate) mod device;
+pub(crate) mod mad;
+pub(crate) mod timer;

@@ -2,6 +2,7 @@
 
 //! rcm's ib_client: tracks the RDMA devices the CM serves.
 
+use crate::cm_service::with_service;
 use crate::rdma::{client::ClientOps, device::Device};
 use kernel::prelude::*;
 
@@ -21,10 +22,11 @@ impl ClientOps for RcmClient {
             roce,
             cm
         );
-        Ok(())
+        with_service(|s| s.add_device(device)).unwrap_or(Err(ENODEV))
     }
 
     fn remove(device: &Device<'_>) {
+        with_service(|s| s.remove_device(device));
         pr_info!("rcm: device {} removed\n", device.name());
     }
 }

@@ -3,6 +3,10 @@
  * Out-of-line copies of static inline kernel functions, so that rcm's Rust
  * code can call them through bindgen (which cannot bind inline functions).
  */
+#include <linux/jiffies.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <rdma/ib_cm.h>
 #include "../../../rust/bindings/rcm_helpers.h"
 
 const char *rcm_h_ib_device_name(const struct ib_device *ibdev)
@@ -32,4 +36,148 @@ bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port)
 	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
 		return false;
 	return rdma_cap_ib_cm(ibdev, port);
+}
+
+int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
+		     const struct ib_grh *grh, struct rcm_h_path *out)
+{
+	struct rdma_ah_attr attr;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = ib_init_ah_attr_from_wc(ibdev, port, wc, grh, &attr);
+	if (ret)
+		return ret;
+	out->port = port;
+	out->dlid = rdma_ah_get_dlid(&attr);
+	out->sl = rdma_ah_get_sl(&attr);
+	out->pkey_index = wc->pkey_index;
+	if (rdma_ah_get_ah_flags(&attr) & IB_AH_GRH) {
+		const struct ib_global_route *g = rdma_ah_read_grh(&attr);
+
+		out->has_grh = 1;
+		memcpy(out->dgid, g->dgid.raw, sizeof(out->dgid));
+		out->flow_label = g->flow_label;
+		out->sgid_index = g->sgid_index;
+		out->hop_limit = g->hop_limit;
+		out->traffic_class = g->traffic_class;
+	}
+	rdma_destroy_ah_attr(&attr);
+	return 0;
+}
+
+struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
+					     ib_mad_send_handler send_handler,
+					     ib_mad_recv_handler recv_handler,
+					     void *context)
+{
+	struct ib_mad_reg_req req = {
+		.mgmt_class = IB_MGMT_CLASS_CM,
+		.mgmt_class_version = 2, /* IBTA 1.2 CM, as the C CM */
+	};
+
+	set_bit(IB_MGMT_METHOD_SEND, req.method_mask);
+	return ib_register_mad_agent(ibdev, port, IB_QPT_GSI, &req, 0,
+				     send_handler, recv_handler, context, 0);
+}
+
+struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
+					 const struct rcm_h_path *path,
+					 const void *mad, u64 cookie)
+{
+	struct ib_device *ibdev = agent->device;
+	struct rdma_ah_attr attr = {};
+	struct ib_mad_send_buf *buf;
+	struct ib_ah *ah;
+
+	attr.type = rdma_ah_find_type(ibdev, path->port);
+	rdma_ah_set_port_num(&attr, path->port);
+	rdma_ah_set_sl(&attr, path->sl);
+	rdma_ah_set_dlid(&attr, path->dlid);
+	if (path->has_grh) {
+		union ib_gid dgid;
+
+		memcpy(dgid.raw, path->dgid, sizeof(dgid.raw));
+		rdma_ah_set_grh(&attr, &dgid, path->flow_label, path->sgid_index,
+				path->hop_limit, path->traffic_class);
+	}
+	ah = rdma_create_ah(agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah))
+		return ERR_CAST(ah);
+
+	buf = ib_create_send_mad(agent, 1, path->pkey_index, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	if (IS_ERR(buf)) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		return buf;
+	}
+	memcpy(buf->mad, mad, IB_MGMT_MAD_SIZE);
+	buf->ah = ah;
+	buf->timeout_ms = 0;
+	buf->retries = 0;
+	buf->context[0] = (void *)(uintptr_t)cookie;
+	return buf;
+}
+
+u64 rcm_h_send_cookie(const struct ib_mad_send_buf *buf)
+{
+	return (uintptr_t)buf->context[0];
+}
+
+void rcm_h_free_send(struct ib_mad_send_buf *buf)
+{
+	if (buf->ah)
+		rdma_destroy_ah(buf->ah, 0);
+	ib_free_send_mad(buf);
+}
+
+u64 rcm_h_now_ms(void)
+{
+	return jiffies64_to_msecs(get_jiffies_64());
+}
+
+struct rcm_h_timer {
+	struct delayed_work work;
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
+static void rcm_h_timer_fire(struct work_struct *work)
+{
+	struct rcm_h_timer *t =
+		container_of(to_delayed_work(work), struct rcm_h_timer, work);
+
+	t->fn(t->ctx);
+}
+
+struct rcm_h_timer *rcm_h_timer_new(void (*fn)(void *ctx), void *ctx)
+{
+	struct rcm_h_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
+
+	if (!t)
+		return NULL;
+	INIT_DELAYED_WORK(&t->work, rcm_h_timer_fire);
+	t->fn = fn;
+	t->ctx = ctx;
+	return t;
+}
+
+void rcm_h_timer_arm(struct rcm_h_timer *t, u64 delay_ms)
+{
+	mod_delayed_work(system_wq, &t->work,
+			 msecs_to_jiffies(min_t(u64, delay_ms, UINT_MAX)));
+}
+
+void rcm_h_timer_free(struct rcm_h_timer *t)
+{
+	if (!t)
+		return;
+	cancel_delayed_work_sync(&t->work);
+	kfree(t);
+}
+
+u32 rcm_h_random_u32(void)
+{
+	return get_random_u32();
 }

@@ -14,7 +14,9 @@ mod bindings;
 #[path = "../../../rust/rdma/mod.rs"]
 mod rdma;
 
+mod cm_service;
 mod device_client;
+mod kernel_maps;
 
 /// The sans-IO protocol core: the very files `cargo test` checks on the host
 /// (`core/src/`, crate `rcm-core`). Its items are `pub` because it is a
@@ -41,15 +43,22 @@ module! {
     license: "GPL",
 }
 
+/// Fields drop in order: the client first (its removal of every device
+/// unregisters the MAD agents), then the service.
 struct RcmModule {
     _client: rdma::client::Registration<device_client::RcmClient>,
+    _service: cm_service::ServiceHandle,
 }
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let service = cm_service::ServiceHandle::new()?;
         let client = rdma::client::Registration::new(c_str!("rcm"))?;
         pr_info!("rcm: loaded\n");
-        Ok(Self { _client: client })
+        Ok(Self {
+            _client: client,
+            _service: service,
+        })
     }
 }
 

@@ -13,6 +13,7 @@ use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 use rcm_core::sim::{sample_lap, sample_rep, sample_req, Fabric, Faults};
 use rcm_core::timer::{self, IbaTime};
 use rcm_core::wire::field::{Mad, MAD_SIZE};
+use rcm_core::wire::mad::attr;
 use rcm_core::wire::sidr::{SidrRep, SidrReq};
 use rcm_core::wire::{CmMad, CmMessage};
 
@@ -331,7 +332,10 @@ fn rep_timeout_without_rtu() {
 fn send_failure_fails_the_exchange_at_once() {
     let mut f = fabric();
     let a = connect(&mut f, A, B, SID, 0x11, 5);
-    f.call(A, |ep, now, s| ep.send_failed(now, a, s));
+    // a failed send of another message of the id does not count
+    f.call(A, |ep, now, s| ep.send_failed(now, a, attr::DREQ, s));
+    assert!(f.take_events(A).is_empty());
+    f.call(A, |ep, now, s| ep.send_failed(now, a, attr::REQ, s));
     assert_eq!(
         f.take_events(A),
         vec![(a, Event::ReqError(Failure::SendFailed))]

@@ -385,10 +385,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
     }
 
-    /// The transport could not send the id's outstanding request.
-    pub fn send_failed<S: Sink<A>>(&mut self, now: Millis, id: CommId, sink: &mut S) {
+    /// The transport could not send a message of attribute `attr_id` of
+    /// the id; if it is the outstanding request, the exchange fails now.
+    pub fn send_failed<S: Sink<A>>(&mut self, now: Millis, id: CommId, attr_id: u16, sink: &mut S) {
         if let Some(conn) = self.conns.get(&id.0) {
-            if matches!(conn.timer, Timer::Retransmit { .. }) {
+            let current = conn.request.as_ref().map(crate::wire::mad::peek_attr_id);
+            if matches!(conn.timer, Timer::Retransmit { .. }) && current == Some(attr_id) {
                 self.give_up(now, id, Failure::SendFailed, sink);
             }
         }

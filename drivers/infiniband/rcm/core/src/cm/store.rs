@@ -35,9 +35,13 @@ pub trait OrderedMap<K: Ord + Copy, V> {
     fn try_insert(&mut self, key: K, value: V) -> Result<(), InsertError<V>>;
     /// Removes and returns the entry for `key`.
     fn remove(&mut self, key: &K) -> Option<V>;
-    /// Moves the entry at `old` to `new` without allocating. Returns false
-    /// (and changes nothing) if `old` is absent or `new` is present.
-    fn rekey(&mut self, old: &K, new: K) -> bool;
+    /// Moves the entry at `old` to `new` without allocating (the value is
+    /// cloned so that an implementation can re-use the entry's memory).
+    /// Returns false (and changes nothing) if `old` is absent or `new` is
+    /// present.
+    fn rekey(&mut self, old: &K, new: K) -> bool
+    where
+        V: Clone;
     /// The smallest key.
     fn first_key(&self) -> Option<K>;
     /// The smallest key greater than `after` (iteration for rare paths:
@@ -133,7 +137,10 @@ pub mod btree {
         fn remove(&mut self, key: &K) -> Option<V> {
             self.map.remove(key)
         }
-        fn rekey(&mut self, old: &K, new: K) -> bool {
+        fn rekey(&mut self, old: &K, new: K) -> bool
+        where
+            V: Clone,
+        {
             if self.map.contains_key(&new) {
                 return false;
             }

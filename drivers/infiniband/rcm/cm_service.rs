@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The CM service: the protocol core's endpoint, fed by a CM MAD agent on
+//! every IB/RoCE port and by a timer, its MADs posted through the agents.
+//!
+//! Locking: the endpoint and the device list have a mutex each and are
+//! never held together. Everything runs in process context (ib_mad's
+//! completion work, the timer's work, client callbacks). MADs the endpoint
+//! produces are collected while it is locked and posted after.
+
+use crate::kernel_maps::KernelCollections;
+use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Event, Received, Sink, Transmit};
+use crate::proto::wire::mad::peek_attr_id;
+use crate::rdma::device::Device;
+use crate::rdma::mad::{MadAgent, MadHandler, MadPath, ReceivedMad, MAD_SIZE};
+use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::new_mutex;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+
+/// A peer as the endpoint sees it: the device it is reached through and
+/// the path on that device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Peer {
+    device: DeviceId,
+    path: MadPath,
+}
+
+/// A device served by the CM, with its ports' MAD agents.
+struct DeviceEntry {
+    identity: usize,
+    id: DeviceId,
+    guid: u64,
+    agents: KVec<MadAgent<CmService>>,
+}
+
+/// One MAD to post.
+struct Outgoing {
+    peer: Peer,
+    mad: [u8; MAD_SIZE],
+    cookie: u64,
+}
+
+/// Collects the endpoint's output while it is locked.
+struct Outbox {
+    sends: KVec<Outgoing>,
+    /// Sends that did not fit in memory; the protocol retransmits.
+    dropped: u32,
+}
+
+impl Outbox {
+    fn new() -> Self {
+        Outbox {
+            sends: KVec::new(),
+            dropped: 0,
+        }
+    }
+}
+
+/// A send's cookie: the comm id and attribute, so that a failed request
+/// can be reported to the endpoint. Bit 48 marks "has an id".
+fn cookie(id: Option<CommId>, attr_id: u16) -> u64 {
+    match id {
+        Some(id) => 1 << 48 | u64::from(attr_id) << 32 | u64::from(id.0),
+        None => u64::from(attr_id) << 32,
+    }
+}
+
+impl Sink<Peer> for Outbox {
+    fn transmit(&mut self, tx: Transmit<'_, Peer>) {
+        let out = Outgoing {
+            peer: *tx.to,
+            mad: *tx.mad,
+            cookie: cookie(tx.id, peek_attr_id(tx.mad)),
+        };
+        if self.sends.push(out, GFP_KERNEL).is_err() {
+            self.dropped += 1;
+        }
+    }
+
+    fn event(&mut self, _id: CommId, _event: Event) {
+        // No consumer API yet: ids are only created by the endpoint itself
+        // for REQs and SIDR_REQs, which find no listener.
+    }
+}
+
+/// The CM of this host.
+#[pin_data]
+pub(crate) struct CmService {
+    #[pin]
+    endpoint: Mutex<Endpoint<Peer, KernelCollections>>,
+    /// Device slots; a removed device leaves `None`, reused by the next
+    /// (6.12's `KVec` cannot remove elements).
+    #[pin]
+    devices: Mutex<KVec<Option<DeviceEntry>>>,
+    #[pin]
+    timer: Mutex<Option<Timer<CmService>>>,
+    next_device: AtomicU32,
+}
+
+impl CmService {
+    /// A service with no devices.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        let config = Config {
+            id_operand: random_u32(),
+            tid_high: random_u32(),
+        };
+        try_pin_init!(CmService {
+            endpoint <- new_mutex!(Endpoint::new(config), "rcm::endpoint"),
+            devices <- new_mutex!(KVec::new(), "rcm::devices"),
+            timer <- new_mutex!(None, "rcm::timer"),
+            next_device: AtomicU32::new(0),
+        })
+    }
+
+    /// Starts the timer; call once the service has its final address.
+    pub(crate) fn start(self: Pin<&Self>) -> Result {
+        let this: *const CmService = &*self;
+        // SAFETY: the service is pinned and the timer is dropped (in
+        // `stop`) before the service is freed.
+        let timer = unsafe { Timer::new(this)? };
+        *self.timer.lock() = Some(timer);
+        Ok(())
+    }
+
+    /// Stops the timer, waiting for a running callback.
+    pub(crate) fn stop(&self) {
+        let timer = self.timer.lock().take();
+        drop(timer);
+    }
+
+    /// Registers CM MAD agents on the device's IB/RoCE ports.
+    pub(crate) fn add_device(&self, device: &Device<'_>) -> Result {
+        let mut agents = KVec::new();
+        for port in device.ports() {
+            if !device.has_ib_cm(port) {
+                continue;
+            }
+            // SAFETY: the service outlives every agent: agents are dropped
+            // in `remove_device`, which ib_core calls for every device
+            // before client unregistration (and so module unload) returns.
+            let agent = unsafe { MadAgent::register(device, port, self as *const CmService)? };
+            agents.push(agent, GFP_KERNEL)?;
+        }
+        let entry = DeviceEntry {
+            identity: device.identity(),
+            id: DeviceId(self.next_device.fetch_add(1, Ordering::Relaxed)),
+            guid: device.node_guid(),
+            agents,
+        };
+        let ports = entry.agents.len();
+        {
+            let mut devices = self.devices.lock();
+            match devices.iter_mut().find(|slot| slot.is_none()) {
+                Some(slot) => *slot = Some(entry),
+                None => devices.push(Some(entry), GFP_KERNEL)?,
+            }
+        }
+        pr_info!("rcm: {}: CM on {} port(s)\n", device.name(), ports);
+        Ok(())
+    }
+
+    /// Unregisters the device's agents (waiting for their callbacks).
+    pub(crate) fn remove_device(&self, device: &Device<'_>) {
+        let identity = device.identity();
+        let entry = {
+            let mut devices = self.devices.lock();
+            let slot = devices
+                .iter_mut()
+                .find(|slot| slot.as_ref().is_some_and(|d| d.identity == identity));
+            slot.and_then(Option::take)
+        };
+        // Dropped outside the lock: unregistering waits for callbacks
+        // that take it.
+        drop(entry);
+    }
+
+    /// Posts collected MADs and reports failed requests to the endpoint.
+    fn flush(&self, mut outbox: Outbox) {
+        // Bounded: a failure report produces at most a REJ, whose own
+        // failure is not reported again.
+        for _ in 0..2 {
+            let mut failed = KVec::new();
+            {
+                let devices = self.devices.lock();
+                for out in outbox.sends.iter() {
+                    let agent = devices
+                        .iter()
+                        .flatten()
+                        .find(|d| d.id == out.peer.device)
+                        .and_then(|d| d.agents.iter().find(|a| a.port() == out.peer.path.port));
+                    let ok =
+                        agent.is_some_and(|a| a.send(&out.peer.path, &out.mad, out.cookie).is_ok());
+                    if !ok && out.cookie >> 48 == 1 && failed.push(out.cookie, GFP_KERNEL).is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+            if failed.is_empty() {
+                break;
+            }
+            outbox = Outbox::new();
+            {
+                let mut ep = self.endpoint.lock();
+                let now = now_ms();
+                for c in failed.iter() {
+                    ep.send_failed(now, CommId(*c as u32), (*c >> 32) as u16, &mut outbox);
+                }
+            }
+        }
+        self.rearm();
+    }
+
+    /// Arms the timer for the endpoint's next deadline.
+    fn rearm(&self) {
+        let next = self.endpoint.lock().poll_timeout();
+        if let Some(deadline) = next {
+            if let Some(timer) = self.timer.lock().as_ref() {
+                timer.arm(deadline.saturating_sub(now_ms()));
+            }
+        }
+    }
+}
+
+impl MadHandler for CmService {
+    fn received(&self, mad: &ReceivedMad) {
+        let device = {
+            let devices = self.devices.lock();
+            devices
+                .iter()
+                .flatten()
+                .find(|d| d.identity == mad.device)
+                .map(|d| (d.id, d.guid))
+        };
+        let Some((device, guid)) = device else {
+            return;
+        };
+        let rx = Received {
+            from: Peer {
+                device,
+                path: mad.from,
+            },
+            device,
+            local_ca_guid: guid,
+        };
+        let mut outbox = Outbox::new();
+        self.endpoint
+            .lock()
+            .handle_mad(now_ms(), &rx, &mad.mad, &mut outbox);
+        self.flush(outbox);
+    }
+
+    fn sent(&self, cookie: u64, ok: bool) {
+        if ok || cookie >> 48 != 1 {
+            return;
+        }
+        let mut outbox = Outbox::new();
+        self.endpoint.lock().send_failed(
+            now_ms(),
+            CommId(cookie as u32),
+            (cookie >> 32) as u16,
+            &mut outbox,
+        );
+        self.flush(outbox);
+    }
+}
+
+impl TimerHandler for CmService {
+    fn fire(&self) {
+        let mut outbox = Outbox::new();
+        self.endpoint.lock().handle_timeout(now_ms(), &mut outbox);
+        self.flush(outbox);
+    }
+}
+
+/// The service, for ib_client callbacks (which get no context pointer).
+static SERVICE: core::sync::atomic::AtomicPtr<CmService> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+
+/// Runs `f` on the service, if one is published.
+pub(crate) fn with_service<R>(f: impl FnOnce(&CmService) -> R) -> Option<R> {
+    let ptr = SERVICE.load(Ordering::Acquire);
+    // SAFETY: a non-null pointer is published by `ServiceHandle::new` and
+    // withdrawn by its drop, which happens only after the ib_client whose
+    // callbacks call this is unregistered (field order in `RcmModule`).
+    unsafe { ptr.as_ref() }.map(f)
+}
+
+/// Owns the service and publishes it for the client callbacks.
+pub(crate) struct ServiceHandle(Pin<KBox<CmService>>);
+
+impl ServiceHandle {
+    /// Creates, starts and publishes the service.
+    pub(crate) fn new() -> Result<Self> {
+        let service = KBox::pin_init(CmService::new(), GFP_KERNEL)?;
+        service.as_ref().start()?;
+        let ptr: *const CmService = &*service;
+        SERVICE.store(ptr.cast_mut(), Ordering::Release);
+        Ok(ServiceHandle(service))
+    }
+}
+
+impl Drop for ServiceHandle {
+    fn drop(&mut self) {
+        SERVICE.store(core::ptr::null_mut(), Ordering::Release);
+        self.0.stop();
+    }
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The protocol core's tables on the kernel's red-black tree.
+//!
+//! Allocation happens only in `try_insert` (a node reservation taken
+//! before anything changes, `GFP_KERNEL`: the endpoint is only used from
+//! process context); `rekey` re-uses the removed node's memory.
+
+use crate::proto::cm::store::{Collections, InsertError, OrderedMap};
+use kernel::prelude::*;
+use kernel::rbtree::{RBTree, RBTreeNodeReservation};
+
+/// [`Collections`] for rcm.ko.
+pub(crate) struct KernelCollections;
+
+impl Collections for KernelCollections {
+    type Map<K: Ord + Copy, V> = KernelMap<K, V>;
+}
+
+/// An `RBTree` that counts its entries.
+pub(crate) struct KernelMap<K, V> {
+    tree: RBTree<K, V>,
+    len: usize,
+}
+
+impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
+    fn new_empty() -> Self {
+        KernelMap {
+            tree: RBTree::new(),
+            len: 0,
+        }
+    }
+
+    fn get(&self, key: &K) -> Option<&V> {
+        self.tree.get(key)
+    }
+
+    fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.tree.get_mut(key)
+    }
+
+    fn try_insert(&mut self, key: K, value: V) -> Result<(), InsertError<V>> {
+        if self.tree.get(&key).is_some() {
+            return Err(InsertError::Occupied(value));
+        }
+        let reservation = match RBTreeNodeReservation::new(GFP_KERNEL) {
+            Ok(r) => r,
+            Err(_) => return Err(InsertError::NoMemory(value)),
+        };
+        self.tree.insert(reservation.into_node(key, value));
+        self.len += 1;
+        Ok(())
+    }
+
+    fn remove(&mut self, key: &K) -> Option<V> {
+        let value = self.tree.remove(key)?;
+        self.len -= 1;
+        Some(value)
+    }
+
+    fn rekey(&mut self, old: &K, new: K) -> bool
+    where
+        V: Clone,
+    {
+        if self.tree.get(&new).is_some() {
+            return false;
+        }
+        let Some(value) = self.tree.get(old).cloned() else {
+            return false;
+        };
+        match self.tree.remove_node(old) {
+            Some(node) => {
+                self.tree
+                    .insert(node.into_reservation().into_node(new, value));
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn first_key(&self) -> Option<K> {
+        self.tree.iter().next().map(|(k, _)| *k)
+    }
+
+    fn next_key_after(&self, after: &K) -> Option<K> {
+        // O(n), for the rare paths that iterate (device removal, audits).
+        self.tree.keys().find(|k| *k > after).copied()
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! MAD agents of the CM class: one per port, receiving and sending whole
+//! 256-byte MADs. Received MADs are copied out and the receive buffer is
+//! returned to ib_mad before the handler returns; sends carry their own
+//! address handle and are freed on completion.
+
+use crate::bindings;
+use crate::rdma::device::Device;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use kernel::error::{from_err_ptr, to_result};
+use kernel::prelude::*;
+
+/// Size of every MAD.
+pub(crate) const MAD_SIZE: usize = 256;
+
+/// Where a MAD goes or came from: the values an address handle is built
+/// from (port, LID, SL, P_Key index and, for RoCE, the GRH).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct MadPath {
+    /// Port number on the device.
+    pub(crate) port: u32,
+    /// Destination LID (IB) or 0.
+    pub(crate) dlid: u16,
+    /// Service level.
+    pub(crate) sl: u8,
+    /// P_Key table index to send with.
+    pub(crate) pkey_index: u16,
+    /// Whether a GRH is needed (always on RoCE).
+    pub(crate) has_grh: bool,
+    /// Destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// Source GID table index.
+    pub(crate) sgid_index: u8,
+    /// GRH flow label.
+    pub(crate) flow_label: u32,
+    /// GRH hop limit.
+    pub(crate) hop_limit: u8,
+    /// GRH traffic class.
+    pub(crate) traffic_class: u8,
+}
+
+impl MadPath {
+    fn from_raw(p: &bindings::rcm_h_path) -> Self {
+        MadPath {
+            port: p.port,
+            dlid: p.dlid,
+            sl: p.sl,
+            pkey_index: p.pkey_index,
+            has_grh: p.has_grh != 0,
+            dgid: p.dgid,
+            sgid_index: p.sgid_index,
+            flow_label: p.flow_label,
+            hop_limit: p.hop_limit,
+            traffic_class: p.traffic_class,
+        }
+    }
+
+    fn to_raw(self) -> bindings::rcm_h_path {
+        bindings::rcm_h_path {
+            port: self.port,
+            flow_label: self.flow_label,
+            dlid: self.dlid,
+            pkey_index: self.pkey_index,
+            sl: self.sl,
+            has_grh: u8::from(self.has_grh),
+            sgid_index: self.sgid_index,
+            hop_limit: self.hop_limit,
+            traffic_class: self.traffic_class,
+            dgid: self.dgid,
+        }
+    }
+}
+
+/// A received MAD: the bytes and the path to answer on.
+pub(crate) struct ReceivedMad {
+    /// The device it arrived on (an identity, never dereferenced).
+    pub(crate) device: usize,
+    /// The whole MAD.
+    pub(crate) mad: [u8; MAD_SIZE],
+    /// The reply path.
+    pub(crate) from: MadPath,
+}
+
+/// What a MAD agent's owner does with its traffic. Called in process
+/// context (ib_mad's completion work), never concurrently with the
+/// agent's unregistration returning.
+pub(crate) trait MadHandler: Sync {
+    /// A MAD arrived.
+    fn received(&self, mad: &ReceivedMad);
+    /// A send finished; `ok` false if it could not be delivered.
+    fn sent(&self, cookie: u64, ok: bool);
+}
+
+/// A registered CM MAD agent on one port; unregisters on drop.
+///
+/// INVARIANT: `agent` is a registered agent whose context is a `*const H`
+/// valid until `self` is dropped.
+pub(crate) struct MadAgent<H: MadHandler> {
+    agent: NonNull<bindings::ib_mad_agent>,
+    port: u32,
+    _handler: PhantomData<*const H>,
+}
+
+// SAFETY: the agent pointer is only used to post sends and unregister,
+// both of which ib_mad allows from any thread; `H: Sync` is shared.
+unsafe impl<H: MadHandler> Send for MadAgent<H> {}
+// SAFETY: `&MadAgent` only posts sends, which ib_mad serialises itself.
+unsafe impl<H: MadHandler> Sync for MadAgent<H> {}
+
+impl<H: MadHandler> MadAgent<H> {
+    /// Registers the CM class on `port` of `device`.
+    ///
+    /// # Safety
+    ///
+    /// `handler` must stay valid until the returned agent is dropped.
+    pub(crate) unsafe fn register(
+        device: &Device<'_>,
+        port: u32,
+        handler: *const H,
+    ) -> Result<Self> {
+        // SAFETY: `device` is a registered device (type invariant of
+        // `Device`); the callbacks match ib_mad's handler types; `handler`
+        // outlives the agent per this function's contract.
+        let agent = from_err_ptr(unsafe {
+            bindings::rcm_h_register_cm_agent(
+                device.as_raw(),
+                port,
+                Some(send_done::<H>),
+                Some(received::<H>),
+                handler.cast_mut().cast(),
+            )
+        })?;
+        let agent = NonNull::new(agent).ok_or(ENOMEM)?;
+        // INVARIANT: registered with `handler` as context.
+        Ok(MadAgent {
+            agent,
+            port,
+            _handler: PhantomData,
+        })
+    }
+
+    /// The port the agent serves.
+    pub(crate) fn port(&self) -> u32 {
+        self.port
+    }
+
+    /// Sends a MAD on `path`; `cookie` comes back in [`MadHandler::sent`].
+    pub(crate) fn send(&self, path: &MadPath, mad: &[u8; MAD_SIZE], cookie: u64) -> Result {
+        let raw = path.to_raw();
+        // SAFETY: the agent is registered (type invariant); `raw` and `mad`
+        // are valid for the call, which copies both.
+        let buf = from_err_ptr(unsafe {
+            bindings::rcm_h_alloc_send(self.agent.as_ptr(), &raw, mad.as_ptr().cast(), cookie)
+        })?;
+        // SAFETY: `buf` is a send buffer of this agent, fully set up.
+        let ret = unsafe { bindings::ib_post_send_mad(buf, core::ptr::null_mut()) };
+        if ret != 0 {
+            // SAFETY: the post failed, so the buffer is still ours.
+            unsafe { bindings::rcm_h_free_send(buf) };
+        }
+        to_result(ret)
+    }
+}
+
+impl<H: MadHandler> Drop for MadAgent<H> {
+    fn drop(&mut self) {
+        // SAFETY: registered per the type invariant; this flushes pending
+        // sends (their completions free them) and waits for callbacks.
+        unsafe { bindings::ib_unregister_mad_agent(self.agent.as_ptr()) };
+    }
+}
+
+/// # Safety
+///
+/// Called by ib_mad for an agent registered by [`MadAgent::register`].
+unsafe extern "C" fn received<H: MadHandler>(
+    agent: *mut bindings::ib_mad_agent,
+    _send_buf: *mut bindings::ib_mad_send_buf,
+    wc: *mut bindings::ib_mad_recv_wc,
+) {
+    // SAFETY: ib_mad passes its agent and a receive completion that stay
+    // valid until ib_free_recv_mad below.
+    let (agent, recv) = unsafe { (&*agent, &*wc) };
+    // SAFETY: the context is the handler (register's contract).
+    let handler = unsafe { &*agent.context.cast::<H>() };
+    let len = usize::try_from(recv.mad_len).unwrap_or(0);
+    // SAFETY: every member of the union is a pointer to the same received
+    // MAD buffer, which ib_mad always sets.
+    let data = unsafe { recv.recv_buf.__bindgen_anon_1.mad }.cast::<u8>();
+    if len >= MAD_SIZE && !data.is_null() {
+        let mut mad = [0u8; MAD_SIZE];
+        // SAFETY: the receive buffer holds at least `mad_len` >= 256 bytes.
+        let bytes = unsafe { core::slice::from_raw_parts(data, MAD_SIZE) };
+        mad.copy_from_slice(bytes);
+        let mut raw = bindings::rcm_h_path::default();
+        // SAFETY: device, port, work completion and GRH are ib_mad's,
+        // valid during the callback; `raw` is ours.
+        let ret = unsafe {
+            bindings::rcm_h_reply_path(
+                agent.device,
+                u32::from(agent.port_num),
+                recv.wc,
+                recv.recv_buf.grh,
+                &mut raw,
+            )
+        };
+        if ret == 0 {
+            handler.received(&ReceivedMad {
+                device: agent.device as usize,
+                mad,
+                from: MadPath::from_raw(&raw),
+            });
+        }
+    }
+    // SAFETY: the completion is ours to free, exactly once.
+    unsafe { bindings::ib_free_recv_mad(wc) };
+}
+
+/// # Safety
+///
+/// Called by ib_mad when a send of an agent registered by
+/// [`MadAgent::register`] completes.
+unsafe extern "C" fn send_done<H: MadHandler>(
+    agent: *mut bindings::ib_mad_agent,
+    wc: *mut bindings::ib_mad_send_wc,
+) {
+    // SAFETY: ib_mad passes its agent and the send completion.
+    let (agent, sent) = unsafe { (&*agent, &*wc) };
+    // SAFETY: the context is the handler (register's contract).
+    let handler = unsafe { &*agent.context.cast::<H>() };
+    // SAFETY: the buffer was allocated by rcm_h_alloc_send.
+    let cookie = unsafe { bindings::rcm_h_send_cookie(sent.send_buf) };
+    let ok = sent.status == bindings::ib_wc_status_IB_WC_SUCCESS
+        || sent.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR;
+    // SAFETY: the send is complete; the buffer and its AH are ours.
+    unsafe { bindings::rcm_h_free_send(sent.send_buf) };
+    handler.sent(cookie, ok);
+}
