@@ -60,6 +60,22 @@ u64 rcm_h_send_cookie(const struct ib_mad_send_buf *buf);
 /* Frees a send buffer and its address handle. */
 void rcm_h_free_send(struct ib_mad_send_buf *buf);
 
+/* Per-port CM message counters in sysfs (rcm_counters.c). */
+enum rcm_h_counter_group {
+	RCM_H_TX,
+	RCM_H_TX_RETRIES,
+	RCM_H_RX,
+	RCM_H_RX_DUPLICATES,
+	RCM_H_NR_GROUPS,
+};
+struct rcm_h_counters;
+/* Counters for every port of the device, visible in sysfs, or ERR_PTR. */
+struct rcm_h_counters *rcm_h_counters_add(struct ib_device *ibdev);
+/* Removes the sysfs files and frees the counters. */
+void rcm_h_counters_remove(struct rcm_h_counters *c);
+/* Counts one message of CM attribute `attr_id` (others are ignored). */
+void rcm_h_count(struct rcm_h_counters *c, u32 port, u32 group, u16 attr_id);
+
 /* A random 32-bit value. */
 u32 rcm_h_random_u32(void);
 

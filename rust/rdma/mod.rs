@@ -7,6 +7,7 @@
 //! only the safe types exported here.
 
 pub(crate) mod client;
+pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod mad;
 pub(crate) mod timer;

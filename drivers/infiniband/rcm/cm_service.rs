@@ -11,6 +11,7 @@
 use crate::kernel_maps::KernelCollections;
 use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Event, Received, Sink, Transmit};
 use crate::proto::wire::mad::peek_attr_id;
+use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, MadPath, ReceivedMad, MAD_SIZE};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler};
@@ -32,7 +33,10 @@ struct DeviceEntry {
     identity: usize,
     id: DeviceId,
     guid: u64,
+    /// Dropped after the agents (field order), so no callback counts
+    /// into freed counters.
     agents: KVec<MadAgent<CmService>>,
+    counters: PortCounters,
 }
 
 /// One MAD to post.
@@ -40,6 +44,7 @@ struct Outgoing {
     peer: Peer,
     mad: [u8; MAD_SIZE],
     cookie: u64,
+    retry: bool,
 }
 
 /// Collects the endpoint's output while it is locked.
@@ -47,6 +52,8 @@ struct Outbox {
     sends: KVec<Outgoing>,
     /// Sends that did not fit in memory; the protocol retransmits.
     dropped: u32,
+    /// Attributes of received messages that were duplicates.
+    duplicates: KVec<u16>,
 }
 
 impl Outbox {
@@ -54,6 +61,7 @@ impl Outbox {
         Outbox {
             sends: KVec::new(),
             dropped: 0,
+            duplicates: KVec::new(),
         }
     }
 }
@@ -73,10 +81,16 @@ impl Sink<Peer> for Outbox {
             peer: *tx.to,
             mad: *tx.mad,
             cookie: cookie(tx.id, peek_attr_id(tx.mad)),
+            retry: tx.retry,
         };
         if self.sends.push(out, GFP_KERNEL).is_err() {
             self.dropped += 1;
         }
+    }
+
+    fn duplicate(&mut self, attr_id: u16) {
+        // Only a statistic: losing one to memory pressure is harmless.
+        let _ = self.duplicates.push(attr_id, GFP_KERNEL);
     }
 
     fn event(&mut self, _id: CommId, _event: Event) {
@@ -148,6 +162,7 @@ impl CmService {
             id: DeviceId(self.next_device.fetch_add(1, Ordering::Relaxed)),
             guid: device.node_guid(),
             agents,
+            counters: PortCounters::new(device)?,
         };
         let ports = entry.agents.len();
         {
@@ -185,13 +200,18 @@ impl CmService {
             {
                 let devices = self.devices.lock();
                 for out in outbox.sends.iter() {
-                    let agent = devices
-                        .iter()
-                        .flatten()
-                        .find(|d| d.id == out.peer.device)
-                        .and_then(|d| d.agents.iter().find(|a| a.port() == out.peer.path.port));
+                    let port = out.peer.path.port;
+                    let device = devices.iter().flatten().find(|d| d.id == out.peer.device);
+                    let agent = device.and_then(|d| d.agents.iter().find(|a| a.port() == port));
                     let ok =
                         agent.is_some_and(|a| a.send(&out.peer.path, &out.mad, out.cookie).is_ok());
+                    if let (true, Some(d)) = (ok, device) {
+                        let attr_id = peek_attr_id(&out.mad);
+                        d.counters.count(port, Counter::Sent, attr_id);
+                        if out.retry {
+                            d.counters.count(port, Counter::Resent, attr_id);
+                        }
+                    }
                     if !ok && out.cookie >> 48 == 1 && failed.push(out.cookie, GFP_KERNEL).is_err()
                     {
                         break;
@@ -226,13 +246,15 @@ impl CmService {
 
 impl MadHandler for CmService {
     fn received(&self, mad: &ReceivedMad) {
+        let port = mad.from.port;
         let device = {
             let devices = self.devices.lock();
-            devices
-                .iter()
-                .flatten()
-                .find(|d| d.identity == mad.device)
-                .map(|d| (d.id, d.guid))
+            let entry = devices.iter().flatten().find(|d| d.identity == mad.device);
+            if let Some(d) = entry {
+                d.counters
+                    .count(port, Counter::Received, peek_attr_id(&mad.mad));
+            }
+            entry.map(|d| (d.id, d.guid))
         };
         let Some((device, guid)) = device else {
             return;
@@ -249,6 +271,14 @@ impl MadHandler for CmService {
         self.endpoint
             .lock()
             .handle_mad(now_ms(), &rx, &mad.mad, &mut outbox);
+        if !outbox.duplicates.is_empty() {
+            let devices = self.devices.lock();
+            if let Some(d) = devices.iter().flatten().find(|d| d.id == device) {
+                for attr_id in outbox.duplicates.iter() {
+                    d.counters.count(port, Counter::Duplicate, *attr_id);
+                }
+            }
+        }
         self.flush(outbox);
     }
 

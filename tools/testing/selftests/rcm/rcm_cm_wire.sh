@@ -16,7 +16,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 6
+ktap_set_plan 7
 
 rcm_expect "the peer runs rcm with a CM agent on rxe0" \
 	peer_run 'grep -q "^rcm " /proc/modules && dmesg | grep -q "rcm: rxe0: CM on 1 port"'
@@ -54,6 +54,21 @@ sidr_answered() {
 	[ $((end - start)) -lt 45 ] || { echo "took $((end - start)) s"; return 1; }
 }
 rcm_expect "udaddy to rcm without listener: answered, not timed out" sidr_answered
+
+# The message counters in sysfs, where the 6.12 C CM keeps them, agree
+# across the wire with this guest's C CM.
+CNT=/sys/class/infiniband/rxe0/ports/1
+counters_agree() {
+	local c_tx_req c_rx_rej r_rx_req r_tx_rej r_rx_sidr r_tx_sidr
+	c_tx_req=$(cat $CNT/cm_tx_msgs/req) c_rx_rej=$(cat $CNT/cm_rx_msgs/rej)
+	r_rx_req=$(peer_run "cat $CNT/cm_rx_msgs/req") r_tx_rej=$(peer_run "cat $CNT/cm_tx_msgs/rej")
+	r_rx_sidr=$(peer_run "cat $CNT/cm_rx_msgs/sidr_req") r_tx_sidr=$(peer_run "cat $CNT/cm_tx_msgs/sidr_rep")
+	echo "C: tx req $c_tx_req, rx rej $c_rx_rej; rcm: rx req $r_rx_req, tx rej $r_tx_rej, rx sidr_req $r_rx_sidr, tx sidr_rep $r_tx_sidr"
+	[ "$r_rx_req" -ge 21 ] && [ "$r_rx_req" = "$c_tx_req" ] &&
+		[ "$r_tx_rej" = "$r_rx_req" ] && [ "$c_rx_rej" = "$r_tx_rej" ] &&
+		[ "$r_rx_sidr" -ge 1 ] && [ "$r_tx_sidr" = "$r_rx_sidr" ]
+}
+rcm_expect "cm_rx_msgs/cm_tx_msgs counters agree with the C peer's" counters_agree
 
 peer_kmemleak() {
 	local report
