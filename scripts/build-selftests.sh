@@ -17,7 +17,8 @@ rm -rf "$tree" "$inst"
 mkdir -p "$sel"
 # lib.mk and the selftests Makefile find the kernel's scripts/ from here.
 ln -s "$ksrc/scripts" "$tree/scripts"
-for f in Makefile lib.mk kselftest kselftest_install.sh run_kselftest.sh kselftest.h; do
+for f in Makefile lib.mk kselftest kselftest_install.sh run_kselftest.sh kselftest.h \
+	kselftest_harness.h; do
 	cp -a "$ksrc/tools/testing/selftests/$f" "$sel/"
 done
 cp -a "$RCM_ROOT/tools/testing/selftests/rcm" "$sel/rcm"

@@ -5,6 +5,8 @@
 #   rcm  those four removed from the module tree and rcm.ko in their place;
 #        depmod then resolves every module that needs their symbols
 #        (nvme-rdma, ib_srp, rds_rdma, ...) to rcm.ko.
+#   none no connection manager at all (the C modules blocked, no rcm.ko):
+#        a test tool may own the CM class through /dev/infiniband/umad0.
 #
 # bash, not busybox sh: Debian's busybox prefers its own applets over PATH,
 # and its depmod writes only the text modules.dep, not the modules.*.bin
@@ -30,6 +32,13 @@ rcm)
 	done
 	depmod -a
 	;;
+none)
+	rm -f "$mods/extra/rcm.ko"
+	for m in $C_CM_MODULES; do
+		echo "install $m /bin/false" >> /etc/modprobe.d/rcm-mode.conf
+	done
+	depmod -a
+	;;
 *)
 	echo "unknown CM mode '$mode'"
 	exit 1
@@ -40,8 +49,7 @@ modprobe ib_core
 modprobe ib_uverbs
 modprobe ib_umad
 modprobe rdma_rxe
-if [ "$mode" = c ]; then
-	for m in $C_CM_MODULES; do modprobe "$m"; done
-else
-	modprobe rcm
-fi
+case $mode in
+c) for m in $C_CM_MODULES; do modprobe "$m"; done ;;
+rcm) modprobe rcm ;;
+esac

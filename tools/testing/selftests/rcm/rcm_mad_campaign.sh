@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rcm-vm: guests=2 modes=none,rcm timeout=600
+#
+# Malformed-MAD campaign against rcm: this guest has no CM of its own, so
+# rcm_mad_inject owns the CM class on umad0, sends 10,000 crafted CM MADs
+# to the rcm guest (random bytes in every field, wrong class versions,
+# unknown attributes, response methods, bogus and reused comm ids,
+# mismatched QPNs, bursts of REQs) and checks every answer: REJ 8 for each
+# REQ, REJ 6 for REP/RTU to unknown ids, DREP for DREQs, SIDR_REP status 1
+# for SIDR_REQs, silence for everything else. The rcm guest must stay
+# clean (no splat, no leak) and keep answering correctly afterwards.
+. "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+
+ktap_print_header
+if [ "$RCM_PEER" = none ]; then
+	ktap_skip_all "needs a peer guest"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 6
+
+INJECT=$RCM_TEST_DIR/rcm_mad_inject
+PORT=/sys/class/infiniband/rxe0/ports/1
+# The GID of our IPv4 address, and the peer's (IPv4-mapped).
+my_gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$RCM_ADDR" | tr . ' '))
+sgid_index=
+for g in "$PORT"/gids/*; do
+	[ "$(cat "$g")" = "$my_gid" ] && sgid_index=${g##*/} && break
+done
+dgid="::ffff:$RCM_PEER"
+
+rcm_expect "this guest has no CM; the peer runs rcm; our IPv4 GID is at index ${sgid_index:-?}" \
+	sh -c "! grep -qE '^(ib_cm|rcm) ' /proc/modules && [ -n '$sgid_index' ]"
+peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+rx_before=$(peer_run "cat $PORT/cm_rx_msgs/req")
+
+seed=$RANDOM
+out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 10000 "$seed" 2>&1)
+rc=$?
+printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
+rcm_log "(seed $seed)"
+ktap_test_result "10,000 crafted MADs: every answer right, nothing unexpected" [ $rc = 0 ]
+
+counted() {
+	local rx
+	rx=$(peer_run "cat $PORT/cm_rx_msgs/req")
+	echo "REQs counted by rcm: $((rx - rx_before))"
+	[ $((rx - rx_before)) -gt 500 ]
+}
+rcm_expect "rcm counted the REQs it received" counted
+
+rcm_expect "rcm still answers correctly afterwards (200 more)" \
+	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 200 1
+
+peer_kmemleak() {
+	local report
+	sleep 6
+	report=$(peer_run 'echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak')
+	[ -z "$report" ] || { printf '%s\n' "$report" | head -40; return 1; }
+}
+rcm_expect "kmemleak finds no leak on the rcm guest" peer_kmemleak
+
+rcm_check_dmesg_clean
+ktap_finished
