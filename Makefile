@@ -6,6 +6,8 @@
 #   make modules     build rcm.ko against the cached kernel
 #   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
 #   make toolchain   install the packages and tools everything needs
+#   make fuzz        libFuzzer on rcm-core, FUZZ_SECONDS per target (60)
+#   make bench-host  rcm-core's host benchmark (parse/emit, handle-MAD)
 #
 # (kbuild reads ./Kbuild, not this file, when it builds the module.)
 
@@ -13,7 +15,8 @@ SHELL := /bin/bash
 FLAVOR ?= debug
 export RCM_FLAVOR := $(FLAVOR)
 
-.PHONY: all toolchain kernel modules selftests image test test-host run shell clean
+.PHONY: all toolchain kernel modules selftests image test test-host run shell clean \
+	fuzz bench-host
 
 all: modules
 
@@ -37,6 +40,14 @@ test-host:
 
 run:
 	scripts/demo.sh
+
+# Fuzz every rcm-core target for FUZZ_SECONDS each; fails on a crash.
+fuzz:
+	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+# Per-core throughput of rcm-core on this host (no kernel, no VM).
+bench-host:
+	scripts/bench-host.sh
 
 # An interactive guest (CM mode c; MODE=rcm for rcm) on the serial console.
 shell: modules selftests

@@ -60,7 +60,7 @@ host_check() {
 	shift
 	log=$out/host-$(echo "$name" | tr -c 'a-zA-Z0-9\n' '-').log
 	if (cd "$RCM_ROOT" && "$@") > "$log" 2>&1; then
-		grep -E '^test result:|^cm simulation:' "$log" | sed 's/^/# /'
+		grep -E '^test result:|^cm simulation:|^  [a-z_]+ +[0-9]+ execs' "$log" | sed 's/^/# /'
 		result 0 "host: $name"
 	else
 		tail -60 "$log" | sed 's/^/# /'
@@ -80,6 +80,9 @@ export RCM_SIM_SEEDS=${RCM_SIM_SEEDS:-20000}
 host_check "cargo test (simulation: $RCM_SIM_SEEDS seeds)" cargo test --workspace --profile sim --quiet -- --nocapture
 host_check "rustfmt" sh -c "cargo fmt --all --check && rustfmt --check --edition 2021 $(module_rs | tr '\n' ' ')"
 host_check "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
+# A short libFuzzer run of every rcm-core target from its seed corpus
+# (make fuzz runs longer); fails on any crash.
+host_check "fuzz: ${RCM_FUZZ_SECONDS:-20} s per target" "$RCM_ROOT/scripts/fuzz.sh" "${RCM_FUZZ_SECONDS:-20}"
 [ $host_only = 1 ] && finish
 
 kstart=$(date +%s)

@@ -209,16 +209,18 @@ impl Fabric {
                 // transaction id for every request).
                 self.timer_retries.remove(&(n, id, attr, tid));
             }
-            let ids = mad_ids(&mad);
-            self.note(format!(
-                "{:>7} {} -> {} {} {}{}",
-                self.now,
-                n,
-                to,
-                attr_name(attr),
-                ids,
-                if retry { " (again)" } else { "" }
-            ));
+            if self.trace_limit > 0 {
+                let ids = mad_ids(&mad);
+                self.note(format!(
+                    "{:>7} {} -> {} {} {}{}",
+                    self.now,
+                    n,
+                    to,
+                    attr_name(attr),
+                    ids,
+                    if retry { " (again)" } else { "" }
+                ));
+            }
             self.send(n, to, mad);
         }
         if let Some(node) = self.nodes.get_mut(n as usize) {
@@ -316,15 +318,17 @@ impl Fabric {
         };
         let mut out = Outbox::default();
         let handled = node.ep.handle_mad(self.now, &rx, &p.mad[..], &mut out);
-        self.note(format!(
-            "{:>7} {} <- {} {} {} {:?}",
-            self.now,
-            p.to,
-            p.from,
-            attr_name(peek_attr_id(&p.mad)),
-            mad_ids(&p.mad),
-            handled
-        ));
+        if self.trace_limit > 0 {
+            self.note(format!(
+                "{:>7} {} <- {} {} {} {:?}",
+                self.now,
+                p.to,
+                p.from,
+                attr_name(peek_attr_id(&p.mad)),
+                mad_ids(&p.mad),
+                handled
+            ));
+        }
         self.route(p.to, out, false);
         handled
     }
