@@ -70,13 +70,7 @@ counters_agree() {
 }
 rcm_expect "cm_rx_msgs/cm_tx_msgs counters agree with the C peer's" counters_agree
 
-peer_kmemleak() {
-	local report
-	sleep 6
-	report=$(peer_run 'echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak')
-	[ -z "$report" ] || { printf '%s\n' "$report" | head -40; return 1; }
-}
-rcm_expect "kmemleak finds no leak on the rcm guest" peer_kmemleak
+rcm_check_kmemleak_peer
 
 rcm_check_dmesg_clean
 ktap_finished

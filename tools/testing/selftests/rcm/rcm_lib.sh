@@ -108,6 +108,20 @@ rcm_check_kmemleak() {
 	fi
 }
 
+# The same on the peer guest: a test point (kmemleak must be cleared there
+# first, with peer_run 'echo clear > /sys/kernel/debug/kmemleak').
+rcm_check_kmemleak_peer() {
+	local report
+	sleep 6
+	report=$(peer_run 'echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak')
+	if [ -n "$report" ]; then
+		printf '%s\n' "$report" | head -60 | sed 's/^/# /'
+		ktap_test_fail "kmemleak finds no leak on the peer"
+	else
+		ktap_test_pass "kmemleak finds no leak on the peer"
+	fi
+}
+
 # Test point from a command's status, printing its output on failure.
 rcm_expect() { # <description> <cmd...>
 	local desc=$1 out

@@ -52,13 +52,7 @@ rcm_expect "rcm counted the REQs it received" counted
 rcm_expect "rcm still answers correctly afterwards (200 more)" \
 	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 200 1
 
-peer_kmemleak() {
-	local report
-	sleep 6
-	report=$(peer_run 'echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak; cat /sys/kernel/debug/kmemleak')
-	[ -z "$report" ] || { printf '%s\n' "$report" | head -40; return 1; }
-}
-rcm_expect "kmemleak finds no leak on the rcm guest" peer_kmemleak
+rcm_check_kmemleak_peer
 
 rcm_check_dmesg_clean
 ktap_finished

@@ -14,7 +14,6 @@ use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 use rcm_core::sim::{sample_rep, sample_req};
 use rcm_core::timer::IbaTime;
 use rcm_core::wire::field::{Mad, MAD_SIZE};
-use rcm_core::wire::lap::Lap;
 use rcm_core::wire::sidr::{SidrRep, SidrReq};
 
 /// Writes `bytes` at body offset `at` (MAD offset 24 + at).
@@ -320,24 +319,7 @@ pub fn exchange_mads() -> Vec<(&'static str, Mad)> {
     let (a, b) = p.req_rep(SID, 0x11);
     p.call(0, |ep, _, s| ep.send_rtu(a, b"ready", s))
         .expect("send_rtu");
-    let lap = Lap {
-        local_comm_id: 0,
-        remote_comm_id: 0,
-        remote_qpn_eecn: 0,
-        remote_cm_response_timeout: IbaTime::new(12),
-        alternate_local_port_lid: 3,
-        alternate_remote_port_lid: 4,
-        alternate_local_port_gid: [3; 16],
-        alternate_remote_port_gid: [4; 16],
-        alternate_flow_label: 0,
-        alternate_traffic_class: 0,
-        alternate_hop_limit: 1,
-        alternate_packet_rate: 3,
-        alternate_sl: 0,
-        alternate_subnet_local: true,
-        alternate_local_ack_timeout: IbaTime::new(14),
-        private_data: [0; 168],
-    };
+    let lap = rcm_core::sim::sample_lap();
     p.call(0, |ep, now, s| ep.send_lap(now, a, &lap, s))
         .expect("send_lap");
     p.call(1, |ep, _, s| ep.send_mra(b, 14, &[], s))

@@ -112,15 +112,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             if self.get(dup).map(|c| c.qp.remote_qpn) != Some(req.local_qpn) {
                 // Not a retransmission: the peer reuses a comm id that is
                 // still connected here.
-                let rej = Rej {
-                    local_comm_id: 0,
-                    remote_comm_id: req.local_comm_id,
-                    message_rejected: message_ref::REQ,
-                    rejected_info_length: 0,
-                    reason: RejectReason::DuplicateLocalCommId,
-                    ari: [0; 72],
-                    private_data: [0; 148],
-                };
+                let rej = Rej::plain(
+                    0,
+                    req.local_comm_id,
+                    message_ref::REQ,
+                    RejectReason::DuplicateLocalCommId,
+                );
                 Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
                 return Handled::Answered;
             }
@@ -137,30 +134,23 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         // A REQ from a QP we are still connected to: the peer lost that
         // connection. Refuse the new one and end the old one.
         if let Some(&stale) = self.remote_qpns.get(&(req.local_qpn, req.local_ca_guid)) {
-            let rej = Rej {
-                // No id of ours exists for this REQ.
-                local_comm_id: 0,
-                remote_comm_id: req.local_comm_id,
-                message_rejected: message_ref::REQ,
-                rejected_info_length: 0,
-                reason: RejectReason::StaleConn,
-                ari: [0; 72],
-                private_data: [0; 148],
-            };
+            let rej = Rej::plain(
+                0,
+                req.local_comm_id,
+                message_ref::REQ,
+                RejectReason::StaleConn,
+            );
             Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
             self.disconnect_stale(now, stale, sink);
             return Handled::Answered;
         }
         let Some(listener) = self.find_listener(rx.device, req.service_id) else {
-            let rej = Rej {
-                local_comm_id: 0,
-                remote_comm_id: req.local_comm_id,
-                message_rejected: message_ref::REQ,
-                rejected_info_length: 0,
-                reason: RejectReason::InvalidServiceId,
-                ari: [0; 72],
-                private_data: [0; 148],
-            };
+            let rej = Rej::plain(
+                0,
+                req.local_comm_id,
+                message_ref::REQ,
+                RejectReason::InvalidServiceId,
+            );
             Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
             return Handled::Answered;
         };
@@ -317,15 +307,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         if let Some(&stale) = self.remote_qpns.get(&remote_qpn) {
             // The peer's QP still belongs to a connection of ours: refuse
             // this one, end that one. Our REQ stays pending, as in the C CM.
-            let rej = Rej {
-                local_comm_id: rep.remote_comm_id,
-                remote_comm_id: rep.local_comm_id,
-                message_rejected: message_ref::REP,
-                rejected_info_length: 0,
-                reason: RejectReason::StaleConn,
-                ari: [0; 72],
-                private_data: [0; 148],
-            };
+            let rej = Rej::plain(
+                rep.remote_comm_id,
+                rep.local_comm_id,
+                message_ref::REP,
+                RejectReason::StaleConn,
+            );
             let tid = self.get(id).map_or(0, |c| c.tid);
             Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
             self.disconnect_stale(now, stale, sink);
@@ -383,15 +370,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         } else {
             RejectReason::InvalidCommId
         };
-        let rej = Rej {
-            local_comm_id: ours,
-            remote_comm_id: theirs,
-            message_rejected,
-            rejected_info_length: 0,
-            reason,
-            ari: [0; 72],
-            private_data: [0; 148],
-        };
+        let rej = Rej::plain(ours, theirs, message_rejected, reason);
         Self::answer(to, tid, CmMessage::Rej(rej), sink);
         Handled::Answered
     }

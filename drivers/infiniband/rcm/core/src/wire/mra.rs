@@ -51,3 +51,23 @@ wire_struct! {
         private_data: [u8; 148] = bytes(84, 148),
     }
 }
+
+impl Rej {
+    /// A REJ with no additional information and no private data.
+    pub const fn plain(
+        local_comm_id: u32,
+        remote_comm_id: u32,
+        message_rejected: u8,
+        reason: RejectReason,
+    ) -> Self {
+        Rej {
+            local_comm_id,
+            remote_comm_id,
+            message_rejected,
+            rejected_info_length: 0,
+            reason,
+            ari: [0; 72],
+            private_data: [0; 148],
+        }
+    }
+}
