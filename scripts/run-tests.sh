@@ -93,7 +93,9 @@ step "install kselftests" "$RCM_ROOT/scripts/build-selftests.sh"
 step "build guest image" "$RCM_ROOT/scripts/mkguest.sh" "$RCM_FLAVOR" "$out/initrd"
 
 kdir=$(rcm_kernel_dir "$RCM_FLAVOR")
-tests=${TESTS:-$(sed -n 's/^TEST_PROGS := //p' "$RCM_ROOT/tools/testing/selftests/rcm/Makefile")}
+# The installed list is what the kselftest runner itself uses.
+tests=${TESTS:-$(sed -n 's/^rcm://p' "$RCM_CACHE/selftests/install/kselftest-list.txt")}
+[ -n "$tests" ] || { result 1 "no kselftests found"; finish; }
 for t in $tests; do
 	name=${t%.sh}
 	rm -rf "$out/tests/$name"
