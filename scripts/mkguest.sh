@@ -92,6 +92,10 @@ chmod +x "$stage/init" "$stage"/usr/lib/rcm/*.sh
 if [ -f "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" ]; then
 	cp "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" "$stage/lib/modules/$krel/extra/"
 fi
+# Sample consumers: they link against whichever CM the guest runs.
+for ko in "$RCM_ROOT"/samples/rcm/*.ko; do
+	[ -f "$ko" ] && cp "$ko" "$stage/lib/modules/$krel/extra/"
+done
 if [ -d "$RCM_CACHE/selftests/install" ]; then
 	cp -a "$RCM_CACHE/selftests/install" "$stage/kselftest"
 fi

@@ -76,6 +76,49 @@ void rcm_h_counters_remove(struct rcm_h_counters *c);
 /* Counts one message of CM attribute `attr_id` (others are ignored). */
 void rcm_h_count(struct rcm_h_counters *c, u32 port, u32 group, u16 attr_id);
 
+/*
+ * A received REQ as the ib_cm consumer API reports it, in plain values
+ * (host byte order). rcm_h_deliver_req() builds the struct ib_cm_event and
+ * the path record from it and calls the id's handler.
+ */
+struct rcm_h_req_event {
+	struct ib_cm_id *listen_id;
+	const void *private_data;	/* 92 bytes */
+	u64 remote_ca_guid;
+	u32 port;
+	u32 remote_qkey;
+	u32 remote_qpn;
+	u32 starting_psn;
+	u32 flow_label;
+	u16 pkey;
+	u8 transport;		/* 0 RC, 1 UC, 3 XRC */
+	u8 responder_resources;
+	u8 initiator_depth;
+	u8 local_cm_response_timeout;
+	u8 remote_cm_response_timeout;
+	u8 flow_control;
+	u8 retry_count;
+	u8 rnr_retry_count;
+	u8 srq;
+	u8 roce;
+	u8 sl;
+	u8 mtu;
+	u8 rate;
+	u8 packet_life_time;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sgid[16];		/* ours */
+	u8 dgid[16];		/* the requester's */
+};
+
+/* Calls id->cm_handler with IB_CM_REQ_RECEIVED; returns its result. */
+int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e);
+
+/* The running task, as an identity. */
+void *rcm_h_current(void);
+/* Sleeps about a millisecond. */
+void rcm_h_sleep_ms(u32 ms);
+
 /* A random 32-bit value. */
 u32 rcm_h_random_u32(void);
 

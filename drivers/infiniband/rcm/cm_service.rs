@@ -9,13 +9,15 @@
 //! produces are collected while it is locked and posted after.
 
 use crate::kernel_maps::KernelCollections;
+use crate::kernel_maps::KernelMap;
+use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Event, Received, Sink, Transmit};
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, MadPath, ReceivedMad, MAD_SIZE};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
@@ -24,15 +26,17 @@ use kernel::sync::Mutex;
 /// the path on that device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Peer {
-    device: DeviceId,
-    path: MadPath,
+    /// The device the peer is reached through.
+    pub(crate) device: DeviceId,
+    /// The path on that device.
+    pub(crate) path: MadPath,
 }
 
 /// A device served by the CM, with its ports' MAD agents.
-struct DeviceEntry {
-    identity: usize,
-    id: DeviceId,
-    guid: u64,
+pub(crate) struct DeviceEntry {
+    pub(crate) identity: usize,
+    pub(crate) id: DeviceId,
+    pub(crate) guid: u64,
     /// Dropped after the agents (field order), so no callback counts
     /// into freed counters.
     agents: KVec<MadAgent<CmService>>,
@@ -48,20 +52,23 @@ struct Outgoing {
 }
 
 /// Collects the endpoint's output while it is locked.
-struct Outbox {
+pub(crate) struct Outbox {
     sends: KVec<Outgoing>,
     /// Sends that did not fit in memory; the protocol retransmits.
     dropped: u32,
     /// Attributes of received messages that were duplicates.
     duplicates: KVec<u16>,
+    /// Events for consumers, in order.
+    events: KVec<(CommId, Event)>,
 }
 
 impl Outbox {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Outbox {
             sends: KVec::new(),
             dropped: 0,
             duplicates: KVec::new(),
+            events: KVec::new(),
         }
     }
 }
@@ -93,9 +100,10 @@ impl Sink<Peer> for Outbox {
         let _ = self.duplicates.push(attr_id, GFP_KERNEL);
     }
 
-    fn event(&mut self, _id: CommId, _event: Event) {
-        // No consumer API yet: ids are only created by the endpoint itself
-        // for REQs and SIDR_REQs, which find no listener.
+    fn event(&mut self, id: CommId, event: Event) {
+        if self.events.push((id, event), GFP_KERNEL).is_err() {
+            pr_warn!("rcm: out of memory, CM event for {:#x} lost\n", id.0);
+        }
     }
 }
 
@@ -103,14 +111,24 @@ impl Sink<Peer> for Outbox {
 #[pin_data]
 pub(crate) struct CmService {
     #[pin]
-    endpoint: Mutex<Endpoint<Peer, KernelCollections>>,
+    pub(crate) endpoint: Mutex<Endpoint<Peer, KernelCollections>>,
     /// Device slots; a removed device leaves `None`, reused by the next
     /// (6.12's `KVec` cannot remove elements).
     #[pin]
-    devices: Mutex<KVec<Option<DeviceEntry>>>,
+    pub(crate) devices: Mutex<KVec<Option<DeviceEntry>>>,
     #[pin]
     timer: Mutex<Option<Timer<CmService>>>,
     next_device: AtomicU32,
+    /// Consumer ids (`struct ib_cm_id` boxes) by comm id.
+    #[pin]
+    pub(crate) ids: Mutex<KernelMap<u32, usize>>,
+    /// Events waiting for delivery, in order.
+    #[pin]
+    pub(crate) events: Mutex<KVec<(CommId, Event)>>,
+    /// The ids whose handler runs right now (0: none), and the delivering
+    /// task: `ib_destroy_cm_id` waits for those callbacks.
+    pub(crate) delivering: [AtomicU32; 2],
+    pub(crate) worker: AtomicUsize,
 }
 
 impl CmService {
@@ -125,6 +143,10 @@ impl CmService {
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
             timer <- new_mutex!(None, "rcm::timer"),
             next_device: AtomicU32::new(0),
+            ids <- new_mutex!(OrderedMap::new_empty(), "rcm::ids"),
+            events <- new_mutex!(KVec::new(), "rcm::events"),
+            delivering: [AtomicU32::new(0), AtomicU32::new(0)],
+            worker: AtomicUsize::new(0),
         })
     }
 
@@ -191,8 +213,10 @@ impl CmService {
         drop(entry);
     }
 
-    /// Posts collected MADs and reports failed requests to the endpoint.
-    fn flush(&self, mut outbox: Outbox) {
+    /// Posts collected MADs, reports failed requests to the endpoint and
+    /// queues events for delivery.
+    pub(crate) fn flush(&self, mut outbox: Outbox) {
+        self.queue_events(&mut outbox);
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
         for _ in 0..2 {
@@ -231,6 +255,25 @@ impl CmService {
             }
         }
         self.rearm();
+    }
+
+    /// Moves an outbox's events to the delivery queue and has the work
+    /// item run at once.
+    fn queue_events(&self, outbox: &mut Outbox) {
+        if outbox.events.is_empty() {
+            return;
+        }
+        {
+            let mut queue = self.events.lock();
+            for ev in core::mem::take(&mut outbox.events) {
+                if queue.push(ev, GFP_KERNEL).is_err() {
+                    pr_warn!("rcm: out of memory, CM event lost\n");
+                }
+            }
+        }
+        if let Some(timer) = self.timer.lock().as_ref() {
+            timer.arm(0);
+        }
     }
 
     /// Arms the timer for the endpoint's next deadline.
@@ -302,6 +345,7 @@ impl TimerHandler for CmService {
         let mut outbox = Outbox::new();
         self.endpoint.lock().handle_timeout(now_ms(), &mut outbox);
         self.flush(outbox);
+        self.deliver_events();
     }
 }
 

@@ -8,3 +8,13 @@
 #include <linux/module.h>
 
 MODULE_SOFTDEP("pre: ib_core");
+
+/* ib_cm (include/rdma/ib_cm.h); implemented in ib_cm_exports.rs. */
+#include <rdma/ib_cm.h>
+
+EXPORT_SYMBOL_GPL(ib_create_cm_id);
+EXPORT_SYMBOL_GPL(ib_destroy_cm_id);
+EXPORT_SYMBOL_GPL(ib_cm_listen);
+EXPORT_SYMBOL_GPL(ib_cm_insert_listen);
+EXPORT_SYMBOL_GPL(ib_send_cm_rej);
+EXPORT_SYMBOL_GPL(ibcm_reject_msg);

@@ -14,8 +14,10 @@ mod bindings;
 #[path = "../../../rust/rdma/mod.rs"]
 mod rdma;
 
+mod cm_ids;
 mod cm_service;
 mod device_client;
+mod ib_cm_exports;
 mod kernel_maps;
 
 /// The sans-IO protocol core: the very files `cargo test` checks on the host

@@ -47,6 +47,14 @@ macro_rules! status_codes {
                     $name::Unknown(_) => "unrecognized status",
                 }
             }
+
+            /// [`Self::message`] with a terminating NUL, for C callers.
+            pub const fn message_nul(self) -> &'static str {
+                match self {
+                    $($name::$variant => concat!($text, "\0"),)*
+                    $name::Unknown(_) => "unrecognized status\0",
+                }
+            }
         }
 
         impl core::fmt::Display for $name {

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Consumer ids: the `struct ib_cm_id` rcm hands to ib_cm consumers, the
+//! registry from comm id to id, and the delivery of events to their
+//! handlers.
+//!
+//! Events are delivered by the service's work item, one at a time and in
+//! order (a work item never runs concurrently with itself), with no lock
+//! held, so a handler may call back into the API. `ib_destroy_cm_id` waits
+//! for a running callback of the id (or of the listener a REQ came from);
+//! called from that very callback, it leaves the freeing to the delivery
+//! code instead.
+
+use crate::bindings;
+use crate::cm_service::{CmService, Outbox};
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::cm::{CommId, Event, State};
+use crate::proto::wire::req::Req;
+use crate::rdma::timer::now_ms;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::prelude::*;
+
+/// A consumer's id. `id` comes first: consumers hold `&id` and the API
+/// gets the box back by casting.
+#[repr(C)]
+pub(crate) struct CmIdBox {
+    /// What consumers see.
+    pub(crate) id: bindings::ib_cm_id,
+    /// The core's id.
+    pub(crate) comm: CommId,
+    /// Destroyed from inside its own callback: freed when it returns.
+    free_pending: AtomicBool,
+}
+
+impl CmIdBox {
+    /// A box for `comm` with the consumer's handler and context.
+    pub(crate) fn new(
+        comm: CommId,
+        device: *mut bindings::ib_device,
+        handler: bindings::ib_cm_handler,
+        context: *mut kernel::ffi::c_void,
+    ) -> Result<*mut CmIdBox> {
+        let id = bindings::ib_cm_id {
+            cm_handler: handler,
+            context,
+            device,
+            local_id: comm.0.to_be(),
+            // The C CM's default: the CM's own QP1.
+            remote_cm_qpn: 1,
+            ..Default::default()
+        };
+        let b = KBox::new(
+            CmIdBox {
+                id,
+                comm,
+                free_pending: AtomicBool::new(false),
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(KBox::into_raw(b))
+    }
+
+    /// The box of a consumer's id pointer.
+    ///
+    /// # Safety
+    ///
+    /// `id` must be a pointer rcm returned from `ib_create_cm_id` (or
+    /// delivered in an event) and not yet destroyed.
+    pub(crate) unsafe fn from_id<'a>(id: *mut bindings::ib_cm_id) -> &'a CmIdBox {
+        // SAFETY: `id` is the first field of a live `CmIdBox` (repr(C)),
+        // per the function's contract.
+        unsafe { &*id.cast::<CmIdBox>() }
+    }
+}
+
+/// The kernel's `enum ib_cm_state` value of a core state.
+fn kernel_state(state: State) -> bindings::ib_cm_state {
+    state as bindings::ib_cm_state
+}
+
+impl CmService {
+    /// Copies the core's view of an id into the consumer-visible fields.
+    ///
+    /// # Safety
+    ///
+    /// `b` must point to a live box.
+    pub(crate) unsafe fn sync_id(&self, b: *mut CmIdBox) {
+        // SAFETY: live per the contract.
+        let comm = unsafe { (*b).comm };
+        let view = self.endpoint.lock().get(comm).map(|c| {
+            (
+                c.state(),
+                c.lap_state() as bindings::ib_cm_lap_state,
+                c.remote_id(),
+                c.service_id(),
+            )
+        });
+        if let Some((state, lap, remote, service)) = view {
+            // SAFETY: live per the contract; consumers read these fields
+            // without locking, as with the C CM.
+            unsafe {
+                (*b).id.state = kernel_state(state);
+                (*b).id.lap_state = lap;
+                (*b).id.remote_id = remote.to_be();
+                (*b).id.service_id = service.to_be();
+            }
+        }
+    }
+
+    /// Registers a box; on failure the caller still owns it.
+    pub(crate) fn register_id(&self, b: *mut CmIdBox) -> Result {
+        // SAFETY: the caller passes a live box.
+        let comm = unsafe { (*b).comm };
+        self.ids
+            .lock()
+            .try_insert(comm.0, b as usize)
+            .map_err(|_| ENOMEM)
+    }
+
+    /// Ends an id for its consumer (`ib_destroy_cm_id`, or a non-zero
+    /// handler return): the core finishes the protocol, the box goes.
+    ///
+    /// # Safety
+    ///
+    /// `b` must be a live, registered box, not used by the caller after.
+    pub(crate) unsafe fn destroy_id(&self, b: *mut CmIdBox) {
+        // SAFETY: live per the contract.
+        let comm = unsafe { (*b).comm };
+        let mut outbox = Outbox::new();
+        let freed = self
+            .endpoint
+            .lock()
+            .destroy(now_ms(), comm, true, &mut outbox);
+        self.flush(outbox);
+        if freed == Ok(false) {
+            // A shared listener someone else still holds.
+            return;
+        }
+        self.ids.lock().remove(&comm.0);
+        let busy = |s: &CmService| {
+            s.delivering
+                .iter()
+                .any(|d| d.load(Ordering::Acquire) == comm.0)
+        };
+        // SAFETY: no preconditions.
+        let me = unsafe { bindings::rcm_h_current() } as usize;
+        if busy(self) && self.worker.load(Ordering::Acquire) == me {
+            // Called from the callback that is delivering to this id.
+            // SAFETY: live per the contract.
+            unsafe { (*b).free_pending.store(true, Ordering::Release) };
+            return;
+        }
+        while busy(self) {
+            // SAFETY: no preconditions; we hold no lock.
+            unsafe { bindings::rcm_h_sleep_ms(1) };
+        }
+        // SAFETY: unregistered and no callback runs for it: ours to free.
+        drop(unsafe { KBox::from_raw(b) });
+    }
+
+    /// Delivers queued events, in order, one at a time.
+    pub(crate) fn deliver_events(&self) {
+        // SAFETY: no preconditions.
+        let me = unsafe { bindings::rcm_h_current() } as usize;
+        self.worker.store(me, Ordering::Release);
+        loop {
+            let batch = core::mem::take(&mut *self.events.lock());
+            if batch.is_empty() {
+                break;
+            }
+            for (id, event) in batch {
+                if let Event::ReqReceived { listener, req, .. } = event {
+                    self.deliver_req(id, listener, &req);
+                }
+                // Other events need the exports that lead to them (REP,
+                // RTU, DREQ ...), which come with the rest of the ib_cm API.
+            }
+        }
+        self.worker.store(0, Ordering::Release);
+    }
+
+    /// A REQ for a consumer's listener: a new id with the listener's
+    /// handler and context, then `IB_CM_REQ_RECEIVED`.
+    fn deliver_req(&self, comm: CommId, listener: CommId, req: &Req) {
+        let (listen_box, handler, context, device) = {
+            let ids = self.ids.lock();
+            let Some(&lb) = ids.get(&listener.0) else {
+                drop(ids);
+                self.reject_orphan(comm);
+                return;
+            };
+            let lb = lb as *mut CmIdBox;
+            // SAFETY: registered boxes are live while the registry lock is
+            // held (destroy unregisters before freeing).
+            let l = unsafe { &(*lb).id };
+            // Mark the listener busy before the lock goes, so that its
+            // destroy waits for this callback.
+            self.delivering[1].store(listener.0, Ordering::Release);
+            (lb, l.cm_handler, l.context, l.device)
+        };
+        let Ok(b) = CmIdBox::new(comm, device, handler, context) else {
+            self.delivering[1].store(0, Ordering::Release);
+            self.reject_orphan(comm);
+            return;
+        };
+        if self.register_id(b).is_err() {
+            self.delivering[1].store(0, Ordering::Release);
+            // SAFETY: never published.
+            drop(unsafe { KBox::from_raw(b) });
+            self.reject_orphan(comm);
+            return;
+        }
+        // SAFETY: `b` is live and registered.
+        unsafe { self.sync_id(b) };
+        let peer = self
+            .endpoint
+            .lock()
+            .get(comm)
+            .and_then(|c| c.peer().copied());
+        let p = &req.primary_path;
+        let lat = p.local_ack_timeout.exponent();
+        let ev = bindings::rcm_h_req_event {
+            // SAFETY: the listener is kept alive by `delivering[1]`.
+            listen_id: unsafe { &mut (*listen_box).id },
+            private_data: req.private_data.as_ptr().cast(),
+            remote_ca_guid: req.local_ca_guid,
+            port: peer.map_or(1, |p| p.path.port),
+            remote_qkey: req.local_qkey,
+            remote_qpn: req.local_qpn,
+            starting_psn: req.starting_psn,
+            flow_label: p.flow_label,
+            pkey: req.partition_key,
+            transport: req.transport_service_type,
+            responder_resources: req.responder_resources,
+            initiator_depth: req.initiator_depth,
+            local_cm_response_timeout: req.local_cm_response_timeout.exponent(),
+            remote_cm_response_timeout: req.remote_cm_response_timeout.exponent(),
+            flow_control: u8::from(req.end_to_end_flow_control),
+            retry_count: req.retry_count,
+            rnr_retry_count: req.rnr_retry_count,
+            srq: u8::from(req.srq),
+            roce: u8::from(peer.is_some_and(|p| p.path.has_grh)),
+            sl: p.sl,
+            mtu: req.path_mtu,
+            rate: p.packet_rate,
+            packet_life_time: lat - u8::from(lat > 0),
+            hop_limit: p.hop_limit,
+            traffic_class: p.traffic_class,
+            sgid: p.remote_port_gid,
+            dgid: p.local_port_gid,
+        };
+        self.delivering[0].store(comm.0, Ordering::Release);
+        // SAFETY: `b` is live (its destroy waits for `delivering`); the
+        // event's pointers live until the call returns.
+        let ret = unsafe { bindings::rcm_h_deliver_req(&mut (*b).id, &ev) };
+        self.delivering[0].store(0, Ordering::Release);
+        self.delivering[1].store(0, Ordering::Release);
+        // SAFETY: the listener is still live: a destroy from the callback
+        // only flagged it, and then it is ours to free.
+        if unsafe { (*listen_box).free_pending.load(Ordering::Acquire) } {
+            // SAFETY: unregistered by that destroy; nothing else has it.
+            drop(unsafe { KBox::from_raw(listen_box) });
+        }
+        // SAFETY: still live: a destroy from the callback only flagged it.
+        if unsafe { (*b).free_pending.load(Ordering::Acquire) } {
+            // SAFETY: unregistered by that destroy; nothing else has it.
+            drop(unsafe { KBox::from_raw(b) });
+        } else if ret != 0 {
+            // SAFETY: live and registered; the consumer gave it up.
+            unsafe { self.destroy_id(b) };
+        }
+    }
+
+    /// A passive id whose consumer cannot be reached: refuse the REQ.
+    fn reject_orphan(&self, comm: CommId) {
+        let mut outbox = Outbox::new();
+        let _ = self
+            .endpoint
+            .lock()
+            .destroy(now_ms(), comm, true, &mut outbox);
+        self.flush(outbox);
+    }
+}

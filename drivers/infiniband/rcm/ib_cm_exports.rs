@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ib_cm C API (`include/rdma/ib_cm.h`, Linux 6.12) as far as rcm
+//! provides it so far: ids, listening, rejecting, reject messages. Each
+//! function validates its arguments and returns the errno the C CM returns
+//! for the same misuse. `rcm_exports.c` exports the symbols.
+
+use crate::bindings;
+use crate::cm_ids::CmIdBox;
+use crate::cm_service::{with_service, CmService, Outbox};
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::cm::{CmError, ListenSpec};
+use crate::proto::reason::RejectReason;
+use crate::rdma::timer::now_ms;
+use kernel::ffi::{c_char, c_int, c_void};
+use kernel::prelude::*;
+
+/// `ERR_PTR(-errno)` for pointer-returning exports.
+fn err_ptr<T>(errno: i32) -> *mut T {
+    errno as isize as *mut T
+}
+
+/// The service and the device entry (id, guid) of `device`.
+fn device_of(
+    s: &CmService,
+    device: *mut bindings::ib_device,
+) -> Option<crate::proto::cm::DeviceId> {
+    let devices = s.devices.lock();
+    let found = devices
+        .iter()
+        .flatten()
+        .find(|d| d.identity == device as usize)
+        .map(|d| d.id);
+    found
+}
+
+fn guid_of(device: *mut bindings::ib_device) -> u64 {
+    // SAFETY: consumers pass a registered device, whose node GUID is
+    // fixed while it is registered.
+    u64::from_be(unsafe { (*device).node_guid })
+}
+
+/// A slice from a C pointer and length; an empty slice for NULL.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` must be valid for `len` bytes.
+unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
+    if ptr.is_null() || len == 0 {
+        &[]
+    } else {
+        // SAFETY: per the function's contract.
+        unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), usize::from(len)) }
+    }
+}
+
+/// Creates an id on `device` (`ib_create_cm_id`).
+///
+/// # Safety
+///
+/// `device` must be a registered device for as long as the id exists.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_create_cm_id(
+    device: *mut bindings::ib_device,
+    cm_handler: bindings::ib_cm_handler,
+    context: *mut c_void,
+) -> *mut bindings::ib_cm_id {
+    let made = with_service(|s| {
+        let dev = device_of(s, device).ok_or(ENODEV)?;
+        let comm = s
+            .endpoint
+            .lock()
+            .create_id(dev, guid_of(device))
+            .map_err(|e| Error::from_errno(e.errno()))?;
+        let undo = |s: &CmService| {
+            let mut outbox = Outbox::new();
+            let _ = s
+                .endpoint
+                .lock()
+                .destroy(now_ms(), comm, false, &mut outbox);
+            s.flush(outbox);
+        };
+        let b = match CmIdBox::new(comm, device, cm_handler, context) {
+            Ok(b) => b,
+            Err(e) => {
+                undo(s);
+                return Err(e);
+            }
+        };
+        if let Err(e) = s.register_id(b) {
+            // SAFETY: never published.
+            drop(unsafe { KBox::from_raw(b) });
+            undo(s);
+            return Err(e);
+        }
+        // SAFETY: `b` is live and registered.
+        Ok(unsafe { &mut (*b).id as *mut bindings::ib_cm_id })
+    });
+    match made {
+        Some(Ok(id)) => id,
+        Some(Err(e)) => err_ptr(e.to_errno()),
+        None => err_ptr(ENODEV.to_errno()),
+    }
+}
+
+/// Destroys an id (`ib_destroy_cm_id`), ending its connection as the
+/// protocol requires; waits for a running callback of the id.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm and not be used afterwards.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id) {
+    if cm_id.is_null() {
+        return;
+    }
+    with_service(|s| {
+        // SAFETY: per this function's contract.
+        unsafe { s.destroy_id(cm_id.cast::<CmIdBox>()) };
+    });
+}
+
+fn listen_on(
+    s: &CmService,
+    cm_id: *mut bindings::ib_cm_id,
+    service_id: u64,
+    share_tag: Option<u64>,
+) -> core::result::Result<*mut bindings::ib_cm_id, CmError> {
+    // SAFETY: callers pass an id from rcm (the API's contract).
+    let b = unsafe { CmIdBox::from_id(cm_id) };
+    let device = device_of(s, b.id.device).ok_or(CmError::InvalidArgument)?;
+    let holder = s.endpoint.lock().listen(
+        b.comm,
+        ListenSpec {
+            device: Some(device),
+            service_id,
+            service_mask: 0,
+            share_tag,
+        },
+    )?;
+    let ptr = s
+        .ids
+        .lock()
+        .get(&holder.0)
+        .copied()
+        .ok_or(CmError::NoSuchId)?;
+    let holder_box = ptr as *mut CmIdBox;
+    // SAFETY: registered, so live.
+    unsafe { s.sync_id(holder_box) };
+    // SAFETY: as above.
+    Ok(unsafe { &mut (*holder_box).id })
+}
+
+/// Listens on a service id (`ib_cm_listen`): 0, `-EINVAL` (not idle, bad
+/// id range), `-EBUSY` (taken).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_cm_listen(
+    cm_id: *mut bindings::ib_cm_id,
+    service_id: u64,
+) -> c_int {
+    let r = with_service(|s| listen_on(s, cm_id, u64::from_be(service_id), None));
+    match r {
+        Some(Ok(_)) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
+    }
+}
+
+/// A listening id for `service_id` on `device`, shared with other callers
+/// passing the same handler (`ib_cm_insert_listen`).
+///
+/// # Safety
+///
+/// `device` must be registered.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_cm_insert_listen(
+    device: *mut bindings::ib_device,
+    cm_handler: bindings::ib_cm_handler,
+    service_id: u64,
+) -> *mut bindings::ib_cm_id {
+    // SAFETY: per this function's contract.
+    let id = unsafe { ib_create_cm_id(device, cm_handler, core::ptr::null_mut()) };
+    if (id as isize) < 0 && (id as isize) >= -4095 {
+        return id;
+    }
+    let tag = cm_handler.map_or(0, |f| f as usize as u64);
+    let r = with_service(|s| listen_on(s, id, u64::from_be(service_id), Some(tag)));
+    match r {
+        Some(Ok(holder)) if holder == id => id,
+        Some(Ok(holder)) => {
+            // An existing listener with the same handler: share it.
+            // SAFETY: `id` is ours, fresh and unused.
+            unsafe { ib_destroy_cm_id(id) };
+            holder
+        }
+        Some(Err(e)) => {
+            // SAFETY: as above.
+            unsafe { ib_destroy_cm_id(id) };
+            err_ptr(if e == CmError::Busy {
+                EINVAL.to_errno()
+            } else {
+                e.errno()
+            })
+        }
+        None => err_ptr(ENODEV.to_errno()),
+    }
+}
+
+/// Rejects a connection (`ib_send_cm_rej`).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `ari` and `private_data` must be valid for
+/// their lengths (or NULL).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_rej(
+    cm_id: *mut bindings::ib_cm_id,
+    reason: bindings::ib_cm_rej_reason,
+    ari: *mut c_void,
+    ari_length: u8,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    let r = with_service(|s| {
+        // SAFETY: per this function's contract.
+        let (b, ari, pd) = unsafe {
+            (
+                CmIdBox::from_id(cm_id),
+                bytes(ari, ari_length),
+                bytes(private_data, private_data_len),
+            )
+        };
+        let reason = RejectReason::from_wire(reason as u16);
+        let mut outbox = Outbox::new();
+        let r = s
+            .endpoint
+            .lock()
+            .send_rej(now_ms(), b.comm, reason, ari, pd, &mut outbox);
+        s.flush(outbox);
+        // SAFETY: live per the contract.
+        unsafe { s.sync_id(cm_id.cast()) };
+        r
+    });
+    match r {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
+    }
+}
+
+/// The text of a reject reason (`ibcm_reject_msg`).
+#[no_mangle]
+pub(crate) extern "C" fn ibcm_reject_msg(reason: c_int) -> *const c_char {
+    let text = u16::try_from(reason)
+        .map(RejectReason::from_wire)
+        .unwrap_or(RejectReason::Unknown(0))
+        .message_nul();
+    text.as_ptr().cast()
+}

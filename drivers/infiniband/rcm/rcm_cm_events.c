@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Builds the C structures of an ib_cm event (struct ib_cm_event with its
+ * parameter union and bit fields, struct sa_path_rec) from plain values
+ * supplied by rcm's Rust code, and calls the consumer's handler.
+ */
+#include <linux/delay.h>
+#include <linux/sched.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_sa.h>
+#include "../../../rust/bindings/rcm_helpers.h"
+
+static enum ib_qp_type rcm_qp_type(u8 transport)
+{
+	switch (transport) {
+	case 1:
+		return IB_QPT_UC;
+	case 3:
+		return IB_QPT_XRC_TGT;	/* the passive side of XRC */
+	default:
+		return IB_QPT_RC;
+	}
+}
+
+int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
+{
+	struct sa_path_rec path = {};
+	struct ib_cm_event ev = {};
+	struct ib_cm_req_event_param *p = &ev.param.req_rcvd;
+
+	/* The path as seen from this side: our GID is the source. */
+	memcpy(path.sgid.raw, e->sgid, sizeof(path.sgid.raw));
+	memcpy(path.dgid.raw, e->dgid, sizeof(path.dgid.raw));
+	path.rec_type = e->roce ? SA_PATH_REC_TYPE_ROCE_V2 : SA_PATH_REC_TYPE_IB;
+	path.flow_label = cpu_to_be32(e->flow_label);
+	path.hop_limit = e->hop_limit;
+	path.traffic_class = e->traffic_class;
+	path.reversible = 1;
+	path.pkey = cpu_to_be16(e->pkey);
+	path.sl = e->sl;
+	path.mtu_selector = IB_SA_EQ;
+	path.mtu = e->mtu;
+	path.rate_selector = IB_SA_EQ;
+	path.rate = e->rate;
+	path.packet_life_time_selector = IB_SA_EQ;
+	path.packet_life_time = e->packet_life_time;
+
+	ev.event = IB_CM_REQ_RECEIVED;
+	ev.private_data = (void *)e->private_data;
+	p->listen_id = e->listen_id;
+	p->bth_pkey = e->pkey;
+	p->port = e->port;
+	p->primary_path = &path;
+	p->alternate_path = NULL;
+	p->remote_ca_guid = cpu_to_be64(e->remote_ca_guid);
+	p->remote_qkey = e->remote_qkey;
+	p->remote_qpn = e->remote_qpn;
+	p->qp_type = rcm_qp_type(e->transport);
+	p->starting_psn = e->starting_psn;
+	p->responder_resources = e->responder_resources;
+	p->initiator_depth = e->initiator_depth;
+	p->local_cm_response_timeout = e->local_cm_response_timeout;
+	p->flow_control = e->flow_control;
+	p->remote_cm_response_timeout = e->remote_cm_response_timeout;
+	p->retry_count = e->retry_count;
+	p->rnr_retry_count = e->rnr_retry_count;
+	p->srq = e->srq;
+	return id->cm_handler(id, &ev);
+}
+
+void *rcm_h_current(void)
+{
+	return current;
+}
+
+void rcm_h_sleep_ms(u32 ms)
+{
+	msleep(ms);
+}

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rcm-vm: guests=2 modes=c,rcm timeout=300
+#
+# A kernel consumer of rcm's exported ib_cm API (samples/rcm/
+# rcm_sample_reject.ko: ib_create_cm_id, ib_cm_listen, REQ_RECEIVED,
+# ib_send_cm_rej with private data, a non-zero handler return, then
+# ib_destroy_cm_id) on the peer guest, against this guest's C CM: every
+# connect is rejected with reason 28 (consumer defined); once the sample is
+# unloaded the service is gone again (REJ 8).
+. "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+
+server=$RCM_PEER
+PORT_NUM=7200
+
+ktap_print_header
+if [ "$RCM_PEER" = none ]; then
+	ktap_skip_all "needs a peer guest"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 8
+
+peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+rcm_expect "the sample consumer loads on rcm and listens" \
+	peer_run 'modprobe rcm_sample_reject && grep -q "^rcm_sample_reject " /proc/modules &&
+		dmesg | grep -q "rcm_sample: rxe0: listening on 0x1061c20"'
+
+rejected_with() { # <reason>
+	local out
+	out=$(timeout 60 rping -c -a "$server" -p $PORT_NUM -C 1 -v 2>&1)
+	printf '%s\n' "$out" | grep -q "RDMA_CM_EVENT_REJECTED, error $1" || {
+		printf '%s\n' "$out" | tail -5
+		return 1
+	}
+}
+rcm_expect "rping to the sample: REJECTED, reason 28 (consumer defined)" rejected_with 28
+
+ten_more() {
+	local i
+	for ((i = 0; i < 10; i++)); do
+		rejected_with 28 || { echo "connect $i"; return 1; }
+	done
+}
+rcm_expect "10 more connects, each rejected by the consumer" ten_more
+
+consumer_saw_them() {
+	local n
+	n=$(peer_run 'dmesg' | grep -c 'rcm_sample: REQ for 0x1061c20 .*: consumer defined (0)')
+	echo "the sample logged $n rejections"
+	[ "$n" = 11 ]
+}
+rcm_expect "the sample got 11 REQ_RECEIVED events, its ib_send_cm_rej returned 0" consumer_saw_them
+
+rcm_expect "the sample unloads (ib_destroy_cm_id of its listener)" \
+	peer_run 'rmmod rcm_sample_reject && dmesg | grep -q "rcm_sample: rxe0: stopped"'
+rcm_expect "after rmmod the service is unknown again: REJECTED, reason 8" rejected_with 8
+
+rcm_check_kmemleak_peer
+rcm_check_dmesg_clean
+ktap_finished
