@@ -14,7 +14,7 @@
 use crate::bindings;
 use crate::cm_service::{CmService, Outbox};
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CommId, Event, State};
+use crate::proto::cm::{CmError, CommId, Event, State};
 use crate::proto::wire::req::Req;
 use crate::rdma::timer::now_ms;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -126,13 +126,7 @@ impl CmService {
     pub(crate) unsafe fn destroy_id(&self, b: *mut CmIdBox) {
         // SAFETY: live per the contract.
         let comm = unsafe { (*b).comm };
-        let mut outbox = Outbox::new();
-        let freed = self
-            .endpoint
-            .lock()
-            .destroy(now_ms(), comm, true, &mut outbox);
-        self.flush(outbox);
-        if freed == Ok(false) {
+        if self.end_comm(comm, true) == Ok(false) {
             // A shared listener someone else still holds.
             return;
         }
@@ -273,11 +267,22 @@ impl CmService {
 
     /// A passive id whose consumer cannot be reached: refuse the REQ.
     fn reject_orphan(&self, comm: CommId) {
+        let _ = self.end_comm(comm, true);
+    }
+
+    /// Destroys the core's id (see `Endpoint::destroy`) and sends what
+    /// that takes.
+    pub(crate) fn end_comm(
+        &self,
+        comm: CommId,
+        reject: bool,
+    ) -> core::result::Result<bool, CmError> {
         let mut outbox = Outbox::new();
-        let _ = self
+        let r = self
             .endpoint
             .lock()
-            .destroy(now_ms(), comm, true, &mut outbox);
+            .destroy(now_ms(), comm, reject, &mut outbox);
         self.flush(outbox);
+        r
     }
 }

@@ -73,12 +73,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
             .create_id(dev, guid_of(device))
             .map_err(|e| Error::from_errno(e.errno()))?;
         let undo = |s: &CmService| {
-            let mut outbox = Outbox::new();
-            let _ = s
-                .endpoint
-                .lock()
-                .destroy(now_ms(), comm, false, &mut outbox);
-            s.flush(outbox);
+            let _ = s.end_comm(comm, false);
         };
         let b = match CmIdBox::new(comm, device, cm_handler, context) {
             Ok(b) => b,
