@@ -6,7 +6,9 @@
  * shows the ib_cm exports, event delivery and the REJ on the wire; the
  * kselftest rcm_cm_consumer.sh drives it.
  *
- *   modprobe rcm_sample_reject service_id=0x1061c20
+ *   modprobe rcm_sample_reject service_id=0x1061c20 [mra=1]
+ *
+ * With mra=1 each REQ is first acknowledged with an MRA.
  *
  * (0x1061c20 is the rdma_cm service id of TCP port 7200, so
  * `rping -c -a <this host> -p 7200` reaches it.)
@@ -20,7 +22,12 @@ static ulong service_id = 0x1061c20;
 module_param(service_id, ulong, 0444);
 MODULE_PARM_DESC(service_id, "service id to listen on (host order)");
 
+static bool mra;
+module_param(mra, bool, 0444);
+MODULE_PARM_DESC(mra, "acknowledge each REQ with an MRA before rejecting it");
+
 static const char reject_data[] = "rcm sample: not today";
+static const char mra_data[] = "rcm sample: thinking";
 static atomic_t rejected = ATOMIC_INIT(0);
 
 static struct ib_client sample_client;
@@ -32,6 +39,11 @@ static int sample_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 
 	if (ev->event != IB_CM_REQ_RECEIVED)
 		return 0;
+	if (mra) {
+		/* service timeout 20: about 4 s */
+		ret = ib_send_cm_mra(id, 20, mra_data, sizeof(mra_data));
+		pr_info("rcm_sample: MRA sent (%d)\n", ret);
+	}
 	ret = ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
 			     reject_data, sizeof(reject_data));
 	pr_info("rcm_sample: REQ for %#llx from QP %#x (listener %p, port %u): %s (%d), %d rejected\n",

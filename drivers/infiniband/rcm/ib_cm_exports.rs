@@ -256,3 +256,43 @@ pub(crate) extern "C" fn ibcm_reject_msg(reason: c_int) -> *const c_char {
         .message_nul();
     text.as_ptr().cast()
 }
+
+/// Acknowledges a REQ, REP or LAP that will take long to answer
+/// (`ib_send_cm_mra`); `service_timeout` may carry
+/// `IB_CM_MRA_FLAG_DELAY` (send only if the peer repeats its message).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `private_data` must be valid for its
+/// length (or NULL).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_mra(
+    cm_id: *mut bindings::ib_cm_id,
+    service_timeout: u8,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    let r = with_service(|s| {
+        // SAFETY: per this function's contract.
+        let (b, pd) = unsafe {
+            (
+                CmIdBox::from_id(cm_id),
+                bytes(private_data, private_data_len),
+            )
+        };
+        let mut outbox = Outbox::new();
+        let r = s
+            .endpoint
+            .lock()
+            .send_mra(b.comm, service_timeout, pd, &mut outbox);
+        s.flush(outbox);
+        // SAFETY: live per the contract.
+        unsafe { s.sync_id(cm_id.cast()) };
+        r
+    });
+    match r {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
+    }
+}

@@ -17,4 +17,5 @@ EXPORT_SYMBOL_GPL(ib_destroy_cm_id);
 EXPORT_SYMBOL_GPL(ib_cm_listen);
 EXPORT_SYMBOL_GPL(ib_cm_insert_listen);
 EXPORT_SYMBOL_GPL(ib_send_cm_rej);
+EXPORT_SYMBOL_GPL(ib_send_cm_mra);
 EXPORT_SYMBOL_GPL(ibcm_reject_msg);

@@ -18,7 +18,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 8
+ktap_set_plan 9
 
 peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 rcm_expect "the sample consumer loads on rcm and listens" \
@@ -54,6 +54,24 @@ rcm_expect "the sample got 11 REQ_RECEIVED events, its ib_send_cm_rej returned 0
 rcm_expect "the sample unloads (ib_destroy_cm_id of its listener)" \
 	peer_run 'rmmod rcm_sample_reject && dmesg | grep -q "rcm_sample: rxe0: stopped"'
 rcm_expect "after rmmod the service is unknown again: REJECTED, reason 8" rejected_with 8
+
+# ib_send_cm_mra: the sample acknowledges each REQ, then rejects it; the
+# C peer counts the MRAs it received.
+CNT=/sys/class/infiniband/rxe0/ports/1
+mra_then_reject() {
+	local before after i sent
+	before=$(cat $CNT/cm_rx_msgs/mra)
+	peer_run 'modprobe rcm_sample_reject mra=1' > /dev/null || return 1
+	for ((i = 0; i < 3; i++)); do
+		rejected_with 28 || return 1
+	done
+	after=$(cat $CNT/cm_rx_msgs/mra)
+	sent=$(peer_run "cat $CNT/cm_tx_msgs/mra")
+	peer_run 'rmmod rcm_sample_reject' > /dev/null
+	echo "MRAs: rcm sent $sent, the C peer received $((after - before))"
+	[ "$sent" = 3 ] && [ $((after - before)) = 3 ]
+}
+rcm_expect "with mra=1: 3 MRAs on the wire, then REJ 28" mra_then_reject
 
 rcm_check_kmemleak_peer
 rcm_check_dmesg_clean

@@ -17,7 +17,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 6
+ktap_set_plan 7
 
 INJECT=$RCM_TEST_DIR/rcm_mad_inject
 PORT=/sys/class/infiniband/rxe0/ports/1
@@ -51,6 +51,16 @@ rcm_expect "rcm counted the REQs it received" counted
 
 rcm_expect "rcm still answers correctly afterwards (200 more)" \
 	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 200 1
+
+# A consumer on rcm is still served: the sample listens, 100 REQs for its
+# service each get its REJ 28; unloaded, its service is gone (REJ 8).
+consumer_served() {
+	peer_run 'modprobe rcm_sample_reject' > /dev/null || return 1
+	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 100 2 0x1061c20 28 || return 1
+	peer_run 'rmmod rcm_sample_reject' > /dev/null || return 1
+	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 20 3 0x1061c20 8
+}
+rcm_expect "afterwards a consumer on rcm is served: 100 REQs, each its REJ 28" consumer_served
 
 rcm_check_kmemleak_peer
 

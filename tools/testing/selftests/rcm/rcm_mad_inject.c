@@ -13,6 +13,9 @@
  *   class version 1 or 3, unknown attribute ids, other methods -> nothing
  *
  * usage: rcm_mad_inject <umad dev> <dgid> <sgid index> <count> <seed>
+ *                       [<service id> <reason>]
+ * With a service id, every MAD is a well-formed REQ for it and must get a
+ * REJ with <reason> (28 from a consumer that rejects, 8 with none).
  * Prints a summary; exits 1 on any wrong answer, an answer to a MAD that
  * must get none, or more than 1% of expected answers missing.
  */
@@ -51,6 +54,9 @@ struct expect {
 };
 
 static uint64_t rng_state;
+/* With a fixed service: only REQs for it, answered with this reason. */
+static uint64_t fixed_service;
+static uint16_t fixed_reason;
 
 static uint64_t rnd(void)
 {
@@ -99,7 +105,8 @@ static struct expect expected(const uint8_t *mad)
 		return e;		/* dropped by ib_mad or the parser */
 	switch (attr) {
 	case REQ:
-		e = (struct expect){ .attr = REJ, .code = 8, .id = get32(b) };
+		e = (struct expect){ .attr = REJ, .code = fixed_service ? fixed_reason : 8,
+				     .id = get32(b) };
 		break;
 	case REP:
 	case RTU:
@@ -125,9 +132,14 @@ int main(int argc, char **argv)
 	uint32_t agent;
 	struct timespec t0, t1;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: %s <umad dev> <dgid> <sgid index> <count> <seed>\n", argv[0]);
+	if (argc != 6 && argc != 8) {
+		fprintf(stderr, "usage: %s <umad dev> <dgid> <sgid index> <count> <seed> [<service id> <reason>]\n",
+			argv[0]);
 		return 2;
+	}
+	if (argc == 8) {
+		fixed_service = strtoull(argv[6], NULL, 0);
+		fixed_reason = atoi(argv[7]);
 	}
 	if (inet_pton(AF_INET6, argv[2], dgid) != 1) {
 		fprintf(stderr, "bad gid %s\n", argv[2]);
@@ -178,8 +190,17 @@ int main(int argc, char **argv)
 		 * would be answered by ib_mad itself) */
 		case 3: method = 0x81; break;
 		}
+		if (fixed_service) {
+			attr = REQ;
+			version = 2;
+			method = 0x03;
+		}
 		memset(&out, 0, sizeof(out));
 		craft(out.mad, attr, version, method, i);
+		if (fixed_service) {
+			put32(out.mad + BODY + 8, fixed_service >> 32);
+			put32(out.mad + BODY + 12, fixed_service);
+		}
 		/* REQ floods re-use comm ids now and then */
 		if (attr == REQ && i > 0 && (r >> 32) % 8 == 0)
 			put32(out.mad + BODY, want[i - 1].id);
