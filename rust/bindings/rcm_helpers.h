@@ -114,6 +114,12 @@ struct rcm_h_req_event {
 /* Calls id->cm_handler with IB_CM_REQ_RECEIVED; returns its result. */
 int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e);
 
+/* Calls id->cm_handler with IB_CM_SIDR_REQ_RECEIVED (host-order values;
+ * private data 216 bytes); returns its result. */
+int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
+			   u64 service_id, u16 pkey, u32 port,
+			   const void *private_data);
+
 /* The running task, as an identity. */
 void *rcm_h_current(void);
 /* Sleeps about a millisecond. */

@@ -8,7 +8,9 @@
  *
  *   modprobe rcm_sample_reject service_id=0x1061c20 [mra=1]
  *
- * With mra=1 each REQ is first acknowledged with an MRA.
+ * With mra=1 each REQ is first acknowledged with an MRA. A SIDR_REQ for
+ * the service (a UDP port-space id such as 0x1111c06, udaddy's port 7174)
+ * is answered with a SIDR_REP of status "reject".
  *
  * (0x1061c20 is the rdma_cm service id of TCP port 7200, so
  * `rping -c -a <this host> -p 7200` reaches it.)
@@ -37,6 +39,19 @@ static int sample_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
 	int ret;
 
+	if (ev->event == IB_CM_SIDR_REQ_RECEIVED) {
+		struct ib_cm_sidr_rep_param rep = {
+			.status = IB_SIDR_REJECT,
+			.private_data = reject_data,
+			.private_data_len = sizeof(reject_data),
+		};
+
+		ret = ib_send_cm_sidr_rep(id, &rep);
+		pr_info("rcm_sample: SIDR_REQ for %#llx (port %u) answered: reject (%d)\n",
+			be64_to_cpu(ev->param.sidr_req_rcvd.service_id),
+			ev->param.sidr_req_rcvd.port, ret);
+		return 1;
+	}
 	if (ev->event != IB_CM_REQ_RECEIVED)
 		return 0;
 	if (mra) {

@@ -16,9 +16,16 @@ use crate::cm_service::{CmService, Outbox};
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CmError, CommId, Event, State};
 use crate::proto::wire::req::Req;
+use crate::proto::wire::sidr::SidrReq;
 use crate::rdma::timer::now_ms;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
+
+/// What created a passive id.
+enum Incoming<'a> {
+    Req(&'a Req),
+    SidrReq(&'a SidrReq),
+}
 
 /// A consumer's id. `id` comes first: consumers hold `&id` and the API
 /// gets the box back by casting.
@@ -163,19 +170,26 @@ impl CmService {
                 break;
             }
             for (id, event) in batch {
-                if let Event::ReqReceived { listener, req, .. } = event {
-                    self.deliver_req(id, listener, &req);
+                match event {
+                    Event::ReqReceived { listener, req, .. } => {
+                        self.deliver_new(id, listener, Incoming::Req(&req))
+                    }
+                    Event::SidrReqReceived { listener, req } => {
+                        self.deliver_new(id, listener, Incoming::SidrReq(&req))
+                    }
+                    // Other events need the exports that lead to them (REP,
+                    // RTU, DREQ ...), which come with the rest of the API.
+                    _ => {}
                 }
-                // Other events need the exports that lead to them (REP,
-                // RTU, DREQ ...), which come with the rest of the ib_cm API.
             }
         }
         self.worker.store(0, Ordering::Release);
     }
 
-    /// A REQ for a consumer's listener: a new id with the listener's
-    /// handler and context, then `IB_CM_REQ_RECEIVED`.
-    fn deliver_req(&self, comm: CommId, listener: CommId, req: &Req) {
+    /// A REQ or SIDR_REQ for a consumer's listener: a new id with the
+    /// listener's handler and context, then `IB_CM_REQ_RECEIVED` or
+    /// `IB_CM_SIDR_REQ_RECEIVED`.
+    fn deliver_new(&self, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
         let (listen_box, handler, context, device) = {
             let ids = self.ids.lock();
             let Some(&lb) = ids.get(&listener.0) else {
@@ -211,6 +225,40 @@ impl CmService {
             .lock()
             .get(comm)
             .and_then(|c| c.peer().copied());
+        let port = peer.map_or(1, |p| p.path.port);
+        self.delivering[0].store(comm.0, Ordering::Release);
+        let ret = match incoming {
+            // SAFETY: `b` is live (its destroy waits for `delivering`), the
+            // listener too (`delivering[1]`).
+            Incoming::Req(req) => unsafe { self.call_req(b, listen_box, req, peer, port) },
+            // SAFETY: as above; the private data lives until the call returns.
+            Incoming::SidrReq(req) => unsafe {
+                bindings::rcm_h_deliver_sidr_req(
+                    &mut (*b).id,
+                    &mut (*listen_box).id,
+                    req.service_id,
+                    req.partition_key,
+                    port,
+                    req.private_data.as_ptr().cast(),
+                )
+            },
+        };
+        self.finish_delivery(b, listen_box, ret);
+    }
+
+    /// Calls the handler of `b` with `IB_CM_REQ_RECEIVED`.
+    ///
+    /// # Safety
+    ///
+    /// `b` and `listen_box` must be live boxes.
+    unsafe fn call_req(
+        &self,
+        b: *mut CmIdBox,
+        listen_box: *mut CmIdBox,
+        req: &Req,
+        peer: Option<crate::cm_service::Peer>,
+        port: u32,
+    ) -> i32 {
         let p = &req.primary_path;
         let lat = p.local_ack_timeout.exponent();
         let ev = bindings::rcm_h_req_event {
@@ -218,7 +266,7 @@ impl CmService {
             listen_id: unsafe { &mut (*listen_box).id },
             private_data: req.private_data.as_ptr().cast(),
             remote_ca_guid: req.local_ca_guid,
-            port: peer.map_or(1, |p| p.path.port),
+            port,
             remote_qkey: req.local_qkey,
             remote_qpn: req.local_qpn,
             starting_psn: req.starting_psn,
@@ -243,10 +291,15 @@ impl CmService {
             sgid: p.remote_port_gid,
             dgid: p.local_port_gid,
         };
-        self.delivering[0].store(comm.0, Ordering::Release);
-        // SAFETY: `b` is live (its destroy waits for `delivering`); the
-        // event's pointers live until the call returns.
-        let ret = unsafe { bindings::rcm_h_deliver_req(&mut (*b).id, &ev) };
+        // SAFETY: live per the contract; the event's pointers live until
+        // the call returns.
+        unsafe { bindings::rcm_h_deliver_req(&mut (*b).id, &ev) }
+    }
+
+    /// After a handler returned `ret` for new id `b`: free what a destroy
+    /// from inside the callback left to us, or destroy `b` if the handler
+    /// gave it up.
+    fn finish_delivery(&self, b: *mut CmIdBox, listen_box: *mut CmIdBox, ret: i32) {
         self.delivering[0].store(0, Ordering::Release);
         self.delivering[1].store(0, Ordering::Release);
         // SAFETY: the listener is still live: a destroy from the callback

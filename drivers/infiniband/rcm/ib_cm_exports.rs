@@ -10,7 +10,8 @@ use crate::cm_ids::CmIdBox;
 use crate::cm_service::{with_service, CmService, Outbox};
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CmError, ListenSpec};
-use crate::proto::reason::RejectReason;
+use crate::proto::reason::{RejectReason, SidrStatus};
+use crate::proto::wire::sidr::SidrRep;
 use crate::rdma::timer::now_ms;
 use kernel::ffi::{c_char, c_int, c_void};
 use kernel::prelude::*;
@@ -285,6 +286,57 @@ pub(crate) unsafe extern "C" fn ib_send_cm_mra(
             .endpoint
             .lock()
             .send_mra(b.comm, service_timeout, pd, &mut outbox);
+        s.flush(outbox);
+        // SAFETY: live per the contract.
+        unsafe { s.sync_id(cm_id.cast()) };
+        r
+    });
+    match r {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
+    }
+}
+
+/// Answers a SIDR_REQ (`ib_send_cm_sidr_rep`): `-EINVAL` if the id has no
+/// SIDR_REQ to answer or the info / private data are too long.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `param` must be valid, with its `info` and
+/// `private_data` valid for their lengths (or NULL).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_sidr_rep(
+    cm_id: *mut bindings::ib_cm_id,
+    param: *mut bindings::ib_cm_sidr_rep_param,
+) -> c_int {
+    if param.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let p = unsafe { &*param };
+    // SAFETY: as above.
+    let (info, pd) = unsafe {
+        (
+            bytes(p.info, p.info_length),
+            bytes(p.private_data, p.private_data_len),
+        )
+    };
+    let mut rep = SidrRep::zeroed();
+    if info.len() > rep.additional_info.len() || pd.len() > rep.private_data.len() {
+        return EINVAL.to_errno();
+    }
+    rep.additional_info[..info.len()].copy_from_slice(info);
+    rep.additional_info_length = p.info_length;
+    rep.private_data[..pd.len()].copy_from_slice(pd);
+    rep.status = SidrStatus::from_wire(p.status as u8);
+    rep.qpn = p.qp_num & 0x00FF_FFFF;
+    rep.qkey = p.qkey;
+    let r = with_service(|s| {
+        // SAFETY: per this function's contract.
+        let b = unsafe { CmIdBox::from_id(cm_id) };
+        let mut outbox = Outbox::new();
+        let r = s.endpoint.lock().send_sidr_rep(b.comm, &rep, &mut outbox);
         s.flush(outbox);
         // SAFETY: live per the contract.
         unsafe { s.sync_id(cm_id.cast()) };

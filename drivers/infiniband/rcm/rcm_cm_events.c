@@ -77,3 +77,21 @@ void rcm_h_sleep_ms(u32 ms)
 {
 	msleep(ms);
 }
+
+int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
+			   u64 service_id, u16 pkey, u32 port,
+			   const void *private_data)
+{
+	struct ib_cm_event ev = {};
+	struct ib_cm_sidr_req_event_param *p = &ev.param.sidr_req_rcvd;
+
+	ev.event = IB_CM_SIDR_REQ_RECEIVED;
+	ev.private_data = (void *)private_data;
+	p->listen_id = listen_id;
+	p->service_id = cpu_to_be64(service_id);
+	p->sgid_attr = NULL;
+	p->bth_pkey = pkey;
+	p->port = port;
+	p->pkey = pkey;
+	return id->cm_handler(id, &ev);
+}

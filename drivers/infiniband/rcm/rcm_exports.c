@@ -18,4 +18,5 @@ EXPORT_SYMBOL_GPL(ib_cm_listen);
 EXPORT_SYMBOL_GPL(ib_cm_insert_listen);
 EXPORT_SYMBOL_GPL(ib_send_cm_rej);
 EXPORT_SYMBOL_GPL(ib_send_cm_mra);
+EXPORT_SYMBOL_GPL(ib_send_cm_sidr_rep);
 EXPORT_SYMBOL_GPL(ibcm_reject_msg);

@@ -18,7 +18,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 9
+ktap_set_plan 10
 
 peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 rcm_expect "the sample consumer loads on rcm and listens" \
@@ -72,6 +72,19 @@ mra_then_reject() {
 	[ "$sent" = 3 ] && [ $((after - before)) = 3 ]
 }
 rcm_expect "with mra=1: 3 MRAs on the wire, then REJ 28" mra_then_reject
+
+# SIDR: the sample listens on udaddy's service id (UDP port space, port
+# 7174) and answers each SIDR_REQ with status "reject" (2), which rdma_cm
+# reports as UNREACHABLE with error 2 (no listener would give 1).
+sidr_rejected() {
+	local out
+	peer_run 'modprobe rcm_sample_reject service_id=0x1111c06' > /dev/null || return 1
+	out=$(timeout 60 udaddy -s "$server" -c 1 -C 1 2>&1)
+	peer_run 'rmmod rcm_sample_reject' > /dev/null
+	printf '%s\n' "$out" | grep -q 'UNREACHABLE, error: 2' || { printf '%s\n' "$out" | tail -5; return 1; }
+	peer_run 'dmesg' | grep -q 'rcm_sample: SIDR_REQ for 0x1111c06 (port 1) answered: reject (0)'
+}
+rcm_expect "SIDR: the sample answers udaddy with SIDR_REP status 2" sidr_rejected
 
 rcm_check_kmemleak_peer
 rcm_check_dmesg_clean
