@@ -7,9 +7,11 @@
 
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
+use crate::cm_service::Peer;
 use crate::cm_service::{with_service, CmService, Outbox};
+use crate::kernel_maps::KernelCollections;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CmError, ListenSpec};
+use crate::proto::cm::{CmError, CommId, Endpoint, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
 use crate::proto::wire::sidr::SidrRep;
 use crate::rdma::timer::now_ms;
@@ -52,6 +54,34 @@ unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
     } else {
         // SAFETY: per the function's contract.
         unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), usize::from(len)) }
+    }
+}
+
+/// Runs `op` on the core for the id behind `cm_id`, sends what it
+/// produced, refreshes the fields the consumer reads, and returns 0 or the
+/// C CM's errno.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm and not be destroyed.
+unsafe fn id_call(
+    cm_id: *mut bindings::ib_cm_id,
+    op: impl FnOnce(&mut Endpoint<Peer, KernelCollections>, CommId, &mut Outbox) -> Result<(), CmError>,
+) -> c_int {
+    let r = with_service(|s| {
+        // SAFETY: per this function's contract.
+        let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
+        let mut outbox = Outbox::new();
+        let r = op(&mut s.endpoint.lock(), comm, &mut outbox);
+        s.flush(outbox);
+        // SAFETY: live per the contract.
+        unsafe { s.sync_id(cm_id.cast()) };
+        r
+    });
+    match r {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
     }
 }
 
@@ -221,30 +251,19 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rej(
     private_data: *const c_void,
     private_data_len: u8,
 ) -> c_int {
-    let r = with_service(|s| {
-        // SAFETY: per this function's contract.
-        let (b, ari, pd) = unsafe {
-            (
-                CmIdBox::from_id(cm_id),
-                bytes(ari, ari_length),
-                bytes(private_data, private_data_len),
-            )
-        };
-        let reason = RejectReason::from_wire(reason as u16);
-        let mut outbox = Outbox::new();
-        let r = s
-            .endpoint
-            .lock()
-            .send_rej(now_ms(), b.comm, reason, ari, pd, &mut outbox);
-        s.flush(outbox);
-        // SAFETY: live per the contract.
-        unsafe { s.sync_id(cm_id.cast()) };
-        r
-    });
-    match r {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => e.errno(),
-        None => ENODEV.to_errno(),
+    // SAFETY: per this function's contract.
+    let (ari, pd) = unsafe {
+        (
+            bytes(ari, ari_length),
+            bytes(private_data, private_data_len),
+        )
+    };
+    let reason = RejectReason::from_wire(reason as u16);
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            ep.send_rej(now_ms(), comm, reason, ari, pd, out)
+        })
     }
 }
 
@@ -273,28 +292,13 @@ pub(crate) unsafe extern "C" fn ib_send_cm_mra(
     private_data: *const c_void,
     private_data_len: u8,
 ) -> c_int {
-    let r = with_service(|s| {
-        // SAFETY: per this function's contract.
-        let (b, pd) = unsafe {
-            (
-                CmIdBox::from_id(cm_id),
-                bytes(private_data, private_data_len),
-            )
-        };
-        let mut outbox = Outbox::new();
-        let r = s
-            .endpoint
-            .lock()
-            .send_mra(b.comm, service_timeout, pd, &mut outbox);
-        s.flush(outbox);
-        // SAFETY: live per the contract.
-        unsafe { s.sync_id(cm_id.cast()) };
-        r
-    });
-    match r {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => e.errno(),
-        None => ENODEV.to_errno(),
+    // SAFETY: per this function's contract.
+    let pd = unsafe { bytes(private_data, private_data_len) };
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            ep.send_mra(comm, service_timeout, pd, out)
+        })
     }
 }
 
@@ -332,19 +336,6 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_rep(
     rep.status = SidrStatus::from_wire(p.status as u8);
     rep.qpn = p.qp_num & 0x00FF_FFFF;
     rep.qkey = p.qkey;
-    let r = with_service(|s| {
-        // SAFETY: per this function's contract.
-        let b = unsafe { CmIdBox::from_id(cm_id) };
-        let mut outbox = Outbox::new();
-        let r = s.endpoint.lock().send_sidr_rep(b.comm, &rep, &mut outbox);
-        s.flush(outbox);
-        // SAFETY: live per the contract.
-        unsafe { s.sync_id(cm_id.cast()) };
-        r
-    });
-    match r {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => e.errno(),
-        None => ENODEV.to_errno(),
-    }
+    // SAFETY: per this function's contract.
+    unsafe { id_call(cm_id, |ep, comm, out| ep.send_sidr_rep(comm, &rep, out)) }
 }
