@@ -92,9 +92,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         qp.ack_timeout = IbaTime::new(packet_life_time.exponent().saturating_add(1));
         qp.alt_ack_timeout = qp.ack_timeout;
         conn.state = State::ReqSent;
-        let (interval, retries) = (conn.timeout_ms, conn.max_cm_retries);
         let mad = build(tid, attr_mod, CmMessage::Req(req));
-        self.send_request(now, id, mad, interval, retries, sink);
+        self.send_request(now, id, mad, sink);
         Ok(())
     }
 
@@ -262,9 +261,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.qp.rq_psn = rep.starting_psn;
         conn.qp.local_qpn = rep.local_qpn;
         conn.qp.srq = rep.srq;
-        let (tid, interval, retries) = (conn.tid, conn.timeout_ms, conn.max_cm_retries);
-        let mad = build(tid, attr_mod, CmMessage::Rep(rep));
-        self.send_request(now, id, mad, interval, retries, sink);
+        let mad = build(conn.tid, attr_mod, CmMessage::Rep(rep));
+        self.send_request(now, id, mad, sink);
         Ok(())
     }
 

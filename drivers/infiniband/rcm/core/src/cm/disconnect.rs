@@ -52,9 +52,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         conn.tid = tid;
         conn.state = State::DreqSent;
-        let (interval, retries) = (conn.timeout_ms, conn.max_cm_retries);
         let mad = build(tid, 0, CmMessage::Dreq(dreq));
-        self.send_request(now, id, mad, interval, retries, sink);
+        self.send_request(now, id, mad, sink);
         Ok(())
     }
 

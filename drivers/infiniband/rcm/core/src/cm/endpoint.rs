@@ -256,20 +256,19 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     }
 
     /// Sends `mad` as the id's request and retransmits it every
-    /// `interval_ms` until answered, `retries` more times.
+    /// `timeout_ms` of the id until answered, `max_cm_retries` more times.
     pub(crate) fn send_request<S: Sink<A>>(
         &mut self,
         now: Millis,
         id: CommId,
         mad: Mad,
-        interval_ms: u32,
-        retries: u8,
         sink: &mut S,
     ) {
-        let interval = u64::from(interval_ms.max(1));
         let Some(conn) = self.conns.get_mut(&id.0) else {
             return;
         };
+        let interval_ms = conn.timeout_ms.max(1);
+        let retries = conn.max_cm_retries;
         conn.request = Some(mad);
         if let Some(to) = conn.peer {
             sink.transmit(Transmit {
@@ -281,10 +280,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         self.set_timer(
             id,
-            now.saturating_add(interval),
+            now.saturating_add(u64::from(interval_ms)),
             Timer::Retransmit {
                 retries_left: retries,
-                interval_ms: interval_ms.max(1),
+                interval_ms,
             },
         );
     }

@@ -40,9 +40,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.lap_state = LapState::Sent;
         conn.tid = tid;
         conn.qp.alt_ack_timeout = lap.alternate_local_ack_timeout;
-        let (interval, retries) = (conn.timeout_ms, conn.max_cm_retries);
         let mad = build(tid, 0, CmMessage::Lap(lap));
-        self.send_request(now, id, mad, interval, retries, sink);
+        self.send_request(now, id, mad, sink);
         Ok(())
     }
 

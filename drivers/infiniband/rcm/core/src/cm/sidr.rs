@@ -46,7 +46,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.max_cm_retries = max_retries;
         conn.state = State::SidrReqSent;
         let mad = build(tid, 0, CmMessage::SidrReq(req));
-        self.send_request(now, id, mad, timeout_ms, max_retries, sink);
+        self.send_request(now, id, mad, sink);
         Ok(())
     }
 
