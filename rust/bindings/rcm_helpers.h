@@ -8,6 +8,8 @@
 
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_sa.h>
+#include <rdma/ib_cm.h>
 #include <linux/workqueue.h>
 
 const char *rcm_h_ib_device_name(const struct ib_device *ibdev);
@@ -31,12 +33,39 @@ struct rcm_h_path {
 	u8 sgid_index;
 	u8 hop_limit;
 	u8 traffic_class;
+	u8 static_rate;		/* enum ib_rate */
+	u8 src_path_bits;
 	u8 dgid[16];
+	u8 dmac[6];		/* RoCE: resolved destination MAC */
 };
 
 /* The reply path of a received MAD (0 or -errno). */
 int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
 		     const struct ib_grh *grh, struct rcm_h_path *out);
+
+/*
+ * The path a consumer's path record describes, on `ibdev`: the port owning
+ * its source GID (or sgid_attr's), the P_Key index of its P_Key, and the
+ * address fields (0 or -EINVAL when the device has no such GID or P_Key).
+ */
+int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
+		       const struct ib_gid_attr *sgid_attr,
+		       struct rcm_h_path *out);
+
+/*
+ * Fills an address vector for `path` (no sgid_attr reference: ib_modify_qp
+ * and rdma_create_ah look it up from the index).
+ */
+void rcm_h_fill_ah_attr(struct ib_device *ibdev, const struct rcm_h_path *path,
+			struct rdma_ah_attr *attr);
+
+/* The LIDs of a path record (0 where the record type has none). */
+void rcm_h_path_lids(const struct sa_path_rec *rec, u16 *slid, u16 *dlid);
+
+/* The device's local CA ACK delay (IBA time exponent). */
+u8 rcm_h_ack_delay(const struct ib_device *ibdev);
+/* IB_ACCESS_FLUSH_* the device supports (0 if none). */
+u32 rcm_h_flush_access(const struct ib_device *ibdev);
 
 /*
  * A MAD agent of the CM class (version 2, method Send) on a port, or an
@@ -107,8 +136,10 @@ struct rcm_h_req_event {
 	u8 packet_life_time;
 	u8 hop_limit;
 	u8 traffic_class;
+	u8 sgid_index;		/* RoCE: the GID the REQ arrived on */
 	u8 sgid[16];		/* ours */
 	u8 dgid[16];		/* the requester's */
+	u8 dmac[6];		/* RoCE: the requester's MAC */
 };
 
 /* Calls id->cm_handler with IB_CM_REQ_RECEIVED; returns its result. */
@@ -119,6 +150,59 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e);
 int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
 			   u64 service_id, u16 pkey, u32 port,
 			   const void *private_data);
+
+/*
+ * An alternate path a LAP proposes, seen from this side (host order).
+ */
+struct rcm_h_lap_path {
+	u8 sgid[16];		/* ours */
+	u8 dgid[16];		/* the proposer's */
+	u32 flow_label;
+	u16 slid;
+	u16 dlid;
+	u16 pkey;
+	u8 sl;
+	u8 rate;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 packet_life_time;
+	u8 mtu;
+	u8 roce;
+};
+
+/*
+ * Any other CM event of an existing id, in plain values (host byte order).
+ * rcm_h_deliver_event() builds struct ib_cm_event from the fields the event
+ * type uses and calls the id's handler.
+ */
+struct rcm_h_event {
+	u32 event;			/* enum ib_cm_event_type */
+	const void *private_data;	/* the message's, or NULL */
+	const void *info;		/* REJ ARI, APR or SIDR_REP info */
+	u64 remote_ca_guid;		/* REP */
+	u32 status;	/* REJ reason, APR/SIDR status, wc status of errors */
+	u32 qkey;			/* REP, SIDR_REP */
+	u32 qpn;			/* REP, SIDR_REP */
+	u32 starting_psn;		/* REP */
+	u32 vendor_id;			/* REP (ECE) */
+	u32 attr_mod;			/* REP, REJ (ECE) */
+	u32 port;			/* SIDR_REP: port of the reply */
+	u8 info_len;
+	u8 responder_resources;
+	u8 initiator_depth;
+	u8 target_ack_delay;
+	u8 failover_accepted;
+	u8 flow_control;
+	u8 rnr_retry_count;
+	u8 srq;
+	u8 service_timeout;		/* MRA */
+	u8 has_grh;			/* SIDR_REP: reply had a GRH */
+	u8 sgid_index;			/* SIDR_REP: GID it arrived on */
+	struct rcm_h_lap_path lap;	/* LAP */
+};
+
+/* Calls id->cm_handler with the event; returns its result. */
+int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e);
 
 /* The running task, as an identity. */
 void *rcm_h_current(void);

@@ -39,6 +39,12 @@ pub(crate) struct MadPath {
     pub(crate) hop_limit: u8,
     /// GRH traffic class.
     pub(crate) traffic_class: u8,
+    /// Static rate (`enum ib_rate`).
+    pub(crate) static_rate: u8,
+    /// Source path bits (IB).
+    pub(crate) src_path_bits: u8,
+    /// Destination MAC (RoCE).
+    pub(crate) dmac: [u8; 6],
 }
 
 impl MadPath {
@@ -54,6 +60,9 @@ impl MadPath {
             flow_label: p.flow_label,
             hop_limit: p.hop_limit,
             traffic_class: p.traffic_class,
+            static_rate: p.static_rate,
+            src_path_bits: p.src_path_bits,
+            dmac: p.dmac,
         }
     }
 
@@ -68,8 +77,44 @@ impl MadPath {
             sgid_index: self.sgid_index,
             hop_limit: self.hop_limit,
             traffic_class: self.traffic_class,
+            static_rate: self.static_rate,
+            src_path_bits: self.src_path_bits,
             dgid: self.dgid,
+            dmac: self.dmac,
         }
+    }
+
+    /// The path a consumer's path record describes on `device` (see
+    /// `rcm_h_path_from_sa`).
+    ///
+    /// # Safety
+    ///
+    /// `device` must be registered, `rec` valid, and `sgid_attr` NULL or a
+    /// GID attribute the caller holds a reference on.
+    pub(crate) unsafe fn from_path_record(
+        device: *mut bindings::ib_device,
+        rec: *const bindings::sa_path_rec,
+        sgid_attr: *const bindings::ib_gid_attr,
+    ) -> Result<Self> {
+        let mut raw = bindings::rcm_h_path::default();
+        // SAFETY: per this function's contract; `raw` is ours.
+        to_result(unsafe { bindings::rcm_h_path_from_sa(device, rec, sgid_attr, &mut raw) })?;
+        Ok(MadPath::from_raw(&raw))
+    }
+
+    /// Writes the address vector of this path into `attr`.
+    ///
+    /// # Safety
+    ///
+    /// `device` must be registered and `attr` valid for writes.
+    pub(crate) unsafe fn fill_ah_attr(
+        &self,
+        device: *mut bindings::ib_device,
+        attr: *mut bindings::rdma_ah_attr,
+    ) {
+        let raw = self.to_raw();
+        // SAFETY: per this function's contract.
+        unsafe { bindings::rcm_h_fill_ah_attr(device, &raw, attr) };
     }
 }
 

@@ -12,6 +12,7 @@
 //! code instead.
 
 use crate::bindings;
+use crate::cm_event_params::{event_params, EventContext};
 use crate::cm_service::{CmService, Outbox};
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CmError, CommId, Event, State};
@@ -177,9 +178,7 @@ impl CmService {
                     Event::SidrReqReceived { listener, req } => {
                         self.deliver_new(id, listener, Incoming::SidrReq(&req))
                     }
-                    // Other events need the exports that lead to them (REP,
-                    // RTU, DREQ ...), which come with the rest of the API.
-                    _ => {}
+                    other => self.deliver_existing(id, &other),
                 }
             }
         }
@@ -243,7 +242,7 @@ impl CmService {
                 )
             },
         };
-        self.finish_delivery(b, listen_box, ret);
+        self.finish_delivery(b, Some(listen_box), ret);
     }
 
     /// Calls the handler of `b` with `IB_CM_REQ_RECEIVED`.
@@ -288,25 +287,53 @@ impl CmService {
             packet_life_time: lat - u8::from(lat > 0),
             hop_limit: p.hop_limit,
             traffic_class: p.traffic_class,
+            sgid_index: peer.map_or(0, |p| p.path.sgid_index),
             sgid: p.remote_port_gid,
             dgid: p.local_port_gid,
+            dmac: peer.map_or([0; 6], |p| p.path.dmac),
         };
         // SAFETY: live per the contract; the event's pointers live until
         // the call returns.
         unsafe { bindings::rcm_h_deliver_req(&mut (*b).id, &ev) }
     }
 
-    /// After a handler returned `ret` for new id `b`: free what a destroy
-    /// from inside the callback left to us, or destroy `b` if the handler
-    /// gave it up.
-    fn finish_delivery(&self, b: *mut CmIdBox, listen_box: *mut CmIdBox, ret: i32) {
+    /// An event for an id the consumer already has.
+    fn deliver_existing(&self, comm: CommId, event: &Event) {
+        let b = {
+            let ids = self.ids.lock();
+            let Some(&b) = ids.get(&comm.0) else {
+                // Destroyed meanwhile: the consumer wants no more events.
+                return;
+            };
+            // Under the registry lock, so that a destroy waits for us.
+            self.delivering[0].store(comm.0, Ordering::Release);
+            b as *mut CmIdBox
+        };
+        // SAFETY: `b` is live: its destroy waits for `delivering[0]`.
+        unsafe { self.sync_id(b) };
+        let view = self.endpoint.lock().get(comm).map(EventContext::of);
+        let ret = match view.and_then(|cx| event_params(event, &cx)) {
+            // SAFETY: `b` is live; the event's pointers borrow `event`,
+            // which outlives the call.
+            Some(params) => unsafe { bindings::rcm_h_deliver_event(&mut (*b).id, &params) },
+            None => 0,
+        };
+        self.finish_delivery(b, None, ret);
+    }
+
+    /// After a handler returned `ret` for id `b` (and the listener of a
+    /// new id): free what a destroy from inside the callback left to us,
+    /// or destroy `b` if the handler gave it up.
+    fn finish_delivery(&self, b: *mut CmIdBox, listen_box: Option<*mut CmIdBox>, ret: i32) {
         self.delivering[0].store(0, Ordering::Release);
         self.delivering[1].store(0, Ordering::Release);
-        // SAFETY: the listener is still live: a destroy from the callback
-        // only flagged it, and then it is ours to free.
-        if unsafe { (*listen_box).free_pending.load(Ordering::Acquire) } {
-            // SAFETY: unregistered by that destroy; nothing else has it.
-            drop(unsafe { KBox::from_raw(listen_box) });
+        if let Some(listen_box) = listen_box {
+            // SAFETY: the listener is still live: a destroy from the
+            // callback only flagged it, and then it is ours to free.
+            if unsafe { (*listen_box).free_pending.load(Ordering::Acquire) } {
+                // SAFETY: unregistered by that destroy; nothing else has it.
+                drop(unsafe { KBox::from_raw(listen_box) });
+            }
         }
         // SAFETY: still live: a destroy from the callback only flagged it.
         if unsafe { (*b).free_pending.load(Ordering::Acquire) } {

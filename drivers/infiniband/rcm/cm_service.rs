@@ -276,9 +276,14 @@ impl CmService {
         }
     }
 
-    /// Arms the timer for the endpoint's next deadline.
+    /// Arms the timer for the endpoint's next deadline, or at once while
+    /// events wait for delivery.
     fn rearm(&self) {
-        let next = self.endpoint.lock().poll_timeout();
+        let next = if self.events.lock().is_empty() {
+            self.endpoint.lock().poll_timeout()
+        } else {
+            Some(0)
+        };
         if let Some(deadline) = next {
             if let Some(timer) = self.timer.lock().as_ref() {
                 timer.arm(deadline.saturating_sub(now_ms()));

@@ -24,7 +24,7 @@ fn err_ptr<T>(errno: i32) -> *mut T {
 }
 
 /// The service and the device entry (id, guid) of `device`.
-fn device_of(
+pub(crate) fn device_of(
     s: &CmService,
     device: *mut bindings::ib_device,
 ) -> Option<crate::proto::cm::DeviceId> {
@@ -48,7 +48,7 @@ fn guid_of(device: *mut bindings::ib_device) -> u64 {
 /// # Safety
 ///
 /// A non-NULL `ptr` must be valid for `len` bytes.
-unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
+pub(crate) unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
     if ptr.is_null() || len == 0 {
         &[]
     } else {
@@ -64,7 +64,7 @@ unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
 /// # Safety
 ///
 /// `cm_id` must come from rcm and not be destroyed.
-unsafe fn id_call(
+pub(crate) unsafe fn id_call(
     cm_id: *mut bindings::ib_cm_id,
     op: impl FnOnce(&mut Endpoint<Peer, KernelCollections>, CommId, &mut Outbox) -> Result<(), CmError>,
 ) -> c_int {

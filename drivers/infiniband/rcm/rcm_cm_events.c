@@ -7,6 +7,7 @@
 #include <linux/delay.h>
 #include <linux/sched.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_sa.h>
 #include "../../../rust/bindings/rcm_helpers.h"
 
@@ -24,9 +25,17 @@ static enum ib_qp_type rcm_qp_type(u8 transport)
 
 int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 {
+	const struct ib_gid_attr *sgid_attr = NULL;
 	struct sa_path_rec path = {};
 	struct ib_cm_event ev = {};
 	struct ib_cm_req_event_param *p = &ev.param.req_rcvd;
+	int ret;
+
+	if (e->roce) {
+		sgid_attr = rdma_get_gid_attr(id->device, e->port, e->sgid_index);
+		if (IS_ERR(sgid_attr))
+			sgid_attr = NULL;
+	}
 
 	/* The path as seen from this side: our GID is the source. */
 	memcpy(path.sgid.raw, e->sgid, sizeof(path.sgid.raw));
@@ -44,6 +53,8 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	path.rate = e->rate;
 	path.packet_life_time_selector = IB_SA_EQ;
 	path.packet_life_time = e->packet_life_time;
+	if (e->roce)
+		sa_path_set_dmac(&path, (u8 *)e->dmac);
 
 	ev.event = IB_CM_REQ_RECEIVED;
 	ev.private_data = (void *)e->private_data;
@@ -52,6 +63,7 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	p->port = e->port;
 	p->primary_path = &path;
 	p->alternate_path = NULL;
+	p->ppath_sgid_attr = sgid_attr;
 	p->remote_ca_guid = cpu_to_be64(e->remote_ca_guid);
 	p->remote_qkey = e->remote_qkey;
 	p->remote_qpn = e->remote_qpn;
@@ -65,7 +77,10 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	p->retry_count = e->retry_count;
 	p->rnr_retry_count = e->rnr_retry_count;
 	p->srq = e->srq;
-	return id->cm_handler(id, &ev);
+	ret = id->cm_handler(id, &ev);
+	if (sgid_attr)
+		rdma_put_gid_attr(sgid_attr);
+	return ret;
 }
 
 void *rcm_h_current(void)
@@ -94,4 +109,106 @@ int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
 	p->port = port;
 	p->pkey = pkey;
 	return id->cm_handler(id, &ev);
+}
+
+static void rcm_lap_path(const struct rcm_h_lap_path *l, struct sa_path_rec *path)
+{
+	memcpy(path->sgid.raw, l->sgid, sizeof(path->sgid.raw));
+	memcpy(path->dgid.raw, l->dgid, sizeof(path->dgid.raw));
+	path->rec_type = l->roce ? SA_PATH_REC_TYPE_ROCE_V2 : SA_PATH_REC_TYPE_IB;
+	if (!l->roce) {
+		sa_path_set_slid(path, l->slid);
+		sa_path_set_dlid(path, l->dlid);
+	}
+	path->flow_label = cpu_to_be32(l->flow_label);
+	path->hop_limit = l->hop_limit;
+	path->traffic_class = l->traffic_class;
+	path->reversible = 1;
+	path->pkey = cpu_to_be16(l->pkey);
+	path->sl = l->sl;
+	path->mtu_selector = IB_SA_EQ;
+	path->mtu = l->mtu;
+	path->rate_selector = IB_SA_EQ;
+	path->rate = l->rate;
+	path->packet_life_time_selector = IB_SA_EQ;
+	path->packet_life_time = l->packet_life_time;
+}
+
+int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
+{
+	const struct ib_gid_attr *sgid_attr = NULL;
+	struct ib_cm_event ev = {};
+	struct sa_path_rec path = {};
+	int ret;
+
+	ev.event = e->event;
+	ev.private_data = (void *)e->private_data;
+	switch (e->event) {
+	case IB_CM_REP_RECEIVED: {
+		struct ib_cm_rep_event_param *p = &ev.param.rep_rcvd;
+
+		p->remote_ca_guid = cpu_to_be64(e->remote_ca_guid);
+		p->remote_qkey = e->qkey;
+		p->remote_qpn = e->qpn;
+		p->starting_psn = e->starting_psn;
+		p->responder_resources = e->responder_resources;
+		p->initiator_depth = e->initiator_depth;
+		p->target_ack_delay = e->target_ack_delay;
+		p->failover_accepted = e->failover_accepted;
+		p->flow_control = e->flow_control;
+		p->rnr_retry_count = e->rnr_retry_count;
+		p->srq = e->srq;
+		p->ece.vendor_id = e->vendor_id;
+		p->ece.attr_mod = e->attr_mod;
+		break;
+	}
+	case IB_CM_REJ_RECEIVED:
+		ev.param.rej_rcvd.reason = e->status;
+		ev.param.rej_rcvd.ari = (void *)e->info;
+		ev.param.rej_rcvd.ari_length = e->info_len;
+		break;
+	case IB_CM_MRA_RECEIVED:
+		ev.param.mra_rcvd.service_timeout = e->service_timeout;
+		break;
+	case IB_CM_LAP_RECEIVED:
+		rcm_lap_path(&e->lap, &path);
+		ev.param.lap_rcvd.alternate_path = &path;
+		break;
+	case IB_CM_APR_RECEIVED:
+		ev.param.apr_rcvd.ap_status = e->status;
+		ev.param.apr_rcvd.apr_info = (void *)e->info;
+		ev.param.apr_rcvd.info_len = e->info_len;
+		break;
+	case IB_CM_SIDR_REP_RECEIVED: {
+		struct ib_cm_sidr_rep_event_param *p = &ev.param.sidr_rep_rcvd;
+
+		if (e->has_grh) {
+			sgid_attr = rdma_get_gid_attr(id->device, e->port,
+						      e->sgid_index);
+			if (IS_ERR(sgid_attr))
+				sgid_attr = NULL;
+		}
+		p->status = e->status;
+		p->qkey = e->qkey;
+		p->qpn = e->qpn;
+		p->info = (void *)e->info;
+		p->info_len = e->info_len;
+		p->sgid_attr = sgid_attr;
+		break;
+	}
+	case IB_CM_REQ_ERROR:
+	case IB_CM_REP_ERROR:
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_LAP_ERROR:
+	case IB_CM_SIDR_REQ_ERROR:
+		ev.param.send_status = e->status;
+		break;
+	default:
+		/* RTU, DREQ, DREP, TIMEWAIT_EXIT, USER_ESTABLISHED: no params. */
+		break;
+	}
+	ret = id->cm_handler(id, &ev);
+	if (sgid_attr)
+		rdma_put_gid_attr(sgid_attr);
+	return ret;
 }

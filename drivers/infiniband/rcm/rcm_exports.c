@@ -9,7 +9,10 @@
 
 MODULE_SOFTDEP("pre: ib_core");
 
-/* ib_cm (include/rdma/ib_cm.h); implemented in ib_cm_exports.rs. */
+/*
+ * ib_cm (include/rdma/ib_cm.h); implemented in ib_cm_exports.rs,
+ * ib_cm_connect.rs and ib_cm_qp.rs.
+ */
 #include <rdma/ib_cm.h>
 
 EXPORT_SYMBOL_GPL(ib_create_cm_id);
@@ -20,3 +23,11 @@ EXPORT_SYMBOL_GPL(ib_send_cm_rej);
 EXPORT_SYMBOL_GPL(ib_send_cm_mra);
 EXPORT_SYMBOL_GPL(ib_send_cm_sidr_rep);
 EXPORT_SYMBOL_GPL(ibcm_reject_msg);
+EXPORT_SYMBOL_GPL(ib_send_cm_req);
+EXPORT_SYMBOL_GPL(ib_send_cm_rep);
+EXPORT_SYMBOL_GPL(ib_send_cm_rtu);
+EXPORT_SYMBOL_GPL(ib_send_cm_dreq);
+EXPORT_SYMBOL_GPL(ib_send_cm_drep);
+EXPORT_SYMBOL_GPL(ib_send_cm_sidr_req);
+EXPORT_SYMBOL_GPL(ib_cm_notify);
+EXPORT_SYMBOL_GPL(ib_cm_init_qp_attr);

@@ -7,6 +7,8 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_sa.h>
 #include "../../../rust/bindings/rcm_helpers.h"
 
 const char *rcm_h_ib_device_name(const struct ib_device *ibdev)
@@ -38,6 +40,29 @@ bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port)
 	return rdma_cap_ib_cm(ibdev, port);
 }
 
+static void rcm_h_path_from_ah_attr(const struct rdma_ah_attr *attr,
+				    struct rcm_h_path *out)
+{
+	out->port = rdma_ah_get_port_num(attr);
+	out->dlid = rdma_ah_get_dlid(attr);
+	out->sl = rdma_ah_get_sl(attr);
+	out->static_rate = rdma_ah_get_static_rate(attr);
+	out->src_path_bits = rdma_ah_get_path_bits(attr);
+	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
+		const struct ib_global_route *g = rdma_ah_read_grh(attr);
+
+		out->has_grh = 1;
+		memcpy(out->dgid, g->dgid.raw, sizeof(out->dgid));
+		out->flow_label = g->flow_label;
+		out->sgid_index = g->sgid_attr ? g->sgid_attr->index :
+						 g->sgid_index;
+		out->hop_limit = g->hop_limit;
+		out->traffic_class = g->traffic_class;
+	}
+	if (attr->type == RDMA_AH_ATTR_TYPE_ROCE)
+		memcpy(out->dmac, attr->roce.dmac, sizeof(out->dmac));
+}
+
 int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
 		     const struct ib_grh *grh, struct rcm_h_path *out)
 {
@@ -48,21 +73,90 @@ int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
 	ret = ib_init_ah_attr_from_wc(ibdev, port, wc, grh, &attr);
 	if (ret)
 		return ret;
+	rcm_h_path_from_ah_attr(&attr, out);
 	out->port = port;
-	out->dlid = rdma_ah_get_dlid(&attr);
-	out->sl = rdma_ah_get_sl(&attr);
 	out->pkey_index = wc->pkey_index;
-	if (rdma_ah_get_ah_flags(&attr) & IB_AH_GRH) {
-		const struct ib_global_route *g = rdma_ah_read_grh(&attr);
-
-		out->has_grh = 1;
-		memcpy(out->dgid, g->dgid.raw, sizeof(out->dgid));
-		out->flow_label = g->flow_label;
-		out->sgid_index = g->sgid_index;
-		out->hop_limit = g->hop_limit;
-		out->traffic_class = g->traffic_class;
-	}
 	rdma_destroy_ah_attr(&attr);
+	return 0;
+}
+
+int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
+		       const struct ib_gid_attr *sgid_attr,
+		       struct rcm_h_path *out)
+{
+	struct sa_path_rec copy = *rec;
+	struct rdma_ah_attr attr;
+	u16 pkey_index;
+	u32 port;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (sgid_attr) {
+		if (sgid_attr->device != ibdev)
+			return -EINVAL;
+		port = sgid_attr->port_num;
+	} else {
+		const struct ib_gid_attr *found;
+
+		found = rdma_find_gid(ibdev, &rec->sgid,
+				      sa_conv_pathrec_to_gid_type(&copy), NULL);
+		if (IS_ERR(found))
+			return -EINVAL;
+		port = found->port_num;
+		rdma_put_gid_attr(found);
+	}
+	ret = ib_find_cached_pkey(ibdev, port, be16_to_cpu(rec->pkey),
+				  &pkey_index);
+	if (ret)
+		return ret;
+	ret = ib_init_ah_attr_from_path(ibdev, port, &copy, &attr, sgid_attr);
+	if (ret)
+		return ret;
+	rcm_h_path_from_ah_attr(&attr, out);
+	out->pkey_index = pkey_index;
+	rdma_destroy_ah_attr(&attr);
+	return 0;
+}
+
+void rcm_h_fill_ah_attr(struct ib_device *ibdev, const struct rcm_h_path *path,
+			struct rdma_ah_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = rdma_ah_find_type(ibdev, path->port);
+	rdma_ah_set_port_num(attr, path->port);
+	rdma_ah_set_sl(attr, path->sl);
+	rdma_ah_set_dlid(attr, path->dlid);
+	rdma_ah_set_static_rate(attr, path->static_rate);
+	rdma_ah_set_path_bits(attr, path->src_path_bits);
+	if (path->has_grh) {
+		union ib_gid dgid;
+
+		memcpy(dgid.raw, path->dgid, sizeof(dgid.raw));
+		rdma_ah_set_grh(attr, &dgid, path->flow_label, path->sgid_index,
+				path->hop_limit, path->traffic_class);
+	}
+	if (attr->type == RDMA_AH_ATTR_TYPE_ROCE)
+		memcpy(attr->roce.dmac, path->dmac, ETH_ALEN);
+}
+
+void rcm_h_path_lids(const struct sa_path_rec *rec, u16 *slid, u16 *dlid)
+{
+	struct sa_path_rec copy = *rec;
+
+	*slid = (u16)be32_to_cpu(sa_path_get_slid(&copy));
+	*dlid = (u16)be32_to_cpu(sa_path_get_dlid(&copy));
+}
+
+u8 rcm_h_ack_delay(const struct ib_device *ibdev)
+{
+	return ibdev->attrs.local_ca_ack_delay;
+}
+
+u32 rcm_h_flush_access(const struct ib_device *ibdev)
+{
+	if (ibdev->attrs.device_cap_flags &
+	    (IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT))
+		return IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT;
 	return 0;
 }
 
@@ -85,22 +179,11 @@ struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
 					 const struct rcm_h_path *path,
 					 const void *mad, u64 cookie)
 {
-	struct ib_device *ibdev = agent->device;
-	struct rdma_ah_attr attr = {};
+	struct rdma_ah_attr attr;
 	struct ib_mad_send_buf *buf;
 	struct ib_ah *ah;
 
-	attr.type = rdma_ah_find_type(ibdev, path->port);
-	rdma_ah_set_port_num(&attr, path->port);
-	rdma_ah_set_sl(&attr, path->sl);
-	rdma_ah_set_dlid(&attr, path->dlid);
-	if (path->has_grh) {
-		union ib_gid dgid;
-
-		memcpy(dgid.raw, path->dgid, sizeof(dgid.raw));
-		rdma_ah_set_grh(&attr, &dgid, path->flow_label, path->sgid_index,
-				path->hop_limit, path->traffic_class);
-	}
+	rcm_h_fill_ah_attr(agent->device, path, &attr);
 	ah = rdma_create_ah(agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(ah))
 		return ERR_CAST(ah);

@@ -14,10 +14,13 @@ mod bindings;
 #[path = "../../../rust/rdma/mod.rs"]
 mod rdma;
 
+mod cm_event_params;
 mod cm_ids;
 mod cm_service;
 mod device_client;
+mod ib_cm_connect;
 mod ib_cm_exports;
+mod ib_cm_qp;
 mod kernel_maps;
 
 /// The sans-IO protocol core: the very files `cargo test` checks on the host

@@ -59,6 +59,11 @@ macro_rules! wire_struct {
         }
 
         impl $name {
+            /// The message with every field zero (what a zeroed body reads as).
+            pub fn zeroed() -> Self {
+                Self::read(&[0; $crate::wire::field::MAD_SIZE])
+            }
+
             /// Reads the fields from a MAD (header already validated).
             pub fn read(mad: &$crate::wire::field::Mad) -> Self {
                 Self { $($field: wire_struct!(@read mad, $base, $ty, $kind($($loc),*)),)* }

@@ -56,21 +56,3 @@ impl SidrRep {
         self.vendor_id_low = vendor_id as u8;
     }
 }
-
-impl SidrRep {
-    /// A SIDR_REP with every field zero.
-    pub const fn zeroed() -> Self {
-        SidrRep {
-            request_id: 0,
-            status: SidrStatus::Success,
-            additional_info_length: 0,
-            vendor_id_high: 0,
-            qpn: 0,
-            vendor_id_low: 0,
-            service_id: 0,
-            qkey: 0,
-            additional_info: [0; 72],
-            private_data: [0; 136],
-        }
-    }
-}

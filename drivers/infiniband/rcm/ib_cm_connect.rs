@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ib_cm exports that set up and tear down a connection (REQ, REP,
+//! RTU, DREQ, DREP) and resolve a UD service (SIDR_REQ), with the 6.12
+//! argument checks and errnos.
+
+use crate::bindings;
+use crate::cm_ids::CmIdBox;
+use crate::cm_service::{with_service, Peer};
+use crate::ib_cm_exports::{bytes, device_of, id_call};
+use crate::proto::timer::{ack_timeout, IbaTime};
+use crate::proto::wire::rep::Rep;
+use crate::proto::wire::req::{Req, ReqPath};
+use crate::proto::wire::sidr::SidrReq;
+use crate::rdma::mad::MadPath;
+use crate::rdma::timer::now_ms;
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+
+/// The REQ's transport fields for a consumer's QP type, or `None` for a
+/// type the CM cannot connect.
+fn transport_of(qp_type: bindings::ib_qp_type) -> Option<(u8, u8)> {
+    match qp_type {
+        bindings::ib_qp_type_IB_QPT_RC => Some((0, 0)),
+        bindings::ib_qp_type_IB_QPT_UC => Some((1, 0)),
+        bindings::ib_qp_type_IB_QPT_XRC_INI => Some((3, 1)),
+        _ => None,
+    }
+}
+
+/// One REQ path from a consumer's path record.
+///
+/// # Safety
+///
+/// `rec` must be valid; `inbound` NULL or valid.
+unsafe fn req_path(
+    rec: *const bindings::sa_path_rec,
+    inbound: *const bindings::sa_path_rec,
+    ack_delay: IbaTime,
+) -> ReqPath {
+    // SAFETY: valid per the contract.
+    let r = unsafe { &*rec };
+    let (mut slid, mut dlid) = (0u16, 0u16);
+    // SAFETY: `rec` is valid; the outputs are ours.
+    unsafe { bindings::rcm_h_path_lids(rec, &mut slid, &mut dlid) };
+    let subnet_local = r.hop_limit <= 1;
+    let (local_lid, remote_lid) = if subnet_local {
+        (slid, dlid)
+    } else {
+        // Routed (and RoCE): the LIDs are not ours to know. The inbound
+        // path's DLID is our LID as the peer sees it.
+        let local = if inbound.is_null() {
+            0xFFFF
+        } else {
+            let (mut s, mut d) = (0u16, 0u16);
+            // SAFETY: non-NULL, valid per the contract.
+            unsafe { bindings::rcm_h_path_lids(inbound, &mut s, &mut d) };
+            d
+        };
+        (local, 0xFFFF)
+    };
+    // SAFETY: every bit pattern of the GID union is a valid byte array.
+    let (sgid, dgid) = unsafe { (r.sgid.raw, r.dgid.raw) };
+    ReqPath {
+        local_port_lid: local_lid,
+        remote_port_lid: remote_lid,
+        local_port_gid: sgid,
+        remote_port_gid: dgid,
+        flow_label: u32::from_be(r.flow_label) & 0x000F_FFFF,
+        packet_rate: r.rate & 0x3F,
+        traffic_class: r.traffic_class,
+        hop_limit: r.hop_limit,
+        sl: r.sl & 0xF,
+        subnet_local,
+        local_ack_timeout: ack_timeout(ack_delay, IbaTime::new(r.packet_life_time)),
+    }
+}
+
+/// A slice of at most `max` bytes from a C pointer and length; `None` if
+/// longer.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` must be valid for `len` bytes.
+unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
+    if !ptr.is_null() && usize::from(len) > max {
+        return None;
+    }
+    // SAFETY: per the function's contract.
+    Some(unsafe { bytes(ptr, len) })
+}
+
+/// The peer a path record leads to, on the id's device.
+///
+/// # Safety
+///
+/// `cm_id` from rcm; `rec` valid; `sgid_attr` NULL or held.
+unsafe fn peer_of(
+    cm_id: *mut bindings::ib_cm_id,
+    rec: *const bindings::sa_path_rec,
+    sgid_attr: *const bindings::ib_gid_attr,
+) -> core::result::Result<Peer, c_int> {
+    // SAFETY: per the contract.
+    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    // SAFETY: per the contract; the id's device is registered.
+    let path = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
+        .map_err(|_| EINVAL.to_errno())?;
+    let dev = with_service(|s| device_of(s, device))
+        .flatten()
+        .ok_or(ENODEV.to_errno())?;
+    Ok(Peer { device: dev, path })
+}
+
+/// Sends a REQ (`ib_send_cm_req`): `-EINVAL` for a missing path, a QP type
+/// other than RC/UC/XRC_INI, too much private data, an alternate path
+/// with another P_Key or MTU, a path not on the id's device, or an id
+/// that is not IDLE.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `param` must be valid with valid paths and
+/// private data.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_req(
+    cm_id: *mut bindings::ib_cm_id,
+    param: *mut bindings::ib_cm_req_param,
+) -> c_int {
+    if param.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let p = unsafe { &*param };
+    if p.primary_path.is_null() {
+        return EINVAL.to_errno();
+    }
+    let Some((transport, extended)) = transport_of(p.qp_type) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 92) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: the paths are valid per this function's contract.
+    let (pri, alt) = unsafe { (&*p.primary_path, p.alternate_path.as_ref()) };
+    if alt.is_some_and(|a| a.pkey != pri.pkey || a.mtu != pri.mtu) {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let peer = match unsafe { peer_of(cm_id, p.primary_path, p.ppath_sgid_attr) } {
+        Ok(peer) => peer,
+        Err(e) => return e,
+    };
+    // SAFETY: per this function's contract.
+    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    // SAFETY: the id's device is registered.
+    let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
+    let xrc = transport == 3;
+    let mut req = Req::zeroed();
+    req.vendor_id = p.ece.vendor_id & 0x00FF_FFFF;
+    req.service_id = u64::from_be(p.service_id);
+    req.local_qpn = p.qp_num & 0x00FF_FFFF;
+    req.initiator_depth = p.initiator_depth;
+    req.remote_cm_response_timeout = IbaTime::new(p.remote_cm_response_timeout);
+    req.transport_service_type = transport;
+    req.extended_transport_type = extended;
+    req.end_to_end_flow_control = p.flow_control != 0;
+    req.starting_psn = p.starting_psn & 0x00FF_FFFF;
+    req.local_cm_response_timeout = IbaTime::new(p.local_cm_response_timeout);
+    req.partition_key = u16::from_be(pri.pkey);
+    req.path_mtu = pri.mtu & 0xF;
+    req.max_cm_retries = p.max_cm_retries & 0xF;
+    if !xrc {
+        req.responder_resources = p.responder_resources;
+        req.retry_count = p.retry_count & 0x7;
+        req.rnr_retry_count = p.rnr_retry_count & 0x7;
+        req.srq = p.srq != 0;
+    }
+    // SAFETY: the paths are valid per this function's contract.
+    unsafe {
+        req.primary_path = req_path(p.primary_path, p.primary_path_inbound, ack_delay);
+        if !p.alternate_path.is_null() {
+            req.alternate_path = req_path(p.alternate_path, core::ptr::null(), ack_delay);
+        }
+    }
+    req.private_data[..pd.len()].copy_from_slice(pd);
+    let plt = IbaTime::new(pri.packet_life_time);
+    let attr_mod = p.ece.attr_mod;
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            ep.send_req(now_ms(), comm, &req, attr_mod, peer, plt, out)
+        })
+    }
+}
+
+/// Accepts a REQ (`ib_send_cm_rep`): `-EINVAL` for too much private data
+/// or an id with no REQ to answer.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `param` must be valid with valid private
+/// data.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_rep(
+    cm_id: *mut bindings::ib_cm_id,
+    param: *mut bindings::ib_cm_rep_param,
+) -> c_int {
+    if param.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let p = unsafe { &*param };
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 196) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    let mut rep = Rep::zeroed();
+    rep.starting_psn = p.starting_psn & 0x00FF_FFFF;
+    rep.responder_resources = p.responder_resources;
+    // SAFETY: the id's device is registered.
+    rep.target_ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
+    rep.failover_accepted = p.failover_accepted & 0x3;
+    rep.rnr_retry_count = p.rnr_retry_count & 0x7;
+    rep.set_vendor_id(p.ece.vendor_id);
+    rep.private_data[..pd.len()].copy_from_slice(pd);
+    let attr_mod = p.ece.attr_mod;
+    let qp_num = p.qp_num & 0x00FF_FFFF;
+    let (initiator_depth, flow_control, srq) =
+        (p.initiator_depth, p.flow_control != 0, p.srq != 0);
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            let xrc_target = ep
+                .get(comm)
+                .is_some_and(|c| c.qp_params().transport == 3);
+            if xrc_target {
+                // An XRC target has no QP of its own to name: the REP
+                // carries the number as its EE context, with SRQ set.
+                rep.local_eecn = qp_num;
+                rep.srq = true;
+            } else {
+                rep.local_qpn = qp_num;
+                rep.initiator_depth = initiator_depth;
+                rep.end_to_end_flow_control = flow_control;
+                rep.srq = srq;
+            }
+            ep.send_rep(now_ms(), comm, &rep, attr_mod, out)
+        })
+    }
+}
+
+/// Confirms a REP (`ib_send_cm_rtu`).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `private_data` valid for its length.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_rtu(
+    cm_id: *mut bindings::ib_cm_id,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(private_data, private_data_len, 224) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    unsafe { id_call(cm_id, |ep, comm, out| ep.send_rtu(comm, pd, out)) }
+}
+
+/// Starts a disconnect (`ib_send_cm_dreq`): `-EINVAL` unless established.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `private_data` valid for its length.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_dreq(
+    cm_id: *mut bindings::ib_cm_id,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(private_data, private_data_len, 220) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    unsafe { id_call(cm_id, |ep, comm, out| ep.send_dreq(now_ms(), comm, pd, out)) }
+}
+
+/// Answers a DREQ (`ib_send_cm_drep`).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `private_data` valid for its length.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_drep(
+    cm_id: *mut bindings::ib_cm_id,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(private_data, private_data_len, 224) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    unsafe { id_call(cm_id, |ep, comm, out| ep.send_drep(now_ms(), comm, pd, out)) }
+}
+
+/// Asks which UD QP serves a service id (`ib_send_cm_sidr_req`):
+/// `-EINVAL` for a missing path, too much private data, a path not on the
+/// id's device, or an id that is not IDLE.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `param` valid with a valid path and
+/// private data.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn ib_send_cm_sidr_req(
+    cm_id: *mut bindings::ib_cm_id,
+    param: *mut bindings::ib_cm_sidr_req_param,
+) -> c_int {
+    if param.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let p = unsafe { &*param };
+    if p.path.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 216) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    let peer = match unsafe { peer_of(cm_id, p.path, p.sgid_attr) } {
+        Ok(peer) => peer,
+        Err(e) => return e,
+    };
+    let mut req = SidrReq::zeroed();
+    // SAFETY: valid per this function's contract.
+    req.partition_key = u16::from_be(unsafe { (*p.path).pkey });
+    req.service_id = u64::from_be(p.service_id);
+    req.private_data[..pd.len()].copy_from_slice(pd);
+    let timeout_ms = u32::try_from(p.timeout_ms).unwrap_or(u32::MAX);
+    let retries = p.max_cm_retries;
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            ep.send_sidr_req(now_ms(), comm, &req, peer, timeout_ms, retries, out)
+        })
+    }
+}
