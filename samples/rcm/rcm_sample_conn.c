@@ -1,0 +1,956 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sample ib_cm consumer with real RC connections: a server that accepts
+ * and echoes, and a client that connects, exchanges messages over send/recv
+ * and checks every echo, then disconnects. It uses only the exported ib_cm
+ * API (plus ib_core verbs for the QPs), so it runs the same against rcm.ko
+ * and the in-tree ib_cm; the kselftest rcm_cm_connect.sh drives it.
+ *
+ *   insmod rcm_sample_conn.ko role=server [reject=1] [mra=1]
+ *   insmod rcm_sample_conn.ko role=client peer=10.0.0.2 [conns=N]
+ *          [parallel=N] [messages=N] [server_disconnects=1]
+ *          [expect=connect|reject|timeout|sidr] [cm_timeout=X] [retries=N]
+ *
+ * The client does all its work inside module init and fails the insmod
+ * (-EIO) unless every connection met the expectation; a summary line goes
+ * to the kernel log either way. The server listens until unloaded (or
+ * until its device goes away), answers SIDR_REQs for the service with its
+ * UD QP, and rejects with reason 28 and private data when reject=1.
+ */
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+
+static char *role = "server";
+module_param(role, charp, 0444);
+MODULE_PARM_DESC(role, "server or client");
+static ulong service_id = 0x1061c21;
+module_param(service_id, ulong, 0444);
+MODULE_PARM_DESC(service_id, "service id (host order)");
+static char *peer = "10.0.0.2";
+module_param(peer, charp, 0444);
+MODULE_PARM_DESC(peer, "client: the server's IPv4 address");
+static int conns = 1;
+module_param(conns, int, 0444);
+MODULE_PARM_DESC(conns, "client: connections to make");
+static int parallel = 1;
+module_param(parallel, int, 0444);
+MODULE_PARM_DESC(parallel, "client: connections in flight at once");
+static int messages = 10;
+module_param(messages, int, 0444);
+MODULE_PARM_DESC(messages, "client: messages echoed per connection");
+static bool server_disconnects;
+module_param(server_disconnects, bool, 0444);
+MODULE_PARM_DESC(server_disconnects, "client: ask the server to send the DREQ");
+static char *expect = "connect";
+module_param(expect, charp, 0444);
+MODULE_PARM_DESC(expect, "client: connect, reject, timeout or sidr");
+static int cm_timeout = 20;
+module_param(cm_timeout, int, 0444);
+MODULE_PARM_DESC(cm_timeout, "client: remote CM response timeout (IBA exponent)");
+static int retries = 15;
+module_param(retries, int, 0444);
+MODULE_PARM_DESC(retries, "client: max CM retries");
+static int hold_ms;
+module_param(hold_ms, int, 0444);
+MODULE_PARM_DESC(hold_ms, "client: keep each batch connected this long after its echoes");
+static bool reject;
+module_param(reject, bool, 0444);
+MODULE_PARM_DESC(reject, "server: reject every REQ (reason 28, private data)");
+static bool mra;
+module_param(mra, bool, 0444);
+MODULE_PARM_DESC(mra, "server: send an MRA before answering each REQ");
+
+#define SAMPLE_MAGIC 0x52434d53		/* "RCMS" */
+#define SAMPLE_QKEY 0x11111111
+#define MSG_BYE 1			/* last message: server, disconnect */
+#define PLT 14				/* packet lifetime exponent, ~67 ms */
+
+struct sample_hello {			/* REQ private data */
+	__be32 magic;
+	__be32 index;
+};
+
+struct sample_msg {
+	__be32 magic;
+	__be32 conn;
+	__be32 seq;
+	__be32 flags;
+	u8 payload[48];
+};
+
+struct conn {
+	struct list_head list;		/* server: all_conns */
+	struct ib_cm_id *cm_id;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_cqe recv_cqe, send_cqe;
+	struct sample_msg *rx, *tx;
+	u64 rx_dma, tx_dma;
+	int index;
+	u32 rq_psn;			/* server: the PSN its REP announces */
+	int seq;			/* client: the message awaiting its echo */
+	int echoed;
+	int mras;
+	int result;			/* 0 ok, -errno */
+	int rej_reason;
+	bool rej_data_ok;
+	u32 sidr_qpn, sidr_qkey, sidr_status;
+	unsigned long started;
+	unsigned long elapsed_ms;
+	struct mutex setup;		/* client: REQ + INIT before the REP */
+	struct completion data_done;	/* echoes finished (or failed) */
+	struct completion closed;	/* the connection's end */
+};
+
+static struct ib_device *device;
+static struct ib_pd *pd;
+static struct ib_cm_id *listener;
+static struct ib_cq *ud_cq;
+static struct ib_qp *ud_qp;
+static LIST_HEAD(all_conns);
+static DEFINE_MUTEX(conns_lock);
+static atomic_t accepted = ATOMIC_INIT(0);
+static atomic_t echoed_total = ATOMIC_INIT(0);
+static struct ib_client sample_client;
+
+static void fill_msg(struct sample_msg *m, int conn, int seq, u32 flags)
+{
+	int i;
+
+	m->magic = cpu_to_be32(SAMPLE_MAGIC);
+	m->conn = cpu_to_be32(conn);
+	m->seq = cpu_to_be32(seq);
+	m->flags = cpu_to_be32(flags);
+	for (i = 0; i < sizeof(m->payload); i++)
+		m->payload[i] = (u8)(conn * 31 + seq * 7 + i);
+}
+
+static int post_recv(struct conn *c)
+{
+	struct ib_sge sge = {
+		.addr = c->rx_dma, .length = sizeof(*c->rx),
+		.lkey = pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_cqe = &c->recv_cqe, .sg_list = &sge, .num_sge = 1 };
+
+	ib_dma_sync_single_for_device(device, c->rx_dma, sizeof(*c->rx), DMA_FROM_DEVICE);
+	return ib_post_recv(c->qp, &wr, NULL);
+}
+
+static int post_send(struct conn *c)
+{
+	struct ib_sge sge = {
+		.addr = c->tx_dma, .length = sizeof(*c->tx),
+		.lkey = pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &c->send_cqe, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+
+	ib_dma_sync_single_for_device(device, c->tx_dma, sizeof(*c->tx), DMA_TO_DEVICE);
+	return ib_post_send(c->qp, &wr, NULL);
+}
+
+static void send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct conn *c = container_of(wc->wr_cqe, struct conn, send_cqe);
+
+	pr_debug("rcm_sample_conn: conn %d: send status %d\n", c->index, wc->status);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn("rcm_sample_conn: conn %d: send failed: %s\n", c->index,
+			ib_wc_status_msg(wc->status));
+}
+
+static void finish_data(struct conn *c, int result)
+{
+	if (!c->result)
+		c->result = result;
+	complete(&c->data_done);
+}
+
+/* Client: an echo came back. Check it, send the next message or finish. */
+static void client_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct conn *c = container_of(wc->wr_cqe, struct conn, recv_cqe);
+	struct sample_msg want;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			finish_data(c, -EIO);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(device, c->rx_dma, sizeof(*c->rx), DMA_FROM_DEVICE);
+	fill_msg(&want, c->index, c->seq, 0);
+	if (wc->byte_len != sizeof(want) || memcmp(c->rx, &want, sizeof(want))) {
+		pr_warn("rcm_sample_conn: conn %d: echo %d differs\n", c->index, c->seq);
+		finish_data(c, -EBADMSG);
+		return;
+	}
+	c->echoed++;
+	c->seq++;
+	if (c->seq < messages) {
+		fill_msg(c->tx, c->index, c->seq, 0);
+		if (post_recv(c) || post_send(c))
+			finish_data(c, -EIO);
+		return;
+	}
+	if (server_disconnects) {
+		/* No echo for this one: the server answers with a DREQ. */
+		fill_msg(c->tx, c->index, c->seq, MSG_BYE);
+		if (post_send(c))
+			finish_data(c, -EIO);
+	}
+	complete(&c->data_done);
+}
+
+/* Server: echo each message; on MSG_BYE disconnect instead. */
+static void server_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct conn *c = container_of(wc->wr_cqe, struct conn, recv_cqe);
+
+	pr_debug("rcm_sample_conn: conn %d: server recv status %d\n", c->index, wc->status);
+	if (wc->status != IB_WC_SUCCESS)
+		return;
+	ib_dma_sync_single_for_cpu(device, c->rx_dma, sizeof(*c->rx), DMA_FROM_DEVICE);
+	if (be32_to_cpu(c->rx->flags) & MSG_BYE) {
+		int ret = ib_send_cm_dreq(c->cm_id, NULL, 0);
+
+		pr_debug("rcm_sample_conn: conn %d: server sends DREQ (%d)\n", c->index, ret);
+		if (ret)
+			pr_warn("rcm_sample_conn: conn %d: DREQ failed (%d)\n", c->index, ret);
+		return;
+	}
+	memcpy(c->tx, c->rx, sizeof(*c->tx));
+	atomic_inc(&echoed_total);
+	if (post_recv(c) || post_send(c))
+		pr_warn("rcm_sample_conn: conn %d: echo failed\n", c->index);
+}
+
+static void conn_free_qp(struct conn *c)
+{
+	if (c->qp)
+		ib_destroy_qp(c->qp);
+	if (c->cq)
+		ib_free_cq(c->cq);
+	if (c->rx_dma)
+		ib_dma_unmap_single(device, c->rx_dma, sizeof(*c->rx), DMA_FROM_DEVICE);
+	if (c->tx_dma)
+		ib_dma_unmap_single(device, c->tx_dma, sizeof(*c->tx), DMA_TO_DEVICE);
+	kfree(c->rx);
+	kfree(c->tx);
+	c->qp = NULL;
+	c->cq = NULL;
+	c->rx = c->tx = NULL;
+	c->rx_dma = c->tx_dma = 0;
+}
+
+static int conn_alloc_qp(struct conn *c, bool server)
+{
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	c->recv_cqe.done = server ? server_recv_done : client_recv_done;
+	c->send_cqe.done = send_done;
+	c->rx = kzalloc(sizeof(*c->rx), GFP_KERNEL);
+	c->tx = kzalloc(sizeof(*c->tx), GFP_KERNEL);
+	if (!c->rx || !c->tx)
+		goto nomem;
+	c->rx_dma = ib_dma_map_single(device, c->rx, sizeof(*c->rx), DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(device, c->rx_dma)) {
+		c->rx_dma = 0;
+		goto nomem;
+	}
+	c->tx_dma = ib_dma_map_single(device, c->tx, sizeof(*c->tx), DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(device, c->tx_dma)) {
+		c->tx_dma = 0;
+		goto nomem;
+	}
+	c->cq = ib_alloc_cq(device, c, 8, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(c->cq)) {
+		int ret = PTR_ERR(c->cq);
+
+		c->cq = NULL;
+		conn_free_qp(c);
+		return ret;
+	}
+	init.send_cq = c->cq;
+	init.recv_cq = c->cq;
+	c->qp = ib_create_qp(pd, &init);
+	if (IS_ERR(c->qp)) {
+		int ret = PTR_ERR(c->qp);
+
+		c->qp = NULL;
+		conn_free_qp(c);
+		return ret;
+	}
+	return 0;
+nomem:
+	conn_free_qp(c);
+	return -ENOMEM;
+}
+
+/* Moves the QP to `state` with the attributes the CM computes. */
+static int qp_to(struct conn *c, enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	ret = ib_cm_init_qp_attr(c->cm_id, &attr, &mask);
+	if (ret)
+		return ret;
+	/*
+	 * Before its REP the passive side has not told the CM its starting
+	 * PSN, so (like rdma_cm) it sets the receive PSN itself.
+	 */
+	if (state == IB_QPS_RTR && c->rq_psn)
+		attr.rq_psn = c->rq_psn;
+	ret = ib_modify_qp(c->qp, &attr, mask);
+	pr_debug("rcm_sample_conn: conn %d: QP %#x to %d: mask %#x ret %d dqpn %#x rq_psn %#x sq_psn %#x mtu %d timeout %d retry %d rnr %d port %d dgid %pI6 sgid_index %d flags %d type %d\n",
+		 c->index, c->qp->qp_num, state, mask, ret, attr.dest_qp_num, attr.rq_psn, attr.sq_psn,
+		 attr.path_mtu, attr.timeout, attr.retry_cnt, attr.rnr_retry, attr.port_num,
+		 attr.ah_attr.grh.dgid.raw, attr.ah_attr.grh.sgid_index, attr.ah_attr.ah_flags, attr.ah_attr.type);
+	return ret;
+}
+
+/* ---- server ---- */
+
+static void server_conn_release(struct conn *c)
+{
+	conn_free_qp(c);
+	kfree(c);
+}
+
+/* Takes `c` off the list; false if module exit or device removal got it. */
+static bool server_conn_claim(struct conn *c)
+{
+	bool mine = false;
+
+	mutex_lock(&conns_lock);
+	if (!list_empty(&c->list)) {
+		list_del_init(&c->list);
+		mine = true;
+	}
+	mutex_unlock(&conns_lock);
+	return mine;
+}
+
+static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
+	const struct sample_hello *hello = ev->private_data;
+	struct ib_cm_rep_param rep = {};
+	static const char accept_data[] = "rcm sample: welcome";
+	struct conn *c;
+	int ret;
+
+	if (mra) {
+		ret = ib_send_cm_mra(id, 20, NULL, 0);
+		if (ret)
+			pr_warn("rcm_sample_conn: MRA failed (%d)\n", ret);
+	}
+	if (reject) {
+		char data[32];
+
+		snprintf(data, sizeof(data), "rcm-sample-reject:%u",
+			 be32_to_cpu(hello->index));
+		ret = ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
+				     data, strlen(data) + 1);
+		pr_debug("rcm_sample_conn: server rejected conn %u (%d)\n",
+			be32_to_cpu(hello->index), ret);
+		return 1;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		goto refuse;
+	INIT_LIST_HEAD(&c->list);
+	c->cm_id = id;
+	c->index = be32_to_cpu(hello->index);
+	c->rq_psn = (get_random_u32() & 0xffffff) ?: 1;
+	ret = conn_alloc_qp(c, true);
+	if (ret) {
+		kfree(c);
+		goto refuse;
+	}
+	ret = qp_to(c, IB_QPS_INIT);
+	if (!ret)
+		ret = post_recv(c);
+	if (!ret)
+		ret = qp_to(c, IB_QPS_RTR);
+	if (!ret)
+		ret = qp_to(c, IB_QPS_RTS);
+	if (ret) {
+		pr_warn("rcm_sample_conn: server: QP setup failed (%d)\n", ret);
+		server_conn_release(c);
+		goto refuse;
+	}
+	rep.qp_num = c->qp->qp_num;
+	rep.starting_psn = c->rq_psn;
+	rep.private_data = accept_data;
+	rep.private_data_len = sizeof(accept_data);
+	rep.responder_resources = min_t(u8, req->initiator_depth, 1);
+	rep.initiator_depth = min_t(u8, req->responder_resources, 1);
+	rep.flow_control = 1;
+	rep.rnr_retry_count = 7;
+	id->context = c;
+	mutex_lock(&conns_lock);
+	list_add_tail(&c->list, &all_conns);
+	mutex_unlock(&conns_lock);
+	ret = ib_send_cm_rep(id, &rep);
+	if (ret) {
+		pr_warn("rcm_sample_conn: server: REP failed (%d)\n", ret);
+		if (server_conn_claim(c))
+			server_conn_release(c);
+		return 1;
+	}
+	atomic_inc(&accepted);
+	return 0;
+refuse:
+	ib_send_cm_rej(id, IB_CM_REJ_NO_RESOURCES, NULL, 0, NULL, 0);
+	return 1;
+}
+
+static int server_sidr(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	struct ib_cm_sidr_rep_param rep = {
+		.qp_num = ud_qp->qp_num,
+		.qkey = SAMPLE_QKEY,
+		.status = IB_SIDR_SUCCESS,
+	};
+	int ret = ib_send_cm_sidr_rep(id, &rep);
+
+	pr_info("rcm_sample_conn: SIDR_REQ for %#llx answered: QP %#x Q_Key %#x (%d)\n",
+		be64_to_cpu(ev->param.sidr_req_rcvd.service_id), rep.qp_num,
+		rep.qkey, ret);
+	return 1;
+}
+
+static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	struct conn *c = id->context;
+
+	pr_debug("rcm_sample_conn: conn %d: server event %d\n", c ? c->index : -1, ev->event);
+	switch (ev->event) {
+	case IB_CM_REQ_RECEIVED:
+		return server_accept(id, ev);
+	case IB_CM_SIDR_REQ_RECEIVED:
+		return server_sidr(id, ev);
+	case IB_CM_RTU_RECEIVED:
+	case IB_CM_USER_ESTABLISHED:
+		pr_debug("rcm_sample_conn: conn %d established (%s)\n", c->index,
+			ev->event == IB_CM_RTU_RECEIVED ? "RTU" : "user");
+		return 0;
+	case IB_CM_DREQ_RECEIVED:
+		ib_send_cm_drep(id, NULL, 0);
+		pr_debug("rcm_sample_conn: conn %d: client disconnected\n", c->index);
+		break;
+	case IB_CM_DREP_RECEIVED:
+		pr_debug("rcm_sample_conn: conn %d: DREP received\n", c->index);
+		break;
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_REP_ERROR:
+	case IB_CM_REJ_RECEIVED:
+		pr_info("rcm_sample_conn: conn %d: event %d, ending\n", c->index,
+			ev->event);
+		break;
+	default:
+		return 0;
+	}
+	/* The connection is over: free it, and have the CM destroy the id. */
+	if (!server_conn_claim(c))
+		return 0;
+	server_conn_release(c);
+	return 1;
+}
+
+static int server_start(void)
+{
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_UD,
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT, .port_num = 1, .qkey = SAMPLE_QKEY,
+	};
+	int ret;
+
+	ud_cq = ib_alloc_cq(device, NULL, 2, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(ud_cq))
+		return PTR_ERR(ud_cq);
+	init.send_cq = ud_cq;
+	init.recv_cq = ud_cq;
+	ud_qp = ib_create_qp(pd, &init);
+	if (IS_ERR(ud_qp)) {
+		ret = PTR_ERR(ud_qp);
+		goto out_cq;
+	}
+	ret = ib_modify_qp(ud_qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (ret)
+		goto out_qp;
+	listener = ib_create_cm_id(device, server_handler, NULL);
+	if (IS_ERR(listener)) {
+		ret = PTR_ERR(listener);
+		goto out_qp;
+	}
+	ret = ib_cm_listen(listener, cpu_to_be64(service_id));
+	if (ret)
+		goto out_id;
+	pr_info("rcm_sample_conn: server on %s: listening on %#lx, UD QP %#x\n",
+		dev_name(&device->dev), service_id, ud_qp->qp_num);
+	return 0;
+out_id:
+	ib_destroy_cm_id(listener);
+out_qp:
+	ib_destroy_qp(ud_qp);
+out_cq:
+	ib_free_cq(ud_cq);
+	listener = NULL;
+	ud_qp = NULL;
+	ud_cq = NULL;
+	return ret;
+}
+
+static void server_stop(void)
+{
+	struct conn *c;
+	int live = 0;
+
+	if (!listener)
+		return;
+	ib_destroy_cm_id(listener);
+	listener = NULL;
+	for (;;) {
+		mutex_lock(&conns_lock);
+		c = list_first_entry_or_null(&all_conns, struct conn, list);
+		if (c)
+			list_del_init(&c->list);
+		mutex_unlock(&conns_lock);
+		if (!c)
+			break;
+		/*
+		 * QP and CQ first (that waits for the echo handler, which may
+		 * use the id); destroying a live id disconnects (DREQ) it.
+		 */
+		conn_free_qp(c);
+		ib_destroy_cm_id(c->cm_id);
+		kfree(c);
+		live++;
+	}
+	ib_destroy_qp(ud_qp);
+	ib_free_cq(ud_cq);
+	pr_info("rcm_sample_conn: server stopped: %d accepted, %d echoed, %d live at stop\n",
+		atomic_read(&accepted), atomic_read(&echoed_total), live);
+}
+
+/* ---- client ---- */
+
+static struct sa_path_rec path;
+static const struct ib_gid_attr *sgid_attr;
+
+struct resolution {
+	struct completion done;
+	int status;
+};
+
+static void resolved(int status, struct sockaddr *src, struct rdma_dev_addr *addr,
+		     void *context)
+{
+	struct resolution *r = context;
+
+	r->status = status;
+	complete(&r->done);
+}
+
+/* The peer's MAC and hop limit, as rdma_cm finds them. */
+static int resolve_l2(struct rdma_dev_addr *dev_addr)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct resolution r;
+	int ret;
+
+	init_completion(&r.done);
+	memcpy(&src.sin_addr, &sgid_attr->gid.raw[12], 4);
+	memcpy(&dst.sin_addr, &path.dgid.raw[12], 4);
+	dev_addr->sgid_attr = sgid_attr;
+	dev_addr->net = &init_net;
+	ret = rdma_resolve_ip((struct sockaddr *)&src, (struct sockaddr *)&dst,
+			      dev_addr, 5000, resolved, true, &r);
+	if (ret)
+		return ret;
+	wait_for_completion(&r.done);
+	return r.status;
+}
+
+/* The RoCEv2 path to `peer` from our IPv4 GID. */
+static int client_path(void)
+{
+	struct rdma_dev_addr dev_addr = {};
+	union ib_gid dgid = {};
+	__be32 ip;
+	int ret;
+	u32 i, len;
+
+	if (!in4_pton(peer, -1, (u8 *)&ip, -1, NULL))
+		return -EINVAL;
+	ipv6_addr_set_v4mapped(ip, (struct in6_addr *)dgid.raw);
+	len = device->port_data[1].immutable.gid_tbl_len;
+	for (i = 0; i < len; i++) {
+		sgid_attr = rdma_get_gid_attr(device, 1, i);
+		if (IS_ERR(sgid_attr))
+			continue;
+		if (sgid_attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)sgid_attr->gid.raw))
+			break;
+		rdma_put_gid_attr(sgid_attr);
+		sgid_attr = NULL;
+	}
+	if (!sgid_attr || IS_ERR(sgid_attr)) {
+		sgid_attr = NULL;
+		return -EADDRNOTAVAIL;
+	}
+	memset(&path, 0, sizeof(path));
+	path.rec_type = SA_PATH_REC_TYPE_ROCE_V2;
+	path.sgid = sgid_attr->gid;
+	path.dgid = dgid;
+	ret = resolve_l2(&dev_addr);
+	if (ret)
+		return ret;
+	memcpy(path.roce.dmac, dev_addr.dst_dev_addr, ETH_ALEN);
+	path.roce.route_resolved = true;
+	path.hop_limit = dev_addr.hoplimit;
+	path.reversible = 1;
+	path.pkey = cpu_to_be16(0xffff);
+	path.mtu = IB_MTU_1024;
+	path.mtu_selector = IB_SA_EQ;
+	path.rate = IB_RATE_PORT_CURRENT;
+	path.packet_life_time = PLT;
+	path.packet_life_time_selector = IB_SA_EQ;
+	return 0;
+}
+
+static void client_done(struct conn *c, int result)
+{
+	if (!c->result)
+		c->result = result;
+	c->elapsed_ms = jiffies_to_msecs(jiffies - c->started);
+	complete(&c->data_done);
+	complete(&c->closed);
+}
+
+static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	struct conn *c = id->context;
+	int ret;
+
+	pr_debug("rcm_sample_conn: conn %d: client event %d\n", c->index, ev->event);
+	switch (ev->event) {
+	case IB_CM_REP_RECEIVED:
+		mutex_lock(&c->setup);
+		mutex_unlock(&c->setup);
+		ret = qp_to(c, IB_QPS_RTR);
+		if (!ret)
+			ret = qp_to(c, IB_QPS_RTS);
+		if (ret) {
+			ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+			client_done(c, ret);
+			return 0;
+		}
+		ret = ib_send_cm_rtu(id, NULL, 0);
+		if (ret) {
+			client_done(c, ret);
+			return 0;
+		}
+		if (messages == 0) {
+			complete(&c->data_done);
+			return 0;
+		}
+		fill_msg(c->tx, c->index, 0, 0);
+		ret = post_send(c);
+		pr_debug("rcm_sample_conn: conn %d: first send posted (%d)\n", c->index, ret);
+		if (ret)
+			finish_data(c, -EIO);
+		return 0;
+	case IB_CM_MRA_RECEIVED:
+		c->mras++;
+		return 0;
+	case IB_CM_REJ_RECEIVED: {
+		char want[32];
+
+		snprintf(want, sizeof(want), "rcm-sample-reject:%d", c->index);
+		c->rej_reason = ev->param.rej_rcvd.reason;
+		c->rej_data_ok = ev->private_data &&
+				 !memcmp(ev->private_data, want, strlen(want) + 1);
+		client_done(c, -ECONNREFUSED);
+		return 0;
+	}
+	case IB_CM_REQ_ERROR:
+	case IB_CM_SIDR_REQ_ERROR:
+		client_done(c, -ETIMEDOUT);
+		return 0;
+	case IB_CM_DREQ_RECEIVED:
+		ib_send_cm_drep(id, NULL, 0);
+		client_done(c, 0);
+		return 0;
+	case IB_CM_DREP_RECEIVED:
+		client_done(c, 0);
+		return 0;
+	case IB_CM_DREQ_ERROR:
+		client_done(c, -ETIMEDOUT);
+		return 0;
+	case IB_CM_SIDR_REP_RECEIVED:
+		c->sidr_status = ev->param.sidr_rep_rcvd.status;
+		c->sidr_qpn = ev->param.sidr_rep_rcvd.qpn;
+		c->sidr_qkey = ev->param.sidr_rep_rcvd.qkey;
+		client_done(c, c->sidr_status ? -ENOENT : 0);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int client_start_conn(struct conn *c)
+{
+	struct sample_hello hello = {
+		.magic = cpu_to_be32(SAMPLE_MAGIC), .index = cpu_to_be32(c->index),
+	};
+	int ret;
+
+	init_completion(&c->data_done);
+	init_completion(&c->closed);
+	mutex_init(&c->setup);
+	c->cm_id = ib_create_cm_id(device, client_handler, c);
+	if (IS_ERR(c->cm_id)) {
+		ret = PTR_ERR(c->cm_id);
+		c->cm_id = NULL;
+		return ret;
+	}
+	c->started = jiffies;
+	if (!strcmp(expect, "sidr")) {
+		struct ib_cm_sidr_req_param req = {
+			.path = &path, .sgid_attr = sgid_attr,
+			.service_id = cpu_to_be64(service_id),
+			.timeout_ms = 1000, .max_cm_retries = retries,
+			.private_data = &hello, .private_data_len = sizeof(hello),
+		};
+
+		return ib_send_cm_sidr_req(c->cm_id, &req);
+	}
+	ret = conn_alloc_qp(c, false);
+	if (ret)
+		return ret;
+	{
+		struct ib_cm_req_param req = {
+			.primary_path = &path, .ppath_sgid_attr = sgid_attr,
+			.service_id = cpu_to_be64(service_id),
+			.qp_num = c->qp->qp_num, .qp_type = IB_QPT_RC,
+			.starting_psn = get_random_u32() & 0xffffff,
+			.private_data = &hello, .private_data_len = sizeof(hello),
+			.responder_resources = 1, .initiator_depth = 1,
+			.remote_cm_response_timeout = cm_timeout,
+			.local_cm_response_timeout = cm_timeout,
+			.flow_control = 1, .retry_count = 7, .rnr_retry_count = 7,
+			.max_cm_retries = retries,
+		};
+
+		/*
+		 * INIT is valid once the REQ is out (receives may be posted in
+		 * INIT); the REP handler waits for it.
+		 */
+		mutex_lock(&c->setup);
+		ret = ib_send_cm_req(c->cm_id, &req);
+		if (!ret)
+			ret = qp_to(c, IB_QPS_INIT);
+		if (!ret)
+			ret = post_recv(c);
+		mutex_unlock(&c->setup);
+	}
+	return ret;
+}
+
+static void client_wait_data(struct conn *c)
+{
+	if (!wait_for_completion_timeout(&c->data_done, 120 * HZ))
+		c->result = c->result ?: -ETIME;
+}
+
+/*
+ * Disconnects (unless the peer did), waits for the connection's end and
+ * frees it; true if it met `expect`.
+ */
+static bool client_finish_conn(struct conn *c, int *stats)
+{
+	bool ok = false;
+
+	if (!c->result && !strcmp(expect, "connect") && !server_disconnects &&
+	    !completion_done(&c->closed) && ib_send_cm_dreq(c->cm_id, NULL, 0))
+		/* Refused: only right if the peer's DREQ crossed ours. */
+		pr_debug("rcm_sample_conn: conn %d: DREQ refused\n", c->index);
+	if (!wait_for_completion_timeout(&c->closed, 30 * HZ))
+		c->result = c->result ?: -ETIME;
+	if (!strcmp(expect, "connect"))
+		ok = !c->result && c->echoed == messages;
+	else if (!strcmp(expect, "reject"))
+		ok = c->result == -ECONNREFUSED &&
+		     c->rej_reason == IB_CM_REJ_CONSUMER_DEFINED && c->rej_data_ok;
+	else if (!strcmp(expect, "timeout"))
+		ok = c->result == -ETIMEDOUT;
+	else if (!strcmp(expect, "sidr"))
+		ok = !c->result && c->sidr_qpn && c->sidr_qkey == SAMPLE_QKEY;
+	stats[0] += ok;
+	stats[1] += c->echoed;
+	stats[2] += c->mras;
+	if (!ok)
+		pr_info("rcm_sample_conn: conn %d: result %d, echoed %d, reject reason %d (data %s)\n",
+			c->index, c->result, c->echoed, c->rej_reason,
+			c->rej_data_ok ? "ok" : "bad");
+	if (c->index == 0) {
+		if (!strcmp(expect, "timeout"))
+			pr_info("rcm_sample_conn: REQ timed out after %lu ms\n",
+				c->elapsed_ms);
+		if (!strcmp(expect, "sidr"))
+			pr_info("rcm_sample_conn: SIDR_REP status %u: QP %#x Q_Key %#x\n",
+				c->sidr_status, c->sidr_qpn, c->sidr_qkey);
+	}
+	if (c->cm_id)
+		ib_destroy_cm_id(c->cm_id);
+	conn_free_qp(c);
+	return ok;
+}
+
+static int client_run(void)
+{
+	int stats[3] = {}, started = 0, finished = 0, ret = 0;
+	unsigned long t0 = jiffies;
+	struct conn *batch;
+	int i;
+
+	ret = client_path();
+	if (ret) {
+		pr_warn("rcm_sample_conn: no path to %s (%d)\n", peer, ret);
+		return ret;
+	}
+	parallel = clamp(parallel, 1, 1024);
+	batch = kcalloc(parallel, sizeof(*batch), GFP_KERNEL);
+	if (!batch)
+		return -ENOMEM;
+	while (started < conns) {
+		int n = min(parallel, conns - started);
+
+		for (i = 0; i < n; i++) {
+			memset(&batch[i], 0, sizeof(batch[i]));
+			batch[i].index = started + i;
+			ret = client_start_conn(&batch[i]);
+			if (ret) {
+				pr_warn("rcm_sample_conn: conn %d: start failed (%d)\n",
+					started + i, ret);
+				client_done(&batch[i], ret);
+			}
+		}
+		for (i = 0; i < n; i++)
+			client_wait_data(&batch[i]);
+		if (hold_ms)
+			msleep(hold_ms);
+		for (i = 0; i < n; i++)
+			client_finish_conn(&batch[i], stats);
+		started += n;
+		finished += n;
+	}
+	kfree(batch);
+	pr_info("rcm_sample_conn: client: %d/%d as expected (%s), %d echoes, %d MRAs, %u ms\n",
+		stats[0], conns, expect, stats[1], stats[2],
+		jiffies_to_msecs(jiffies - t0));
+	return stats[0] == conns ? 0 : -EIO;
+}
+
+/* ---- module ---- */
+
+static int sample_add(struct ib_device *dev)
+{
+	if (device)
+		return 0;
+	pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(pd)) {
+		int ret = PTR_ERR(pd);
+
+		pd = NULL;
+		return ret;
+	}
+	device = dev;
+	if (!strcmp(role, "server")) {
+		int ret = server_start();
+
+		if (ret) {
+			ib_dealloc_pd(pd);
+			pd = NULL;
+			device = NULL;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void sample_remove(struct ib_device *dev, void *data)
+{
+	if (dev != device)
+		return;
+	server_stop();
+	ib_dealloc_pd(pd);
+	pd = NULL;
+	device = NULL;
+	pr_info("rcm_sample_conn: %s removed\n", dev_name(&dev->dev));
+}
+
+static struct ib_client sample_client = {
+	.name = "rcm_sample_conn",
+	.add = sample_add,
+	.remove = sample_remove,
+};
+
+static int __init sample_init(void)
+{
+	int ret = ib_register_client(&sample_client);
+
+	if (ret)
+		return ret;
+	if (!device) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (!strcmp(role, "client")) {
+		ret = client_run();
+		if (sgid_attr)
+			rdma_put_gid_attr(sgid_attr);
+		sgid_attr = NULL;
+		if (ret)
+			goto out;
+	}
+	return 0;
+out:
+	ib_unregister_client(&sample_client);
+	return ret;
+}
+
+static void __exit sample_exit(void)
+{
+	ib_unregister_client(&sample_client);
+}
+
+module_init(sample_init);
+module_exit(sample_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("rcm sample: RC connections with data over the ib_cm API");

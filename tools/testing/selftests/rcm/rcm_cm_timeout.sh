@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rcm-vm: guests=2 modes=rcm,none timeout=300
+#
+# A silent peer: the other guest has an RDMA device but no CM, so REQs and
+# SIDR_REQs to it are dropped without an answer. The sample client on rcm
+# must get IB_CM_REQ_ERROR (SIDR_REQ_ERROR) after exactly the configured
+# retries: max_cm_retries + 1 sends, each waiting 2 packet lifetimes plus
+# the remote CM response time (the C CM's arithmetic, 2^(x-8) ms per IBA
+# time x). Checked on the wire too: the counters show the retries.
+. "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+
+SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+CNT=/sys/class/infiniband/rxe0/ports/1
+PLT=14 # the sample's packet lifetime
+
+ktap_print_header
+if [ "$RCM_PEER" = none ]; then
+	ktap_skip_all "needs a peer guest"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 5
+
+rcm_expect "this guest runs rcm, the peer has no CM" \
+	sh -c "grep -q '^rcm ' /proc/modules && ! echo '$(peer_run cat /proc/modules)' | grep -qE '^(ib_cm|rcm) '"
+
+# <cm_timeout> <retries>: one REQ into the void; elapsed time within
+# [expected - 5%, expected * 1.5 + 300 ms] (TCG guests run late, never early).
+timeout_after() {
+	local t=$1 r=$2 per expected ms tx0 tx1 rt0 rt1
+	per=$(( (1 << (PLT - 8)) * 2 + (1 << (t > 8 ? t - 8 : 0)) ))
+	expected=$(( per * (r + 1) ))
+	tx0=$(cat $CNT/cm_tx_msgs/req) rt0=$(cat $CNT/cm_tx_retries/req)
+	dmesg -c > /dev/null
+	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=timeout \
+		cm_timeout="$t" retries="$r" || { dmesg | tail -3; return 1; }
+	rmmod rcm_sample_conn
+	ms=$(dmesg | sed -n 's/.*REQ timed out after \([0-9]*\) ms/\1/p' | tail -1)
+	tx1=$(cat $CNT/cm_tx_msgs/req) rt1=$(cat $CNT/cm_tx_retries/req)
+	echo "cm_timeout $t, $r retries: REQ_ERROR after ${ms:-?} ms (expected $expected);" \
+		"$((tx1 - tx0)) REQs sent, $((rt1 - rt0)) of them retries"
+	[ -n "$ms" ] && [ "$ms" -ge $((expected * 95 / 100)) ] &&
+		[ "$ms" -le $((expected * 3 / 2 + 300)) ] &&
+		[ $((tx1 - tx0)) = $((r + 1)) ] && [ $((rt1 - rt0)) = "$r" ]
+}
+rcm_expect "REQ_ERROR after 3 retries of 384 ms each (1536 ms)" timeout_after 16 3
+rcm_expect "REQ_ERROR after 1 retry of 1152 ms each (2304 ms)" timeout_after 18 1
+
+sidr_timeout() {
+	local tx0 tx1
+	tx0=$(cat $CNT/cm_tx_msgs/sidr_req)
+	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=sidr retries=2 2> /dev/null
+	rmmod rcm_sample_conn 2> /dev/null
+	tx1=$(cat $CNT/cm_tx_msgs/sidr_req)
+	echo "$((tx1 - tx0)) SIDR_REQs sent"
+	dmesg | grep -q 'conn 0: result -110' && [ $((tx1 - tx0)) = 3 ]
+}
+rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
+
+rcm_check_dmesg_clean
+ktap_finished

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The connection scenarios of rcm_connect_*.sh: this guest runs the client
+# side of samples/rcm/rcm_sample_conn.ko, the peer the server side, each on
+# the CM its rcm-vm mode gives it (rcm.ko or the in-tree ib_cm). The client
+# does its whole run inside insmod and fails it unless every connection met
+# the expectation; its summary line is checked too.
+. "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+
+SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+# insmod, not modprobe: the sample's modinfo depends on rcm (it was linked
+# against rcm's exports), which must not load next to the C CM.
+SERVER_LOAD="insmod $SAMPLE_KO role=server"
+
+server() { # <sample parameters...>: (re)load the server on the peer
+	peer_run "rmmod rcm_sample_conn 2>/dev/null; $SERVER_LOAD $*"
+}
+
+# Runs the client with the given parameters; prints its summary; fails if
+# insmod failed or the summary does not say "<conns>/<conns> as expected".
+client() {
+	local rc summary
+	dmesg -c > /dev/null
+	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" "$@"
+	rc=$?
+	rmmod rcm_sample_conn 2> /dev/null
+	summary=$(dmesg | grep 'rcm_sample_conn' | tail -4)
+	printf '%s\n' "$summary"
+	[ $rc = 0 ] && printf '%s\n' "$summary" | grep -qE 'client: ([0-9]+)/\1 as expected'
+}
+
+# The client's summary field <name> ("echoes", "MRAs") of the last run.
+last_count() {
+	dmesg | sed -n "s/.*client: .* \([0-9]*\) $1.*/\1/p" | tail -1
+}
+
+run_connect_scenarios() {
+	local mine=$1 theirs=$2
+	ktap_print_header
+	if [ "$RCM_PEER" = none ]; then
+		ktap_skip_all "needs a peer guest"
+		exit "$KSFT_SKIP"
+	fi
+	ktap_set_plan 15
+
+	peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+	rcm_kmemleak_clear
+	rcm_expect "CMs: this guest (client) $mine, the peer (server) $theirs" \
+		sh -c "grep -qE '^$mine ' /proc/modules && \
+			echo '$(peer_run cat /proc/modules)' | grep -qE '^$theirs '"
+	rcm_expect "the server loads on the peer and listens" server
+
+	rcm_expect "connect, 10 messages echoed and checked, client disconnects" \
+		client messages=10
+	rcm_expect "connect, 10 messages echoed, the server disconnects" \
+		client messages=10 server_disconnects=1
+
+	reject_seen() {
+		server reject=1 > /dev/null && client conns=3 expect=reject
+	}
+	rcm_expect "3 connects rejected: reason 28, the server's private data intact" \
+		reject_seen
+
+	mra_seen() {
+		server mra=1 > /dev/null || return 1
+		client conns=2 messages=1 || return 1
+		local n
+		n=$(last_count MRAs)
+		echo "the client received $n MRA(s) for 2 REQs"
+		[ "${n:-0}" -ge 2 ]
+	}
+	rcm_expect "with an MRA before each REP: MRA_RECEIVED, then connected" mra_seen
+
+	sidr_resolves() {
+		local qpn got
+		server > /dev/null || return 1
+		qpn=$(peer_run dmesg | sed -n 's/.*listening on .*, UD QP \(0x[0-9a-f]*\)$/\1/p' | tail -1)
+		client expect=sidr || return 1
+		got=$(dmesg | sed -n 's/.*SIDR_REP status 0: QP \(0x[0-9a-f]*\) .*/\1/p' | tail -1)
+		echo "the server's UD QP is $qpn, SIDR_REP said $got"
+		[ -n "$qpn" ] && [ "$qpn" = "$got" ]
+	}
+	rcm_expect "SIDR resolves the server's UD QP and Q_Key" sidr_resolves
+
+	rcm_expect "1000 sequential connections, one message each" \
+		client conns=1000 messages=1
+	rcm_expect "200 concurrent connections, one message each" \
+		client conns=200 parallel=200 messages=1
+
+	# Unloading the server with live connections: it destroys them, the
+	# CM disconnects each (DREQ), the client sees DREQ_RECEIVED.
+	unload_live() {
+		local pid rc live
+		insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" conns=5 parallel=5 \
+			messages=1 hold_ms=8000 &
+		pid=$!
+		sleep 5
+		peer_run 'rmmod rcm_sample_conn' || return 1
+		wait $pid
+		rc=$?
+		rmmod rcm_sample_conn 2> /dev/null
+		live=$(peer_run dmesg | sed -n 's/.*server stopped: .*, \([0-9]*\) live at stop/\1/p' | tail -1)
+		echo "client insmod: $rc; the server had $live live connection(s) at stop"
+		[ $rc = 0 ] && [ "$live" = 5 ]
+	}
+	rcm_expect "server unloaded with 5 live connections: the client gets DREQs" unload_live
+
+	# The CM module itself cannot go while a consumer is linked to it.
+	cm_busy() {
+		server > /dev/null || return 1
+		! peer_run "rmmod $theirs" && peer_run "grep -q '^$theirs ' /proc/modules"
+	}
+	rcm_expect "rmmod $theirs with a consumer loaded is refused" cm_busy
+
+	# Removing the server's RDMA device with live connections: the sample's
+	# ib_client removal tears them down, the CM drops the device.
+	link_delete_live() {
+		local pid rc
+		insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" conns=3 parallel=3 \
+			messages=1 hold_ms=8000 &
+		pid=$!
+		sleep 5
+		peer_run 'rdma link delete rxe0' || return 1
+		wait $pid
+		rc=$?
+		rmmod rcm_sample_conn 2> /dev/null
+		peer_run 'rmmod rcm_sample_conn; rdma link add rxe0 type rxe netdev eth0' || return 1
+		echo "client insmod: $rc"
+		[ $rc = 0 ]
+	}
+	rcm_expect "rdma link delete on the server with 3 live connections" link_delete_live
+
+	rcm_check_kmemleak
+	rcm_check_kmemleak_peer
+	rcm_check_dmesg_clean
+	ktap_finished
+}
