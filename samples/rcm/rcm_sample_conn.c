@@ -26,6 +26,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rcm_cm_lap.h>
 
 static char *role = "server";
 module_param(role, charp, 0444);
@@ -60,6 +61,9 @@ MODULE_PARM_DESC(retries, "client: max CM retries");
 static int hold_ms;
 module_param(hold_ms, int, 0444);
 MODULE_PARM_DESC(hold_ms, "client: keep each batch connected this long after its echoes");
+static bool lap;
+module_param(lap, bool, 0444);
+MODULE_PARM_DESC(lap, "client: load an alternate path (LAP, rcm only) before disconnecting");
 static bool reject;
 module_param(reject, bool, 0444);
 MODULE_PARM_DESC(reject, "server: reject every REQ (reason 28, private data)");
@@ -98,6 +102,8 @@ struct conn {
 	int seq;			/* client: the message awaiting its echo */
 	int echoed;
 	int mras;
+	int aprs;
+	int apr_status;
 	int result;			/* 0 ok, -errno */
 	int rej_reason;
 	bool rej_data_ok;
@@ -107,6 +113,7 @@ struct conn {
 	struct mutex setup;		/* client: REQ + INIT before the REP */
 	struct completion data_done;	/* echoes finished (or failed) */
 	struct completion closed;	/* the connection's end */
+	struct completion apr_done;	/* the LAP's answer (or failure) */
 };
 
 static struct ib_device *device;
@@ -436,6 +443,23 @@ static int server_sidr(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	return 1;
 }
 
+/* Accepts a proposed alternate path: APR "success" (rcm only). */
+static void server_lap(struct ib_cm_id *id, struct conn *c, const struct ib_cm_event *ev)
+{
+	typeof(&rcm_send_cm_apr) send_apr = symbol_get(rcm_send_cm_apr);
+	const struct sa_path_rec *alt = ev->param.lap_rcvd.alternate_path;
+	int ret;
+
+	if (!send_apr) {
+		pr_info("rcm_sample_conn: conn %d: LAP, but this CM cannot send an APR\n", c->index);
+		return;
+	}
+	ret = send_apr(id, IB_CM_APR_SUCCESS, NULL, 0, NULL, 0);
+	symbol_put(rcm_send_cm_apr);
+	pr_info("rcm_sample_conn: conn %d: LAP for %pI6 accepted (%d)\n", c->index,
+		alt ? alt->dgid.raw : NULL, ret);
+}
+
 static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	struct conn *c = id->context;
@@ -450,6 +474,9 @@ static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	case IB_CM_USER_ESTABLISHED:
 		pr_debug("rcm_sample_conn: conn %d established (%s)\n", c->index,
 			ev->event == IB_CM_RTU_RECEIVED ? "RTU" : "user");
+		return 0;
+	case IB_CM_LAP_RECEIVED:
+		server_lap(id, c, ev);
 		return 0;
 	case IB_CM_DREQ_RECEIVED:
 		ib_send_cm_drep(id, NULL, 0);
@@ -688,6 +715,15 @@ static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	case IB_CM_MRA_RECEIVED:
 		c->mras++;
 		return 0;
+	case IB_CM_APR_RECEIVED:
+		c->aprs++;
+		c->apr_status = ev->param.apr_rcvd.ap_status;
+		complete(&c->apr_done);
+		return 0;
+	case IB_CM_LAP_ERROR:
+		c->apr_status = -ETIMEDOUT;
+		complete(&c->apr_done);
+		return 0;
 	case IB_CM_REJ_RECEIVED: {
 		char want[32];
 
@@ -732,6 +768,7 @@ static int client_start_conn(struct conn *c)
 
 	init_completion(&c->data_done);
 	init_completion(&c->closed);
+	init_completion(&c->apr_done);
 	mutex_init(&c->setup);
 	c->cm_id = ib_create_cm_id(device, client_handler, c);
 	if (IS_ERR(c->cm_id)) {
@@ -796,6 +833,22 @@ static bool client_finish_conn(struct conn *c, int *stats)
 {
 	bool ok = false;
 
+	if (lap && !c->result && !completion_done(&c->closed)) {
+		typeof(&rcm_send_cm_lap) send_lap = symbol_get(rcm_send_cm_lap);
+
+		if (!send_lap) {
+			c->result = -EOPNOTSUPP;
+		} else {
+			/* The same path again: rxe has one port to offer. */
+			c->result = send_lap(c->cm_id, &path, NULL, 0);
+			symbol_put(rcm_send_cm_lap);
+			if (!c->result &&
+			    !wait_for_completion_timeout(&c->apr_done, 30 * HZ))
+				c->result = -ETIME;
+			if (!c->result && c->apr_status)
+				c->result = -EREMOTEIO;
+		}
+	}
 	if (!c->result && !strcmp(expect, "connect") && !server_disconnects &&
 	    !completion_done(&c->closed) && ib_send_cm_dreq(c->cm_id, NULL, 0))
 		/* Refused: only right if the peer's DREQ crossed ours. */
@@ -814,6 +867,7 @@ static bool client_finish_conn(struct conn *c, int *stats)
 	stats[0] += ok;
 	stats[1] += c->echoed;
 	stats[2] += c->mras;
+	stats[3] += c->aprs;
 	if (!ok)
 		pr_info("rcm_sample_conn: conn %d: result %d, echoed %d, reject reason %d (data %s)\n",
 			c->index, c->result, c->echoed, c->rej_reason,
@@ -834,7 +888,7 @@ static bool client_finish_conn(struct conn *c, int *stats)
 
 static int client_run(void)
 {
-	int stats[3] = {}, started = 0, finished = 0, ret = 0;
+	int stats[4] = {}, started = 0, finished = 0, ret = 0;
 	unsigned long t0 = jiffies;
 	struct conn *batch;
 	int i;
@@ -871,8 +925,8 @@ static int client_run(void)
 		finished += n;
 	}
 	kfree(batch);
-	pr_info("rcm_sample_conn: client: %d/%d as expected (%s), %d echoes, %d MRAs, %u ms\n",
-		stats[0], conns, expect, stats[1], stats[2],
+	pr_info("rcm_sample_conn: client: %d/%d as expected (%s), %d echoes, %d MRAs, %d APRs, %u ms\n",
+		stats[0], conns, expect, stats[1], stats[2], stats[3],
 		jiffies_to_msecs(jiffies - t0));
 	return stats[0] == conns ? 0 : -EIO;
 }

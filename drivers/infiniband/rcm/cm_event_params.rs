@@ -111,7 +111,9 @@ pub(crate) fn event_params(event: &Event, cx: &EventContext) -> Option<bindings:
             e.private_data = apr.private_data.as_ptr().cast();
             e.status = u32::from(apr.ap_status.to_wire());
             e.info = apr.additional_info.as_ptr().cast();
-            e.info_len = apr.additional_info_length.min(apr.additional_info.len() as u8);
+            e.info_len = apr
+                .additional_info_length
+                .min(apr.additional_info.len() as u8);
         }
         Event::SidrRepReceived(rep) => {
             e.private_data = rep.private_data.as_ptr().cast();

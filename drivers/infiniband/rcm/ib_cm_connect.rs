@@ -33,7 +33,7 @@ fn transport_of(qp_type: bindings::ib_qp_type) -> Option<(u8, u8)> {
 /// # Safety
 ///
 /// `rec` must be valid; `inbound` NULL or valid.
-unsafe fn req_path(
+pub(crate) unsafe fn req_path(
     rec: *const bindings::sa_path_rec,
     inbound: *const bindings::sa_path_rec,
     ack_delay: IbaTime,
@@ -82,7 +82,7 @@ unsafe fn req_path(
 /// # Safety
 ///
 /// A non-NULL `ptr` must be valid for `len` bytes.
-unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
+pub(crate) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
     if !ptr.is_null() && usize::from(len) > max {
         return None;
     }
@@ -95,7 +95,7 @@ unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> 
 /// # Safety
 ///
 /// `cm_id` from rcm; `rec` valid; `sgid_attr` NULL or held.
-unsafe fn peer_of(
+pub(crate) unsafe fn peer_of(
     cm_id: *mut bindings::ib_cm_id,
     rec: *const bindings::sa_path_rec,
     sgid_attr: *const bindings::ib_gid_attr,
@@ -227,14 +227,11 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
     rep.private_data[..pd.len()].copy_from_slice(pd);
     let attr_mod = p.ece.attr_mod;
     let qp_num = p.qp_num & 0x00FF_FFFF;
-    let (initiator_depth, flow_control, srq) =
-        (p.initiator_depth, p.flow_control != 0, p.srq != 0);
+    let (initiator_depth, flow_control, srq) = (p.initiator_depth, p.flow_control != 0, p.srq != 0);
     // SAFETY: per this function's contract.
     unsafe {
         id_call(cm_id, |ep, comm, out| {
-            let xrc_target = ep
-                .get(comm)
-                .is_some_and(|c| c.qp_params().transport == 3);
+            let xrc_target = ep.get(comm).is_some_and(|c| c.qp_params().transport == 3);
             if xrc_target {
                 // An XRC target has no QP of its own to name: the REP
                 // carries the number as its EE context, with SRQ set.

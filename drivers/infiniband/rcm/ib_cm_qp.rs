@@ -97,7 +97,8 @@ fn rtr_attr(v: &QpView, device: *mut b::ib_device, a: &mut b::ib_qp_attr) -> Opt
         | b::ib_qp_attr_mask_IB_QP_RQ_PSN;
     let t = v.qp_type();
     if t == b::ib_qp_type_IB_QPT_RC || t == b::ib_qp_type_IB_QPT_XRC_TGT {
-        mask |= b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC | b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER;
+        mask |=
+            b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC | b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER;
         a.max_dest_rd_atomic = v.qp.responder_resources;
         a.min_rnr_timer = 0;
     }

@@ -14,6 +14,7 @@ MODULE_SOFTDEP("pre: ib_core");
  * ib_cm_connect.rs and ib_cm_qp.rs.
  */
 #include <rdma/ib_cm.h>
+#include "../../../include/rdma/rcm_cm_lap.h"
 
 EXPORT_SYMBOL_GPL(ib_create_cm_id);
 EXPORT_SYMBOL_GPL(ib_destroy_cm_id);
@@ -31,3 +32,7 @@ EXPORT_SYMBOL_GPL(ib_send_cm_drep);
 EXPORT_SYMBOL_GPL(ib_send_cm_sidr_req);
 EXPORT_SYMBOL_GPL(ib_cm_notify);
 EXPORT_SYMBOL_GPL(ib_cm_init_qp_attr);
+
+/* LAP/APR sending (include/rdma/rcm_cm_lap.h); ib_cm_lap.rs. */
+EXPORT_SYMBOL_GPL(rcm_send_cm_lap);
+EXPORT_SYMBOL_GPL(rcm_send_cm_apr);

@@ -20,6 +20,7 @@ mod cm_service;
 mod device_client;
 mod ib_cm_connect;
 mod ib_cm_exports;
+mod ib_cm_lap;
 mod ib_cm_qp;
 mod kernel_maps;
 

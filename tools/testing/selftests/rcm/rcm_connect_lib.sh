@@ -41,7 +41,7 @@ run_connect_scenarios() {
 		ktap_skip_all "needs a peer guest"
 		exit "$KSFT_SKIP"
 	fi
-	ktap_set_plan 15
+	ktap_set_plan 16
 
 	peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 	rcm_kmemleak_clear
@@ -81,6 +81,22 @@ run_connect_scenarios() {
 		[ -n "$qpn" ] && [ "$qpn" = "$got" ]
 	}
 	rcm_expect "SIDR resolves the server's UD QP and Q_Key" sidr_resolves
+
+	# LAP/APR: rcm's own export (6.12's ib_cm cannot send either, and
+	# drops LAPs on RoCE).
+	lap_apr() {
+		server > /dev/null || return 1
+		client conns=2 messages=1 lap=1 || return 1
+		local n
+		n=$(last_count APRs)
+		echo "the client received $n APR(s) for 2 LAPs"
+		[ "${n:-0}" = 2 ] && peer_run dmesg | grep -q 'conn 1: LAP for .* accepted (0)'
+	}
+	if [ "$mine" = rcm ] && [ "$theirs" = rcm ]; then
+		rcm_expect "LAP answered by APR (success) on 2 connections" lap_apr
+	else
+		ktap_test_skip "LAP/APR needs rcm on both sides"
+	fi
 
 	rcm_expect "1000 sequential connections, one message each" \
 		client conns=1000 messages=1

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! LAP and APR sending (`include/rdma/rcm_cm_lap.h`): the alternate path
+//! exchange of the IBA CM, which 6.12's ib_cm receives but cannot send.
+//! Exported under rcm's own names so they never collide with ib_cm.
+
+use crate::bindings;
+use crate::cm_ids::CmIdBox;
+use crate::ib_cm_connect::{data, peer_of, req_path};
+use crate::ib_cm_exports::id_call;
+use crate::proto::reason::AprStatus;
+use crate::proto::timer::IbaTime;
+use crate::proto::wire::lap::Lap;
+use crate::rdma::timer::now_ms;
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+
+/// Proposes an alternate path (`rcm_send_cm_lap`).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `alternate_path` valid; `private_data`
+/// valid for its length.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
+    cm_id: *mut bindings::ib_cm_id,
+    alternate_path: *const bindings::sa_path_rec,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    if alternate_path.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(private_data, private_data_len, 168) }) else {
+        return EINVAL.to_errno();
+    };
+    // The path must lead somewhere from this device.
+    // SAFETY: per this function's contract.
+    if let Err(e) = unsafe { peer_of(cm_id, alternate_path, core::ptr::null()) } {
+        return e;
+    }
+    // SAFETY: per this function's contract.
+    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    // SAFETY: the id's device is registered.
+    let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
+    // SAFETY: valid per this function's contract.
+    let p = unsafe { req_path(alternate_path, core::ptr::null(), ack_delay) };
+    let mut lap = Lap::zeroed();
+    // The C CM's LAP asked for the longest response time.
+    lap.remote_cm_response_timeout = IbaTime::MAX;
+    lap.alternate_local_port_lid = p.local_port_lid;
+    lap.alternate_remote_port_lid = p.remote_port_lid;
+    lap.alternate_local_port_gid = p.local_port_gid;
+    lap.alternate_remote_port_gid = p.remote_port_gid;
+    lap.alternate_flow_label = p.flow_label;
+    lap.alternate_traffic_class = p.traffic_class;
+    lap.alternate_hop_limit = p.hop_limit;
+    lap.alternate_packet_rate = p.packet_rate;
+    lap.alternate_sl = p.sl;
+    lap.alternate_subnet_local = p.subnet_local;
+    lap.alternate_local_ack_timeout = p.local_ack_timeout;
+    lap.private_data[..pd.len()].copy_from_slice(pd);
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            ep.send_lap(now_ms(), comm, &lap, out)
+        })
+    }
+}
+
+/// Answers a LAP (`rcm_send_cm_apr`).
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `info` and `private_data` valid for their
+/// lengths.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rcm_send_cm_apr(
+    cm_id: *mut bindings::ib_cm_id,
+    status: bindings::ib_cm_apr_status,
+    info: *const c_void,
+    info_length: u8,
+    private_data: *const c_void,
+    private_data_len: u8,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let (Some(info), Some(pd)) = (unsafe {
+        (
+            data(info, info_length, 72),
+            data(private_data, private_data_len, 148),
+        )
+    }) else {
+        return EINVAL.to_errno();
+    };
+    let Ok(status) = u8::try_from(status) else {
+        return EINVAL.to_errno();
+    };
+    let status = AprStatus::from_wire(status);
+    // SAFETY: per this function's contract.
+    unsafe {
+        id_call(cm_id, |ep, comm, out| {
+            ep.send_apr(comm, status, info, pd, out)
+        })
+    }
+}
