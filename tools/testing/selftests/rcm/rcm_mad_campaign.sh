@@ -17,7 +17,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 7
+ktap_set_plan 8
 
 INJECT=$RCM_TEST_DIR/rcm_mad_inject
 PORT=/sys/class/infiniband/rxe0/ports/1
@@ -61,6 +61,23 @@ consumer_served() {
 	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 20 3 0x1061c20 8
 }
 rcm_expect "afterwards a consumer on rcm is served: 100 REQs, each its REJ 28" consumer_served
+
+# And a normal connection: with the injector gone this guest loads the C CM
+# (insmod: modprobe is blocked in mode none) and connects to the sample
+# server on rcm, 10 messages echoed, then disconnects.
+normal_connection() {
+	local ko rc sample=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+	ko=$(find "/lib/modules/$(uname -r)/kernel" -name 'ib_cm.ko*' | head -1)
+	[ -n "$ko" ] && insmod "$ko" || return 1
+	peer_run "insmod $sample role=server" > /dev/null || return 1
+	insmod "$sample" role=client peer="$RCM_PEER" messages=10
+	rc=$?
+	rmmod rcm_sample_conn 2> /dev/null
+	peer_run 'rmmod rcm_sample_conn' > /dev/null
+	dmesg | grep 'rcm_sample_conn: client' | tail -1
+	return $rc
+}
+rcm_expect "afterwards a normal RC connection to rcm works (10 messages)" normal_connection
 
 rcm_check_kmemleak_peer
 
