@@ -8,6 +8,7 @@
 
 pub(crate) mod client;
 pub(crate) mod counters;
+pub(crate) mod deferred;
 pub(crate) mod device;
 pub(crate) mod mad;
 pub(crate) mod timer;

@@ -64,6 +64,9 @@ MODULE_PARM_DESC(hold_ms, "client: keep each batch connected this long after its
 static bool lap;
 module_param(lap, bool, 0444);
 MODULE_PARM_DESC(lap, "client: load an alternate path (LAP, rcm only) before disconnecting");
+static bool comm_est;
+module_param(comm_est, bool, 0444);
+MODULE_PARM_DESC(comm_est, "server: report the connection established right after the REP (ib_cm_notify from atomic context)");
 static bool reject;
 module_param(reject, bool, 0444);
 MODULE_PARM_DESC(reject, "server: reject every REQ (reason 28, private data)");
@@ -125,6 +128,9 @@ static LIST_HEAD(all_conns);
 static DEFINE_MUTEX(conns_lock);
 static atomic_t accepted = ATOMIC_INIT(0);
 static atomic_t echoed_total = ATOMIC_INIT(0);
+static atomic_t user_established = ATOMIC_INIT(0);
+static atomic_t notify_failed = ATOMIC_INIT(0);
+static DEFINE_SPINLOCK(notify_lock);
 static struct ib_client sample_client;
 
 static void fill_msg(struct sample_msg *m, int conn, int seq, u32 flags)
@@ -422,6 +428,19 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		return 1;
 	}
 	atomic_inc(&accepted);
+	if (comm_est) {
+		unsigned long flags;
+
+		/*
+		 * As a QP event handler would (IB_EVENT_COMM_EST), from atomic
+		 * context: the CM must not sleep here.
+		 */
+		spin_lock_irqsave(&notify_lock, flags);
+		ret = ib_cm_notify(id, IB_EVENT_COMM_EST);
+		spin_unlock_irqrestore(&notify_lock, flags);
+		if (ret)
+			atomic_inc(&notify_failed);
+	}
 	return 0;
 refuse:
 	ib_send_cm_rej(id, IB_CM_REJ_NO_RESOURCES, NULL, 0, NULL, 0);
@@ -472,6 +491,8 @@ static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		return server_sidr(id, ev);
 	case IB_CM_RTU_RECEIVED:
 	case IB_CM_USER_ESTABLISHED:
+		if (ev->event == IB_CM_USER_ESTABLISHED)
+			atomic_inc(&user_established);
 		pr_debug("rcm_sample_conn: conn %d established (%s)\n", c->index,
 			ev->event == IB_CM_RTU_RECEIVED ? "RTU" : "user");
 		return 0;
@@ -579,8 +600,9 @@ static void server_stop(void)
 	}
 	ib_destroy_qp(ud_qp);
 	ib_free_cq(ud_cq);
-	pr_info("rcm_sample_conn: server stopped: %d accepted, %d echoed, %d live at stop\n",
-		atomic_read(&accepted), atomic_read(&echoed_total), live);
+	pr_info("rcm_sample_conn: server stopped: %d accepted, %d echoed, %d user established, %d notify errors, %d live at stop\n",
+		atomic_read(&accepted), atomic_read(&echoed_total),
+		atomic_read(&user_established), atomic_read(&notify_failed), live);
 }
 
 /* ---- client ---- */

@@ -8,16 +8,18 @@
 //! completion work, the timer's work, client callbacks). MADs the endpoint
 //! produces are collected while it is locked and posted after.
 
+use crate::bindings;
 use crate::kernel_maps::KernelCollections;
 use crate::kernel_maps::KernelMap;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Event, Received, Sink, Transmit};
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
+use crate::rdma::deferred::{Deferred, DeferredHandler};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, MadPath, ReceivedMad, MAD_SIZE};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler};
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
@@ -129,6 +131,9 @@ pub(crate) struct CmService {
     /// task: `ib_destroy_cm_id` waits for those callbacks.
     pub(crate) delivering: [AtomicU32; 2],
     pub(crate) worker: AtomicUsize,
+    /// Calls from atomic context waiting for process context (a leaked
+    /// `KBox` between `start` and `stop`, null otherwise).
+    deferred: AtomicPtr<Deferred<CmService>>,
 }
 
 impl CmService {
@@ -147,6 +152,7 @@ impl CmService {
             events <- new_mutex!(KVec::new(), "rcm::events"),
             delivering: [AtomicU32::new(0), AtomicU32::new(0)],
             worker: AtomicUsize::new(0),
+            deferred: AtomicPtr::new(core::ptr::null_mut()),
         })
     }
 
@@ -157,13 +163,36 @@ impl CmService {
         // `stop`) before the service is freed.
         let timer = unsafe { Timer::new(this)? };
         *self.timer.lock() = Some(timer);
+        // SAFETY: as for the timer: dropped in `stop`.
+        let deferred = KBox::new(unsafe { Deferred::new(this)? }, GFP_KERNEL)?;
+        self.deferred
+            .store(KBox::into_raw(deferred), Ordering::Release);
         Ok(())
     }
 
-    /// Stops the timer, waiting for a running callback.
+    /// Stops the timer and the deferred queue, waiting for running
+    /// callbacks.
     pub(crate) fn stop(&self) {
+        let deferred = self.deferred.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        if !deferred.is_null() {
+            // SAFETY: leaked by `start`, withdrawn just now: ours.
+            drop(unsafe { KBox::from_raw(deferred) });
+        }
         let timer = self.timer.lock().take();
         drop(timer);
+    }
+
+    /// Queues `value` for `comm` to be handled in process context (see
+    /// [`DeferredHandler for CmService`]); callable in atomic context.
+    pub(crate) fn defer(&self, comm: CommId, value: u32) -> Result {
+        let deferred = self.deferred.load(Ordering::Acquire);
+        // SAFETY: non-null between `start` and `stop`; exports (the only
+        // callers) cannot run once unloading begins, as consumers hold
+        // the module.
+        match unsafe { deferred.as_ref() } {
+            Some(d) => d.push(comm.0, value),
+            None => Err(ENODEV),
+        }
     }
 
     /// Registers CM MAD agents on the device's IB/RoCE ports.
@@ -342,6 +371,33 @@ impl MadHandler for CmService {
             &mut outbox,
         );
         self.flush(outbox);
+    }
+}
+
+impl DeferredHandler for CmService {
+    /// A deferred `ib_cm_notify`: `value` is the `enum ib_event_type`.
+    /// Errors are lost, as the caller has already been told 0.
+    fn run(&self, id: u32, value: u32) {
+        let comm = CommId(id);
+        let mut outbox = Outbox::new();
+        {
+            let mut ep = self.endpoint.lock();
+            let _ = match value {
+                bindings::ib_event_type_IB_EVENT_COMM_EST => {
+                    ep.notify_established(comm, &mut outbox)
+                }
+                bindings::ib_event_type_IB_EVENT_PATH_MIG => ep.notify_path_migrated(comm),
+                _ => Ok(()),
+            };
+        }
+        self.flush(outbox);
+        // Under the registry lock: a destroy unregisters (taking it)
+        // before it frees the box. (Lock order: ids, then endpoint.)
+        let ids = self.ids.lock();
+        if let Some(&b) = ids.get(&id) {
+            // SAFETY: registered, and it stays so while we hold the lock.
+            unsafe { self.sync_id(b as *mut crate::cm_ids::CmIdBox) };
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::cm_ids::CmIdBox;
 use crate::cm_service::{with_service, Peer};
 use crate::ib_cm_exports::id_call;
 use crate::proto::cm::{LapState, QpParams, State};
+use crate::rdma::deferred::may_sleep;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -191,9 +192,9 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
 /// `-EINVAL` for other events or states, `-EISCONN` if already
 /// established.
 ///
-/// Unlike the C CM this must be called in process context (ib_srpt and
-/// rdma_cm call it from QP event handlers, which are; see
-/// Documentation/abi-compat.rst).
+/// Consumers call this from QP event handlers, which may run in atomic
+/// context; there the work is queued for process context and the call
+/// returns 0 (or `-ENOMEM`), so a state error is not reported.
 ///
 /// # Safety
 ///
@@ -203,15 +204,23 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     cm_id: *mut b::ib_cm_id,
     event: b::ib_event_type,
 ) -> c_int {
-    match event {
+    if event != b::ib_event_type_IB_EVENT_COMM_EST && event != b::ib_event_type_IB_EVENT_PATH_MIG {
+        return EINVAL.to_errno();
+    }
+    if !may_sleep() {
         // SAFETY: per this function's contract.
-        b::ib_event_type_IB_EVENT_COMM_EST => unsafe {
-            id_call(cm_id, |ep, comm, out| ep.notify_established(comm, out))
-        },
+        let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
+        return match with_service(|s| s.defer(comm, event)) {
+            Some(Ok(())) => 0,
+            Some(Err(e)) => e.to_errno(),
+            None => ENODEV.to_errno(),
+        };
+    }
+    if event == b::ib_event_type_IB_EVENT_COMM_EST {
         // SAFETY: per this function's contract.
-        b::ib_event_type_IB_EVENT_PATH_MIG => unsafe {
-            id_call(cm_id, |ep, comm, _| ep.notify_path_migrated(comm))
-        },
-        _ => EINVAL.to_errno(),
+        unsafe { id_call(cm_id, |ep, comm, out| ep.notify_established(comm, out)) }
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { id_call(cm_id, |ep, comm, _| ep.notify_path_migrated(comm)) }
     }
 }

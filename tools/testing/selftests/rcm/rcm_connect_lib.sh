@@ -41,7 +41,7 @@ run_connect_scenarios() {
 		ktap_skip_all "needs a peer guest"
 		exit "$KSFT_SKIP"
 	fi
-	ktap_set_plan 16
+	ktap_set_plan 17
 
 	peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 	rcm_kmemleak_clear
@@ -70,6 +70,20 @@ run_connect_scenarios() {
 		[ "${n:-0}" -ge 2 ]
 	}
 	rcm_expect "with an MRA before each REP: MRA_RECEIVED, then connected" mra_seen
+
+	# ib_cm_notify(IB_EVENT_COMM_EST) from atomic context right after the
+	# REP, as a QP event handler would: USER_ESTABLISHED, no splat.
+	user_established() {
+		local line
+		server comm_est=1 > /dev/null || return 1
+		client conns=3 messages=2 || return 1
+		peer_run 'rmmod rcm_sample_conn' > /dev/null
+		line=$(peer_run dmesg | grep 'server stopped' | tail -1)
+		echo "$line"
+		printf '%s\n' "$line" | grep -qE '3 accepted, 6 echoed, [1-3] user established, 0 notify errors'
+	}
+	rcm_expect "ib_cm_notify(COMM_EST) in atomic context: USER_ESTABLISHED, data flows" \
+		user_established
 
 	sidr_resolves() {
 		local qpn got
