@@ -6,8 +6,10 @@
 
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
-use crate::cm_service::{with_service, Peer};
+use crate::cm_service::{with_service, Outbox, Peer};
 use crate::ib_cm_exports::{bytes, device_of, id_call};
+use crate::kernel_maps::KernelCollections;
+use crate::proto::cm::{CmError, CommId, Endpoint};
 use crate::proto::timer::{ack_timeout, IbaTime};
 use crate::proto::wire::rep::Rep;
 use crate::proto::wire::req::{Req, ReqPath};
@@ -88,6 +90,33 @@ pub(crate) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option
     }
     // SAFETY: per the function's contract.
     Some(unsafe { bytes(ptr, len) })
+}
+
+/// Runs `op` with the consumer's private data of at most `max` bytes
+/// (`-EINVAL` if longer): the shape of the exports that send one message
+/// with nothing but private data.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm; `private_data` valid for its length.
+unsafe fn with_private_data(
+    cm_id: *mut bindings::ib_cm_id,
+    private_data: *const c_void,
+    private_data_len: u8,
+    max: usize,
+    op: impl FnOnce(
+        &mut Endpoint<Peer, KernelCollections>,
+        CommId,
+        &[u8],
+        &mut Outbox,
+    ) -> Result<(), CmError>,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(pd) = (unsafe { data(private_data, private_data_len, max) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    unsafe { id_call(cm_id, |ep, comm, out| op(ep, comm, pd, out)) }
 }
 
 /// The peer a path record leads to, on the id's device.
@@ -260,11 +289,15 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rtu(
     private_data_len: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(private_data, private_data_len, 224) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per this function's contract.
-    unsafe { id_call(cm_id, |ep, comm, out| ep.send_rtu(comm, pd, out)) }
+    unsafe {
+        with_private_data(
+            cm_id,
+            private_data,
+            private_data_len,
+            224,
+            |ep, comm, pd, out| ep.send_rtu(comm, pd, out),
+        )
+    }
 }
 
 /// Starts a disconnect (`ib_send_cm_dreq`): `-EINVAL` unless established.
@@ -279,11 +312,15 @@ pub(crate) unsafe extern "C" fn ib_send_cm_dreq(
     private_data_len: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(private_data, private_data_len, 220) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per this function's contract.
-    unsafe { id_call(cm_id, |ep, comm, out| ep.send_dreq(now_ms(), comm, pd, out)) }
+    unsafe {
+        with_private_data(
+            cm_id,
+            private_data,
+            private_data_len,
+            220,
+            |ep, comm, pd, out| ep.send_dreq(now_ms(), comm, pd, out),
+        )
+    }
 }
 
 /// Answers a DREQ (`ib_send_cm_drep`).
@@ -298,11 +335,15 @@ pub(crate) unsafe extern "C" fn ib_send_cm_drep(
     private_data_len: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(private_data, private_data_len, 224) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per this function's contract.
-    unsafe { id_call(cm_id, |ep, comm, out| ep.send_drep(now_ms(), comm, pd, out)) }
+    unsafe {
+        with_private_data(
+            cm_id,
+            private_data,
+            private_data_len,
+            224,
+            |ep, comm, pd, out| ep.send_drep(now_ms(), comm, pd, out),
+        )
+    }
 }
 
 /// Asks which UD QP serves a service id (`ib_send_cm_sidr_req`):

@@ -29,6 +29,22 @@ client() {
 	[ $rc = 0 ] && printf '%s\n' "$summary" | grep -qE 'client: ([0-9]+)/\1 as expected'
 }
 
+# Runs a client holding <conns> connections for 8 s and, 5 s in, <peer
+# command> on the peer; succeeds if the command did and every connection
+# still ended as expected (the peer's DREQ is as good as our own).
+client_during() { # <conns> <peer command>
+	local pid rc=0
+	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" conns="$1" parallel="$1" \
+		messages=1 hold_ms=8000 &
+	pid=$!
+	sleep 5
+	peer_run "$2" || rc=1
+	wait $pid || rc=1
+	rmmod rcm_sample_conn 2> /dev/null
+	echo "client with $1 connection(s) during '$2': $([ $rc = 0 ] && echo fine || echo failed)"
+	return $rc
+}
+
 # The client's summary field <name> ("echoes", "MRAs") of the last run.
 last_count() {
 	dmesg | sed -n "s/.*client: .* \([0-9]*\) $1.*/\1/p" | tail -1
@@ -120,18 +136,11 @@ run_connect_scenarios() {
 	# Unloading the server with live connections: it destroys them, the
 	# CM disconnects each (DREQ), the client sees DREQ_RECEIVED.
 	unload_live() {
-		local pid rc live
-		insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" conns=5 parallel=5 \
-			messages=1 hold_ms=8000 &
-		pid=$!
-		sleep 5
-		peer_run 'rmmod rcm_sample_conn' || return 1
-		wait $pid
-		rc=$?
-		rmmod rcm_sample_conn 2> /dev/null
+		client_during 5 'rmmod rcm_sample_conn' || return 1
+		local live
 		live=$(peer_run dmesg | sed -n 's/.*server stopped: .*, \([0-9]*\) live at stop/\1/p' | tail -1)
-		echo "client insmod: $rc; the server had $live live connection(s) at stop"
-		[ $rc = 0 ] && [ "$live" = 5 ]
+		echo "the server had $live live connection(s) at stop"
+		[ "$live" = 5 ]
 	}
 	rcm_expect "server unloaded with 5 live connections: the client gets DREQs" unload_live
 
@@ -145,18 +154,11 @@ run_connect_scenarios() {
 	# Removing the server's RDMA device with live connections: the sample's
 	# ib_client removal tears them down, the CM drops the device.
 	link_delete_live() {
-		local pid rc
-		insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" conns=3 parallel=3 \
-			messages=1 hold_ms=8000 &
-		pid=$!
-		sleep 5
-		peer_run 'rdma link delete rxe0' || return 1
-		wait $pid
+		local rc
+		client_during 3 'rdma link delete rxe0'
 		rc=$?
-		rmmod rcm_sample_conn 2> /dev/null
 		peer_run 'rmmod rcm_sample_conn; rdma link add rxe0 type rxe netdev eth0' || return 1
-		echo "client insmod: $rc"
-		[ $rc = 0 ]
+		return $rc
 	}
 	rcm_expect "rdma link delete on the server with 3 live connections" link_delete_live
 

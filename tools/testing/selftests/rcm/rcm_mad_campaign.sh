@@ -17,7 +17,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 8
+ktap_set_plan 9
 
 INJECT=$RCM_TEST_DIR/rcm_mad_inject
 PORT=/sys/class/infiniband/rxe0/ports/1
@@ -61,6 +61,25 @@ consumer_served() {
 	"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 20 3 0x1061c20 8
 }
 rcm_expect "afterwards a consumer on rcm is served: 100 REQs, each its REJ 28" consumer_served
+
+# A duplicate REQ and a stale connection, against a listener that accepts:
+# the duplicate gets the same REP again, a REQ from the QP of the
+# established connection gets REJ 10 and the old connection a DREQ.
+dup_and_stale() {
+	local sample=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko d0 d1 out rc
+	peer_run "insmod $sample role=server" > /dev/null || return 1
+	d0=$(peer_run "cat $PORT/cm_rx_duplicates/req")
+	out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" dup-stale 0x1061c21 2>&1)
+	rc=$?
+	d1=$(peer_run "cat $PORT/cm_rx_duplicates/req")
+	sleep 1
+	peer_run 'rmmod rcm_sample_conn' > /dev/null
+	printf '%s\n' "$out"
+	echo "rcm counted $((d1 - d0)) duplicate REQ(s)"
+	[ $rc = 0 ] && [ $((d1 - d0)) = 1 ] &&
+		peer_run dmesg | grep 'server stopped' | tail -1 | grep -q '1 accepted, .* 0 live at stop'
+}
+rcm_expect "duplicate REQ: the same REP again; stale REQ: REJ 10 and DREQ" dup_and_stale
 
 # And a normal connection: with the injector gone this guest loads the C CM
 # (insmod: modprobe is blocked in mode none) and connects to the sample

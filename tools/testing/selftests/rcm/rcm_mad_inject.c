@@ -14,10 +14,17 @@
  *
  * usage: rcm_mad_inject <umad dev> <dgid> <sgid index> <count> <seed>
  *                       [<service id> <reason>]
+ *        rcm_mad_inject <umad dev> <dgid> <sgid index> dup-stale <service id>
  * With a service id, every MAD is a well-formed REQ for it and must get a
  * REJ with <reason> (28 from a consumer that rejects, 8 with none).
  * Prints a summary; exits 1 on any wrong answer, an answer to a MAD that
  * must get none, or more than 1% of expected answers missing.
+ *
+ * dup-stale plays the active side of one connection to a listener that
+ * accepts (samples/rcm/rcm_sample_conn): REQ -> REP; the same REQ again ->
+ * the same REP again (a duplicate); RTU; then a REQ with a new comm id
+ * from the same QP -> REJ 10 (stale connection) and a DREQ ending the old
+ * connection, which it answers with a DREP.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -122,17 +129,161 @@ static struct expect expected(const uint8_t *mad)
 	return e;
 }
 
+static uint8_t dgid[16];
+static int sgid_index;
+
+/* Sends a MAD to the peer's QP1; 0 or -1. */
+static int send_mad(int fd, uint32_t agent, struct umad *out)
+{
+	int pass;
+
+	out->hdr.id = agent;
+	out->hdr.qpn = htonl(1);
+	out->hdr.qkey = htonl(0x80010000);
+	out->hdr.lid = htons(0xffff);
+	out->hdr.grh_present = 1;
+	out->hdr.gid_index = sgid_index;
+	out->hdr.hop_limit = 64;
+	memcpy(out->hdr.gid, dgid, 16);
+	out->hdr.length = sizeof(*out);
+	for (pass = 0; pass < 1000; pass++) {
+		if (write(fd, out, sizeof(*out)) == sizeof(*out))
+			return 0;
+		if (errno != EAGAIN && errno != ENOMEM && errno != ENOBUFS) {
+			perror("write");
+			return -1;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* The next CM answer within `ms`: its attribute id, or 0 on timeout. */
+static uint16_t recv_mad(int fd, int ms, struct umad *in)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, ms) <= 0)
+			return 0;
+		if (read(fd, in, sizeof(*in)) < (ssize_t)sizeof(in->hdr) || in->hdr.status)
+			continue;
+		return get16(in->mad + 16);
+	}
+}
+
+/* A well-formed RC REQ from comm id `id`, QPN `qpn`, for `service`. */
+static void craft_req(uint8_t *mad, uint32_t id, uint32_t qpn, uint64_t service, uint32_t tid)
+{
+	uint8_t *b = mad + BODY;
+
+	memset(mad, 0, MAD_SIZE);
+	mad[0] = 1;
+	mad[1] = CM_CLASS;
+	mad[2] = 2;
+	mad[3] = 0x03;
+	put32(mad + 8, 0x52434d01);
+	put32(mad + 12, tid);
+	put16(mad + 16, REQ);
+	put32(b, id);
+	put32(b + 8, service >> 32);
+	put32(b + 12, service);
+	put32(b + 16, 0x52434d00);		/* CA GUID */
+	put32(b + 20, 0x00000001);
+	put32(b + 32, qpn << 8 | 1);		/* QPN, responder resources 1 */
+	b[39] = 1;				/* initiator depth */
+	b[43] = 20 << 3 | 0 << 1 | 1;		/* remote CM timeout, RC, flow control */
+	put32(b + 44, 0x123456 << 8 | 20 << 3 | 7);	/* PSN, local CM timeout, retry 7 */
+	put16(b + 48, 0xffff);			/* P_Key */
+	b[50] = 3 << 4 | 7;			/* MTU 1024, RNR retry 7 */
+	b[51] = 15 << 4;			/* max CM retries */
+	put16(b + 52, 0xffff);			/* primary path: permissive LIDs */
+	put16(b + 54, 0xffff);
+	memcpy(b + 72, dgid, 16);		/* remote port GID */
+	b[93] = 64;				/* hop limit */
+	b[95] = 15 << 3;			/* local ACK timeout */
+	put32(b + 140, 0x52434d53);		/* sample_hello: magic, index */
+	put32(b + 144, 900);
+}
+
+static int dup_stale(int fd, uint32_t agent, uint64_t service)
+{
+	uint32_t a = 0x00a1b2c0 | (getpid() & 0xf), q = 0x4242;
+	struct umad out, in;
+	uint32_t local;
+	uint16_t at;
+	int dreq = 0, rej10 = 0, i;
+
+	memset(&out, 0, sizeof(out));
+	craft_req(out.mad, a, q, service, 1);
+	if (send_mad(fd, agent, &out))
+		return 2;
+	at = recv_mad(fd, 5000, &in);
+	if (at != REP || get32(in.mad + BODY + 4) != a) {
+		fprintf(stderr, "REQ: answer attr %#x, expected a REP\n", at);
+		return 1;
+	}
+	local = get32(in.mad + BODY);
+	printf("REQ %#x: REP from comm id %#x\n", a, local);
+
+	if (send_mad(fd, agent, &out))
+		return 2;
+	at = recv_mad(fd, 5000, &in);
+	if (at != REP || get32(in.mad + BODY) != local || get32(in.mad + BODY + 4) != a) {
+		fprintf(stderr, "duplicate REQ: answer attr %#x, expected the same REP\n", at);
+		return 1;
+	}
+	printf("duplicate REQ: the same REP again\n");
+
+	memset(out.mad + BODY, 0, MAD_SIZE - BODY);
+	put16(out.mad + 16, RTU);
+	put32(out.mad + BODY, a);
+	put32(out.mad + BODY + 4, local);
+	if (send_mad(fd, agent, &out))
+		return 2;
+	usleep(300000);
+
+	craft_req(out.mad, a + 0x100, q, service, 2);
+	if (send_mad(fd, agent, &out))
+		return 2;
+	for (i = 0; i < 2; i++) {
+		at = recv_mad(fd, 5000, &in);
+		if (at == REJ && get32(in.mad + BODY + 4) == a + 0x100 &&
+		    get16(in.mad + BODY + 10) == 10)
+			rej10 = 1;
+		else if (at == DREQ && get32(in.mad + BODY) == local &&
+			 get32(in.mad + BODY + 4) == a)
+			dreq = 1;
+		else
+			fprintf(stderr, "stale REQ: unexpected answer attr %#x\n", at);
+	}
+	printf("REQ %#x from the same QP: %s, %s\n", a + 0x100,
+	       rej10 ? "REJ 10 (stale connection)" : "no REJ 10",
+	       dreq ? "DREQ for the old connection" : "no DREQ");
+	if (dreq) {
+		uint64_t tid = (uint64_t)get32(in.mad + 8) << 32 | get32(in.mad + 12);
+
+		memset(out.mad + BODY, 0, MAD_SIZE - BODY);
+		put32(out.mad + 8, tid >> 32);
+		put32(out.mad + 12, tid);
+		put16(out.mad + 16, DREP);
+		put32(out.mad + BODY, a);
+		put32(out.mad + BODY + 4, local);
+		send_mad(fd, agent, &out);
+	}
+	return rej10 && dreq ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct ib_user_mad_reg_req reg = { 0 };
 	struct expect *want;
 	struct umad out, in;
-	int fd, i, count, sgid_index, bad = 0, extra = 0, got = 0, expect_n = 0;
-	uint8_t dgid[16];
+	int fd, i, count, bad = 0, extra = 0, got = 0, expect_n = 0;
 	uint32_t agent;
 	struct timespec t0, t1;
 
-	if (argc != 6 && argc != 8) {
+	if (argc != 6 && argc != 8 && !(argc == 6 && !strcmp(argv[4], "dup-stale"))) {
 		fprintf(stderr, "usage: %s <umad dev> <dgid> <sgid index> <count> <seed> [<service id> <reason>]\n",
 			argv[0]);
 		return 2;
@@ -146,7 +297,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sgid_index = atoi(argv[3]);
-	count = atoi(argv[4]);
+	count = strcmp(argv[4], "dup-stale") ? atoi(argv[4]) : 1;
 	rng_state = strtoull(argv[5], NULL, 0);
 	want = calloc(count, sizeof(*want));
 	if (!want || count <= 0)
@@ -171,6 +322,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	agent = reg.id;
+	if (!strcmp(argv[4], "dup-stale"))
+		return dup_stale(fd, agent, strtoull(argv[5], NULL, 0));
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < count; i++) {
@@ -179,7 +332,6 @@ int main(int argc, char **argv)
 		uint64_t r = rnd();
 		uint16_t attr = attrs[r % 11];
 		uint8_t version = 2, method = 0x03;
-		int pass;
 
 		/* one MAD in ten breaks the header */
 		switch ((r >> 8) % 40) {
@@ -207,24 +359,8 @@ int main(int argc, char **argv)
 		want[i] = expected(out.mad);
 		expect_n += want[i].attr != 0;
 
-		out.hdr.id = agent;
-		out.hdr.qpn = htonl(1);
-		out.hdr.qkey = htonl(0x80010000);
-		out.hdr.lid = htons(0xffff);
-		out.hdr.grh_present = 1;
-		out.hdr.gid_index = sgid_index;
-		out.hdr.hop_limit = 64;
-		memcpy(out.hdr.gid, dgid, 16);
-		out.hdr.length = sizeof(out);
-		for (pass = 0; pass < 1000; pass++) {
-			if (write(fd, &out, sizeof(out)) == sizeof(out))
-				break;
-			if (errno != EAGAIN && errno != ENOMEM && errno != ENOBUFS) {
-				perror("write");
-				return 2;
-			}
-			usleep(1000);
-		}
+		if (send_mad(fd, agent, &out))
+			return 2;
 		/* pace: drain answers every 32 MADs so no queue overflows */
 		if (i % 32 != 31 && i != count - 1)
 			continue;
