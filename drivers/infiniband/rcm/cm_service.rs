@@ -230,6 +230,7 @@ impl CmService {
     /// Unregisters the device's agents (waiting for their callbacks).
     pub(crate) fn remove_device(&self, device: &Device<'_>) {
         let identity = device.identity();
+        self.await_dreps(identity);
         let entry = {
             let mut devices = self.devices.lock();
             let slot = devices
@@ -240,6 +241,30 @@ impl CmService {
         // Dropped outside the lock: unregistering waits for callbacks
         // that take it.
         drop(entry);
+    }
+
+    /// ib_core removes clients in reverse order, so the consumers of a
+    /// departing device have just disconnected their connections on it:
+    /// give the DREPs up to a second to arrive instead of dropping them at
+    /// a closing port (which also keeps them out of ib_mad's own teardown).
+    fn await_dreps(&self, identity: usize) {
+        let dev = self
+            .devices
+            .lock()
+            .iter()
+            .flatten()
+            .find(|d| d.identity == identity)
+            .map(|d| d.id);
+        let Some(dev) = dev else {
+            return;
+        };
+        for _ in 0..100 {
+            if !self.endpoint.lock().awaits_drep(dev) {
+                return;
+            }
+            // SAFETY: no preconditions; no lock is held.
+            unsafe { bindings::rcm_h_sleep_ms(10) };
+        }
     }
 
     /// Posts collected MADs, reports failed requests to the endpoint and

@@ -137,9 +137,12 @@ fn connect_negotiates_and_disconnects_through_timewait() {
     assert_eq!(f.nodes[1].ep.get(b).unwrap().remote_id(), a.0);
     audit(&f);
 
+    assert!(!f.nodes[0].ep.awaits_drep(DeviceId(0)));
     f.call(A, |ep, now, s| ep.send_dreq(now, a, b"bye", s))
         .unwrap();
     assert_eq!(state(&f, A, a), Some(State::DreqSent));
+    assert!(f.nodes[0].ep.awaits_drep(DeviceId(0)));
+    assert!(!f.nodes[0].ep.awaits_drep(DeviceId(1)));
     let (_, ev) = next_event(&mut f, B);
     assert!(matches!(ev, Event::DreqReceived(d) if &d.private_data[..3] == b"bye"));
     f.call(B, |ep, now, s| ep.send_drep(now, b, &[], s))
@@ -148,6 +151,7 @@ fn connect_negotiates_and_disconnects_through_timewait() {
     assert_eq!(state(&f, B, b), Some(State::Timewait));
     assert!(matches!(next_event(&mut f, A).1, Event::DrepReceived(_)));
     assert_eq!(state(&f, A, a), Some(State::Timewait));
+    assert!(!f.nodes[0].ep.awaits_drep(DeviceId(0)));
     audit(&f);
     // TIMEWAIT lasts one ACK timeout of the path.
     let (_, ev) = next_event(&mut f, B);

@@ -187,6 +187,17 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         ]
     }
 
+    /// Whether an id on `device` waits for the DREP to its DREQ: when a
+    /// device goes, its consumers disconnect first, and the embedding lets
+    /// those answers arrive (boundedly) before it closes the port.
+    /// O(n log n).
+    pub fn awaits_drep(&self, device: DeviceId) -> bool {
+        self.ids().any(|id| {
+            self.get(id)
+                .is_some_and(|c| c.device == device && c.state == State::DreqSent)
+        })
+    }
+
     /// Every id, in id order (for diagnostics and tests; O(n log n)).
     pub fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
         let mut next = self.conns.first_key();
