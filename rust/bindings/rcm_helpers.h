@@ -106,6 +106,25 @@ void rcm_h_counters_remove(struct rcm_h_counters *c);
 void rcm_h_count(struct rcm_h_counters *c, u32 port, u32 group, u16 attr_id);
 
 /*
+ * An alternate path (of a REQ or a LAP), seen from this side (host order).
+ */
+struct rcm_h_lap_path {
+	u8 sgid[16];		/* ours */
+	u8 dgid[16];		/* the proposer's */
+	u32 flow_label;
+	u16 slid;
+	u16 dlid;
+	u16 pkey;
+	u8 sl;
+	u8 rate;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 packet_life_time;
+	u8 mtu;
+	u8 roce;
+};
+
+/*
  * A received REQ as the ib_cm consumer API reports it, in plain values
  * (host byte order). rcm_h_deliver_req() builds the struct ib_cm_event and
  * the path record from it and calls the id's handler.
@@ -140,6 +159,8 @@ struct rcm_h_req_event {
 	u8 sgid[16];		/* ours */
 	u8 dgid[16];		/* the requester's */
 	u8 dmac[6];		/* RoCE: the requester's MAC */
+	u8 has_alt;		/* the REQ names an alternate path */
+	struct rcm_h_lap_path alt;
 };
 
 /* Calls id->cm_handler with IB_CM_REQ_RECEIVED; returns its result. */
@@ -151,24 +172,6 @@ int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
 			   u64 service_id, u16 pkey, u32 port,
 			   const void *private_data);
 
-/*
- * An alternate path a LAP proposes, seen from this side (host order).
- */
-struct rcm_h_lap_path {
-	u8 sgid[16];		/* ours */
-	u8 dgid[16];		/* the proposer's */
-	u32 flow_label;
-	u16 slid;
-	u16 dlid;
-	u16 pkey;
-	u8 sl;
-	u8 rate;
-	u8 hop_limit;
-	u8 traffic_class;
-	u8 packet_life_time;
-	u8 mtu;
-	u8 roce;
-};
 
 /*
  * Any other CM event of an existing id, in plain values (host byte order).

@@ -64,6 +64,9 @@ MODULE_PARM_DESC(hold_ms, "client: keep each batch connected this long after its
 static bool lap;
 module_param(lap, bool, 0444);
 MODULE_PARM_DESC(lap, "client: load an alternate path (LAP, rcm only) before disconnecting");
+static bool alt;
+module_param(alt, bool, 0444);
+MODULE_PARM_DESC(alt, "client: name the primary path as the alternate path too");
 static bool comm_est;
 module_param(comm_est, bool, 0444);
 MODULE_PARM_DESC(comm_est, "server: report the connection established right after the REP (ib_cm_notify from atomic context)");
@@ -390,6 +393,9 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	INIT_LIST_HEAD(&c->list);
 	c->cm_id = id;
 	c->index = be32_to_cpu(hello->index);
+	if (req->alternate_path)
+		pr_info("rcm_sample_conn: conn %d: REQ with an alternate path to %pI6c\n",
+			c->index, req->alternate_path->dgid.raw);
 	c->rq_psn = (get_random_u32() & 0xffffff) ?: 1;
 	ret = conn_alloc_qp(c, true);
 	if (ret) {
@@ -815,6 +821,7 @@ static int client_start_conn(struct conn *c)
 	{
 		struct ib_cm_req_param req = {
 			.primary_path = &path, .ppath_sgid_attr = sgid_attr,
+			.alternate_path = alt ? &path : NULL,
 			.service_id = cpu_to_be64(service_id),
 			.qp_num = c->qp->qp_num, .qp_type = IB_QPT_RC,
 			.starting_psn = get_random_u32() & 0xffffff,

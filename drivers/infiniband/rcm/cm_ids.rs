@@ -81,6 +81,27 @@ impl CmIdBox {
     }
 }
 
+/// The alternate path of a REQ, seen from the passive side.
+fn req_alt_path(req: &Req, roce: bool) -> bindings::rcm_h_lap_path {
+    let a = &req.alternate_path;
+    let lat = a.local_ack_timeout.exponent();
+    bindings::rcm_h_lap_path {
+        sgid: a.remote_port_gid,
+        dgid: a.local_port_gid,
+        flow_label: a.flow_label,
+        slid: a.remote_port_lid,
+        dlid: a.local_port_lid,
+        pkey: req.partition_key,
+        sl: a.sl,
+        rate: a.packet_rate,
+        hop_limit: a.hop_limit,
+        traffic_class: a.traffic_class,
+        packet_life_time: lat - u8::from(lat > 0),
+        mtu: req.path_mtu,
+        roce: u8::from(roce),
+    }
+}
+
 /// The kernel's `enum ib_cm_state` value of a core state.
 fn kernel_state(state: State) -> bindings::ib_cm_state {
     state as bindings::ib_cm_state
@@ -260,6 +281,8 @@ impl CmService {
     ) -> i32 {
         let p = &req.primary_path;
         let lat = p.local_ack_timeout.exponent();
+        let a = &req.alternate_path;
+        let has_alt = a.local_port_lid != 0 || a.local_port_gid != [0; 16];
         let ev = bindings::rcm_h_req_event {
             // SAFETY: the listener is kept alive by `delivering[1]`.
             listen_id: unsafe { &mut (*listen_box).id },
@@ -291,6 +314,12 @@ impl CmService {
             sgid: p.remote_port_gid,
             dgid: p.local_port_gid,
             dmac: peer.map_or([0; 6], |p| p.path.dmac),
+            has_alt: u8::from(has_alt),
+            alt: if has_alt {
+                req_alt_path(req, peer.is_some_and(|p| p.path.has_grh))
+            } else {
+                Default::default()
+            },
         };
         // SAFETY: live per the contract; the event's pointers live until
         // the call returns.

@@ -23,10 +23,33 @@ static enum ib_qp_type rcm_qp_type(u8 transport)
 	}
 }
 
+static void rcm_lap_path(const struct rcm_h_lap_path *l, struct sa_path_rec *path)
+{
+	memcpy(path->sgid.raw, l->sgid, sizeof(path->sgid.raw));
+	memcpy(path->dgid.raw, l->dgid, sizeof(path->dgid.raw));
+	path->rec_type = l->roce ? SA_PATH_REC_TYPE_ROCE_V2 : SA_PATH_REC_TYPE_IB;
+	if (!l->roce) {
+		sa_path_set_slid(path, l->slid);
+		sa_path_set_dlid(path, l->dlid);
+	}
+	path->flow_label = cpu_to_be32(l->flow_label);
+	path->hop_limit = l->hop_limit;
+	path->traffic_class = l->traffic_class;
+	path->reversible = 1;
+	path->pkey = cpu_to_be16(l->pkey);
+	path->sl = l->sl;
+	path->mtu_selector = IB_SA_EQ;
+	path->mtu = l->mtu;
+	path->rate_selector = IB_SA_EQ;
+	path->rate = l->rate;
+	path->packet_life_time_selector = IB_SA_EQ;
+	path->packet_life_time = l->packet_life_time;
+}
+
 int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 {
 	const struct ib_gid_attr *sgid_attr = NULL;
-	struct sa_path_rec path = {};
+	struct sa_path_rec path = {}, alt = {};
 	struct ib_cm_event ev = {};
 	struct ib_cm_req_event_param *p = &ev.param.req_rcvd;
 	int ret;
@@ -62,7 +85,10 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	p->bth_pkey = e->pkey;
 	p->port = e->port;
 	p->primary_path = &path;
-	p->alternate_path = NULL;
+	if (e->has_alt) {
+		rcm_lap_path(&e->alt, &alt);
+		p->alternate_path = &alt;
+	}
 	p->ppath_sgid_attr = sgid_attr;
 	p->remote_ca_guid = cpu_to_be64(e->remote_ca_guid);
 	p->remote_qkey = e->remote_qkey;
@@ -109,29 +135,6 @@ int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
 	p->port = port;
 	p->pkey = pkey;
 	return id->cm_handler(id, &ev);
-}
-
-static void rcm_lap_path(const struct rcm_h_lap_path *l, struct sa_path_rec *path)
-{
-	memcpy(path->sgid.raw, l->sgid, sizeof(path->sgid.raw));
-	memcpy(path->dgid.raw, l->dgid, sizeof(path->dgid.raw));
-	path->rec_type = l->roce ? SA_PATH_REC_TYPE_ROCE_V2 : SA_PATH_REC_TYPE_IB;
-	if (!l->roce) {
-		sa_path_set_slid(path, l->slid);
-		sa_path_set_dlid(path, l->dlid);
-	}
-	path->flow_label = cpu_to_be32(l->flow_label);
-	path->hop_limit = l->hop_limit;
-	path->traffic_class = l->traffic_class;
-	path->reversible = 1;
-	path->pkey = cpu_to_be16(l->pkey);
-	path->sl = l->sl;
-	path->mtu_selector = IB_SA_EQ;
-	path->mtu = l->mtu;
-	path->rate_selector = IB_SA_EQ;
-	path->rate = l->rate;
-	path->packet_life_time_selector = IB_SA_EQ;
-	path->packet_life_time = l->packet_life_time;
 }
 
 int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)

@@ -116,14 +116,15 @@ run_connect_scenarios() {
 	# drops LAPs on RoCE).
 	lap_apr() {
 		server > /dev/null || return 1
-		client conns=2 messages=1 lap=1 || return 1
+		client conns=2 messages=1 lap=1 alt=1 || return 1
 		local n
 		n=$(last_count APRs)
 		echo "the client received $n APR(s) for 2 LAPs"
-		[ "${n:-0}" = 2 ] && peer_run dmesg | grep -q 'conn 1: LAP for .* accepted (0)'
+		[ "${n:-0}" = 2 ] && peer_run dmesg | grep -q 'conn 1: LAP for .* accepted (0)' &&
+			peer_run dmesg | grep -q "conn 1: REQ with an alternate path to ::ffff:$RCM_ADDR"
 	}
 	if [ "$mine" = rcm ] && [ "$theirs" = rcm ]; then
-		rcm_expect "LAP answered by APR (success) on 2 connections" lap_apr
+		rcm_expect "REQ with an alternate path; LAP answered by APR (success)" lap_apr
 	else
 		ktap_test_skip "LAP/APR needs rcm on both sides"
 	fi
