@@ -8,6 +8,7 @@
 #   make toolchain   install the packages and tools everything needs
 #   make fuzz        libFuzzer on rcm-core, FUZZ_SECONDS per target (60)
 #   make bench-host  rcm-core's host benchmark (parse/emit, handle-MAD)
+#   make bench       connection rate, C CM vs rcm, same boot (release kernel)
 #
 # (kbuild reads ./Kbuild, not this file, when it builds the module.)
 
@@ -16,7 +17,7 @@ FLAVOR ?= debug
 export RCM_FLAVOR := $(FLAVOR)
 
 .PHONY: all toolchain kernel modules selftests image test test-host run shell clean \
-	fuzz bench-host
+	fuzz bench-host bench
 
 all: modules
 
@@ -48,6 +49,11 @@ fuzz:
 # Per-core throughput of rcm-core on this host (no kernel, no VM).
 bench-host:
 	scripts/bench-host.sh
+
+# Connection setup rate through the C CM and through rcm in one boot of
+# the release kernel; prints the rcm/C ratio.
+bench:
+	scripts/bench.sh
 
 # An interactive guest (CM mode c; MODE=rcm for rcm) on the serial console.
 shell: modules selftests

@@ -225,8 +225,12 @@ bool rcm_h_may_sleep(void);
 
 /* The running task, as an identity. */
 void *rcm_h_current(void);
-/* Sleeps about a millisecond. */
+/* Sleeps `ms` milliseconds. */
 void rcm_h_sleep_ms(u32 ms);
+/* Sleeps until done(ctx), re-checked at every rcm_h_delivery_done(). */
+void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx);
+/* A callback finished: wakes rcm_h_wait_until() sleepers. */
+void rcm_h_delivery_done(void);
 
 /* A random 32-bit value. */
 u32 rcm_h_random_u32(void);

@@ -5,6 +5,9 @@
 #   rcm  those four removed from the module tree and rcm.ko in their place;
 #        depmod then resolves every module that needs their symbols
 #        (nvme-rdma, ib_srp, rds_rdma, ...) to rcm.ko.
+#   both the C modules loaded, rcm.ko moved out of the module tree to
+#        /usr/lib/rcm/rcm.ko (so that depmod never resolves an ib_cm
+#        symbol to it): a benchmark swaps one for the other in one boot.
 #   none no connection manager at all (the C modules blocked, no rcm.ko):
 #        a test tool may own the CM class through /dev/infiniband/umad0.
 #
@@ -21,6 +24,10 @@ C_CM_MODULES="ib_cm iw_cm rdma_cm rdma_ucm"
 case $mode in
 c)
 	rm -f "$mods/extra/rcm.ko"
+	depmod -a
+	;;
+both)
+	mv "$mods/extra/rcm.ko" /usr/lib/rcm/rcm.ko
 	depmod -a
 	;;
 rcm)
@@ -50,6 +57,6 @@ modprobe ib_uverbs
 modprobe ib_umad
 modprobe rdma_rxe
 case $mode in
-c) for m in $C_CM_MODULES; do modprobe "$m"; done ;;
+c | both) for m in $C_CM_MODULES; do modprobe "$m"; done ;;
 rcm) modprobe rcm ;;
 esac

@@ -102,6 +102,24 @@ fn req_alt_path(req: &Req, roce: bool) -> bindings::rcm_h_lap_path {
     }
 }
 
+/// What a destroy waits for: no callback of `comm` running.
+struct CallbackWait<'a> {
+    service: &'a CmService,
+    comm: u32,
+}
+
+/// # Safety
+///
+/// `ctx` must point to a live `CallbackWait`.
+unsafe extern "C" fn callback_over(ctx: *mut kernel::ffi::c_void) -> bool {
+    // SAFETY: per the function's contract.
+    let w = unsafe { &*ctx.cast::<CallbackWait<'_>>() };
+    !w.service
+        .delivering
+        .iter()
+        .any(|d| d.load(Ordering::Acquire) == w.comm)
+}
+
 /// The kernel's `enum ib_cm_state` value of a core state.
 fn kernel_state(state: State) -> bindings::ib_cm_state {
     state as bindings::ib_cm_state
@@ -173,12 +191,31 @@ impl CmService {
             unsafe { (*b).free_pending.store(true, Ordering::Release) };
             return;
         }
-        while busy(self) {
-            // SAFETY: no preconditions; we hold no lock.
-            unsafe { bindings::rcm_h_sleep_ms(1) };
+        if busy(self) {
+            let wait = CallbackWait {
+                service: self,
+                comm: comm.0,
+            };
+            // SAFETY: `callback_over` reads a `CallbackWait`, which `wait`
+            // is and which outlives the call; we hold no lock.
+            unsafe {
+                bindings::rcm_h_wait_until(
+                    Some(callback_over),
+                    core::ptr::from_ref(&wait).cast_mut().cast(),
+                )
+            };
         }
         // SAFETY: unregistered and no callback runs for it: ours to free.
         drop(unsafe { KBox::from_raw(b) });
+    }
+
+    /// Clears the marks of a finished callback and wakes destroys waiting
+    /// for it.
+    fn callback_done(&self) {
+        self.delivering[0].store(0, Ordering::Release);
+        self.delivering[1].store(0, Ordering::Release);
+        // SAFETY: no preconditions.
+        unsafe { bindings::rcm_h_delivery_done() };
     }
 
     /// Delivers queued events, in order, one at a time.
@@ -227,12 +264,12 @@ impl CmService {
             (lb, l.cm_handler, l.context, l.device)
         };
         let Ok(b) = CmIdBox::new(comm, device, handler, context) else {
-            self.delivering[1].store(0, Ordering::Release);
+            self.callback_done();
             self.reject_orphan(comm);
             return;
         };
         if self.register_id(b).is_err() {
-            self.delivering[1].store(0, Ordering::Release);
+            self.callback_done();
             // SAFETY: never published.
             drop(unsafe { KBox::from_raw(b) });
             self.reject_orphan(comm);
@@ -354,8 +391,7 @@ impl CmService {
     /// new id): free what a destroy from inside the callback left to us,
     /// or destroy `b` if the handler gave it up.
     fn finish_delivery(&self, b: *mut CmIdBox, listen_box: Option<*mut CmIdBox>, ret: i32) {
-        self.delivering[0].store(0, Ordering::Release);
-        self.delivering[1].store(0, Ordering::Release);
+        self.callback_done();
         if let Some(listen_box) = listen_box {
             // SAFETY: the listener is still live: a destroy from the
             // callback only flagged it, and then it is ours to free.

@@ -6,6 +6,7 @@
  */
 #include <linux/delay.h>
 #include <linux/sched.h>
+#include <linux/wait.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_sa.h>
@@ -117,6 +118,19 @@ void *rcm_h_current(void)
 void rcm_h_sleep_ms(u32 ms)
 {
 	msleep(ms);
+}
+
+/* Destroys waiting for a running callback of their id. */
+static DECLARE_WAIT_QUEUE_HEAD(rcm_h_delivery_wq);
+
+void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx)
+{
+	wait_event(rcm_h_delivery_wq, done(ctx));
+}
+
+void rcm_h_delivery_done(void)
+{
+	wake_up_all(&rcm_h_delivery_wq);
 }
 
 int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
