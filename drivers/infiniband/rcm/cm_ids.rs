@@ -391,21 +391,27 @@ impl CmService {
     /// new id): free what a destroy from inside the callback left to us,
     /// or destroy `b` if the handler gave it up.
     fn finish_delivery(&self, b: *mut CmIdBox, listen_box: Option<*mut CmIdBox>, ret: i32) {
+        // Read the flags while the callback marks still keep a destroy on
+        // another thread waiting: once they are cleared, such a destroy
+        // frees the box. (A flag is only set by a destroy from inside the
+        // callback, which has returned.)
+        // SAFETY: both boxes are live until `callback_done`.
+        let listener_freed =
+            listen_box.is_some_and(|l| unsafe { (*l).free_pending.load(Ordering::Acquire) });
+        // SAFETY: as above.
+        let freed = unsafe { (*b).free_pending.load(Ordering::Acquire) };
         self.callback_done();
-        if let Some(listen_box) = listen_box {
-            // SAFETY: the listener is still live: a destroy from the
-            // callback only flagged it, and then it is ours to free.
-            if unsafe { (*listen_box).free_pending.load(Ordering::Acquire) } {
-                // SAFETY: unregistered by that destroy; nothing else has it.
-                drop(unsafe { KBox::from_raw(listen_box) });
-            }
+        if let (Some(listen_box), true) = (listen_box, listener_freed) {
+            // SAFETY: unregistered by the destroy that flagged it; nothing
+            // else has it.
+            drop(unsafe { KBox::from_raw(listen_box) });
         }
-        // SAFETY: still live: a destroy from the callback only flagged it.
-        if unsafe { (*b).free_pending.load(Ordering::Acquire) } {
-            // SAFETY: unregistered by that destroy; nothing else has it.
+        if freed {
+            // SAFETY: as above.
             drop(unsafe { KBox::from_raw(b) });
         } else if ret != 0 {
-            // SAFETY: live and registered; the consumer gave it up.
+            // SAFETY: live and registered: the consumer gave it up, so it
+            // does not destroy it itself (the ib_cm contract).
             unsafe { self.destroy_id(b) };
         }
     }
