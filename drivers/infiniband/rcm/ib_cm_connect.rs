@@ -277,74 +277,43 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
     }
 }
 
-/// Confirms a REP (`ib_send_cm_rtu`).
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm; `private_data` valid for its length.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn ib_send_cm_rtu(
-    cm_id: *mut bindings::ib_cm_id,
-    private_data: *const c_void,
-    private_data_len: u8,
-) -> c_int {
-    // SAFETY: per this function's contract.
-    unsafe {
-        with_private_data(
-            cm_id,
-            private_data,
-            private_data_len,
-            224,
-            |ep, comm, pd, out| ep.send_rtu(comm, pd, out),
-        )
-    }
+/// Defines an export that sends one message carrying only private data
+/// of at most `$max` bytes (`-EINVAL` if longer).
+macro_rules! private_data_export {
+    ($(#[$doc:meta])* $name:ident, $max:expr, |$ep:ident, $comm:ident, $pd:ident, $out:ident| $call:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// `cm_id` must come from rcm; `private_data` valid for its length.
+        #[no_mangle]
+        pub(crate) unsafe extern "C" fn $name(
+            cm_id: *mut bindings::ib_cm_id,
+            private_data: *const c_void,
+            private_data_len: u8,
+        ) -> c_int {
+            // SAFETY: per this function's contract.
+            unsafe {
+                with_private_data(cm_id, private_data, private_data_len, $max, |$ep, $comm, $pd, $out| {
+                    $call
+                })
+            }
+        }
+    };
 }
 
-/// Starts a disconnect (`ib_send_cm_dreq`): `-EINVAL` unless established.
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm; `private_data` valid for its length.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn ib_send_cm_dreq(
-    cm_id: *mut bindings::ib_cm_id,
-    private_data: *const c_void,
-    private_data_len: u8,
-) -> c_int {
-    // SAFETY: per this function's contract.
-    unsafe {
-        with_private_data(
-            cm_id,
-            private_data,
-            private_data_len,
-            220,
-            |ep, comm, pd, out| ep.send_dreq(now_ms(), comm, pd, out),
-        )
-    }
-}
-
-/// Answers a DREQ (`ib_send_cm_drep`).
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm; `private_data` valid for its length.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn ib_send_cm_drep(
-    cm_id: *mut bindings::ib_cm_id,
-    private_data: *const c_void,
-    private_data_len: u8,
-) -> c_int {
-    // SAFETY: per this function's contract.
-    unsafe {
-        with_private_data(
-            cm_id,
-            private_data,
-            private_data_len,
-            224,
-            |ep, comm, pd, out| ep.send_drep(now_ms(), comm, pd, out),
-        )
-    }
-}
+private_data_export!(
+    /// Confirms a REP (`ib_send_cm_rtu`): `-EINVAL` without a REP.
+    ib_send_cm_rtu, 224, |ep, comm, pd, out| ep.send_rtu(comm, pd, out)
+);
+private_data_export!(
+    /// Starts a disconnect (`ib_send_cm_dreq`): `-EINVAL` unless established.
+    ib_send_cm_dreq, 220, |ep, comm, pd, out| ep.send_dreq(now_ms(), comm, pd, out)
+);
+private_data_export!(
+    /// Answers a DREQ (`ib_send_cm_drep`): `-EINVAL` without a DREQ.
+    ib_send_cm_drep, 224, |ep, comm, pd, out| ep.send_drep(now_ms(), comm, pd, out)
+);
 
 /// Asks which UD QP serves a service id (`ib_send_cm_sidr_req`):
 /// `-EINVAL` for a missing path, too much private data, a path not on the
