@@ -7,6 +7,7 @@
 use crate::bindings;
 use crate::cm_service::Peer;
 use crate::proto::cm::{Connection, Event, Failure};
+use crate::proto::timer::IbaTime;
 use crate::proto::wire::lap::Lap;
 
 /// What an event's parameters need from its connection besides the
@@ -36,9 +37,14 @@ fn send_status(failure: Failure) -> u32 {
     }
 }
 
+/// The packet lifetime of a path whose local ACK timeout a REQ or LAP
+/// carries (the C CM's conversion: one exponent less, floored at 0).
+pub(crate) fn packet_life_time(local_ack_timeout: IbaTime) -> u8 {
+    local_ack_timeout.exponent().saturating_sub(1)
+}
+
 /// The alternate path a LAP proposes, from our side.
 fn lap_path(lap: &Lap, cx: &EventContext) -> bindings::rcm_h_lap_path {
-    let lat = lap.alternate_local_ack_timeout.exponent();
     bindings::rcm_h_lap_path {
         sgid: lap.alternate_remote_port_gid,
         dgid: lap.alternate_local_port_gid,
@@ -50,9 +56,7 @@ fn lap_path(lap: &Lap, cx: &EventContext) -> bindings::rcm_h_lap_path {
         rate: lap.alternate_packet_rate,
         hop_limit: lap.alternate_hop_limit,
         traffic_class: lap.alternate_traffic_class,
-        // The LAP carries the ACK timeout; the path record wants the
-        // packet lifetime it came from (the C CM's conversion).
-        packet_life_time: lat - u8::from(lat > 0),
+        packet_life_time: packet_life_time(lap.alternate_local_ack_timeout),
         mtu: cx.path_mtu,
         roce: u8::from(cx.peer.is_some_and(|p| p.path.has_grh)),
     }

@@ -12,7 +12,7 @@
 //! code instead.
 
 use crate::bindings;
-use crate::cm_event_params::{event_params, EventContext};
+use crate::cm_event_params::{event_params, packet_life_time, EventContext};
 use crate::cm_service::{CmService, Outbox};
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CmError, CommId, Event, State};
@@ -84,7 +84,6 @@ impl CmIdBox {
 /// The alternate path of a REQ, seen from the passive side.
 fn req_alt_path(req: &Req, roce: bool) -> bindings::rcm_h_lap_path {
     let a = &req.alternate_path;
-    let lat = a.local_ack_timeout.exponent();
     bindings::rcm_h_lap_path {
         sgid: a.remote_port_gid,
         dgid: a.local_port_gid,
@@ -96,7 +95,7 @@ fn req_alt_path(req: &Req, roce: bool) -> bindings::rcm_h_lap_path {
         rate: a.packet_rate,
         hop_limit: a.hop_limit,
         traffic_class: a.traffic_class,
-        packet_life_time: lat - u8::from(lat > 0),
+        packet_life_time: packet_life_time(a.local_ack_timeout),
         mtu: req.path_mtu,
         roce: u8::from(roce),
     }
@@ -114,10 +113,7 @@ struct CallbackWait<'a> {
 unsafe extern "C" fn callback_over(ctx: *mut kernel::ffi::c_void) -> bool {
     // SAFETY: per the function's contract.
     let w = unsafe { &*ctx.cast::<CallbackWait<'_>>() };
-    !w.service
-        .delivering
-        .iter()
-        .any(|d| d.load(Ordering::Acquire) == w.comm)
+    !w.service.in_callback(w.comm)
 }
 
 /// The kernel's `enum ib_cm_state` value of a core state.
@@ -178,20 +174,15 @@ impl CmService {
             return;
         }
         self.ids.lock().remove(&comm.0);
-        let busy = |s: &CmService| {
-            s.delivering
-                .iter()
-                .any(|d| d.load(Ordering::Acquire) == comm.0)
-        };
         // SAFETY: no preconditions.
         let me = unsafe { bindings::rcm_h_current() } as usize;
-        if busy(self) && self.worker.load(Ordering::Acquire) == me {
+        if self.in_callback(comm.0) && self.worker.load(Ordering::Acquire) == me {
             // Called from the callback that is delivering to this id.
             // SAFETY: live per the contract.
             unsafe { (*b).free_pending.store(true, Ordering::Release) };
             return;
         }
-        if busy(self) {
+        if self.in_callback(comm.0) {
             let wait = CallbackWait {
                 service: self,
                 comm: comm.0,
@@ -207,6 +198,14 @@ impl CmService {
         }
         // SAFETY: unregistered and no callback runs for it: ours to free.
         drop(unsafe { KBox::from_raw(b) });
+    }
+
+    /// Whether a handler runs for `comm` (as the id or as the listener of
+    /// a new id) right now.
+    fn in_callback(&self, comm: u32) -> bool {
+        self.delivering
+            .iter()
+            .any(|d| d.load(Ordering::Acquire) == comm)
     }
 
     /// Clears the marks of a finished callback and wakes destroys waiting
@@ -317,7 +316,6 @@ impl CmService {
         port: u32,
     ) -> i32 {
         let p = &req.primary_path;
-        let lat = p.local_ack_timeout.exponent();
         let a = &req.alternate_path;
         let has_alt = a.local_port_lid != 0 || a.local_port_gid != [0; 16];
         let ev = bindings::rcm_h_req_event {
@@ -344,7 +342,7 @@ impl CmService {
             sl: p.sl,
             mtu: req.path_mtu,
             rate: p.packet_rate,
-            packet_life_time: lat - u8::from(lat > 0),
+            packet_life_time: packet_life_time(p.local_ack_timeout),
             hop_limit: p.hop_limit,
             traffic_class: p.traffic_class,
             sgid_index: peer.map_or(0, |p| p.path.sgid_index),

@@ -227,6 +227,18 @@ impl CmService {
         Ok(())
     }
 
+    /// The id of the served device with this identity (its `ib_device`
+    /// address).
+    pub(crate) fn device_id(&self, identity: usize) -> Option<DeviceId> {
+        let devices = self.devices.lock();
+        let found = devices
+            .iter()
+            .flatten()
+            .find(|d| d.identity == identity)
+            .map(|d| d.id);
+        found
+    }
+
     /// Unregisters the device's agents (waiting for their callbacks).
     pub(crate) fn remove_device(&self, device: &Device<'_>) {
         let identity = device.identity();
@@ -248,14 +260,7 @@ impl CmService {
     /// give the DREPs up to a second to arrive instead of dropping them at
     /// a closing port (which also keeps them out of ib_mad's own teardown).
     fn await_dreps(&self, identity: usize) {
-        let dev = self
-            .devices
-            .lock()
-            .iter()
-            .flatten()
-            .find(|d| d.identity == identity)
-            .map(|d| d.id);
-        let Some(dev) = dev else {
+        let Some(dev) = self.device_id(identity) else {
             return;
         };
         for _ in 0..100 {
@@ -311,22 +316,17 @@ impl CmService {
         self.rearm();
     }
 
-    /// Moves an outbox's events to the delivery queue and has the work
-    /// item run at once.
+    /// Moves an outbox's events to the delivery queue (the `rearm` that
+    /// ends every flush then has the work item run at once).
     fn queue_events(&self, outbox: &mut Outbox) {
         if outbox.events.is_empty() {
             return;
         }
-        {
-            let mut queue = self.events.lock();
-            for ev in core::mem::take(&mut outbox.events) {
-                if queue.push(ev, GFP_KERNEL).is_err() {
-                    pr_warn!("rcm: out of memory, CM event lost\n");
-                }
+        let mut queue = self.events.lock();
+        for ev in core::mem::take(&mut outbox.events) {
+            if queue.push(ev, GFP_KERNEL).is_err() {
+                pr_warn!("rcm: out of memory, CM event lost\n");
             }
-        }
-        if let Some(timer) = self.timer.lock().as_ref() {
-            timer.arm(0);
         }
     }
 

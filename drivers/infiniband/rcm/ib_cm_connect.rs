@@ -7,7 +7,7 @@
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
 use crate::cm_service::{with_service, Outbox, Peer};
-use crate::ib_cm_exports::{bytes, device_of, id_call};
+use crate::ib_cm_exports::{bytes, id_call};
 use crate::kernel_maps::KernelCollections;
 use crate::proto::cm::{CmError, CommId, Endpoint};
 use crate::proto::timer::{ack_timeout, IbaTime};
@@ -134,7 +134,7 @@ pub(crate) unsafe fn peer_of(
     // SAFETY: per the contract; the id's device is registered.
     let path = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
         .map_err(|_| EINVAL.to_errno())?;
-    let dev = with_service(|s| device_of(s, device))
+    let dev = with_service(|s| s.device_id(device as usize))
         .flatten()
         .ok_or(ENODEV.to_errno())?;
     Ok(Peer { device: dev, path })

@@ -23,20 +23,6 @@ fn err_ptr<T>(errno: i32) -> *mut T {
     errno as isize as *mut T
 }
 
-/// The service and the device entry (id, guid) of `device`.
-pub(crate) fn device_of(
-    s: &CmService,
-    device: *mut bindings::ib_device,
-) -> Option<crate::proto::cm::DeviceId> {
-    let devices = s.devices.lock();
-    let found = devices
-        .iter()
-        .flatten()
-        .find(|d| d.identity == device as usize)
-        .map(|d| d.id);
-    found
-}
-
 fn guid_of(device: *mut bindings::ib_device) -> u64 {
     // SAFETY: consumers pass a registered device, whose node GUID is
     // fixed while it is registered.
@@ -97,7 +83,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
     context: *mut c_void,
 ) -> *mut bindings::ib_cm_id {
     let made = with_service(|s| {
-        let dev = device_of(s, device).ok_or(ENODEV)?;
+        let dev = s.device_id(device as usize).ok_or(ENODEV)?;
         let comm = s
             .endpoint
             .lock()
@@ -154,7 +140,9 @@ fn listen_on(
 ) -> core::result::Result<*mut bindings::ib_cm_id, CmError> {
     // SAFETY: callers pass an id from rcm (the API's contract).
     let b = unsafe { CmIdBox::from_id(cm_id) };
-    let device = device_of(s, b.id.device).ok_or(CmError::InvalidArgument)?;
+    let device = s
+        .device_id(b.id.device as usize)
+        .ok_or(CmError::InvalidArgument)?;
     let holder = s.endpoint.lock().listen(
         b.comm,
         ListenSpec {
