@@ -405,16 +405,7 @@ impl DeferredHandler for CmService {
     fn run(&self, id: u32, value: u32) {
         let comm = CommId(id);
         let mut outbox = Outbox::new();
-        {
-            let mut ep = self.endpoint.lock();
-            let _ = match value {
-                bindings::ib_event_type_IB_EVENT_COMM_EST => {
-                    ep.notify_established(comm, &mut outbox)
-                }
-                bindings::ib_event_type_IB_EVENT_PATH_MIG => ep.notify_path_migrated(comm),
-                _ => Ok(()),
-            };
-        }
+        let _ = crate::ib_cm_qp::apply_notify(&mut self.endpoint.lock(), comm, value, &mut outbox);
         self.flush(outbox);
         // Under the registry lock: a destroy unregisters (taking it)
         // before it frees the box. (Lock order: ids, then endpoint.)

@@ -7,9 +7,10 @@
 
 use crate::bindings as b;
 use crate::cm_ids::CmIdBox;
-use crate::cm_service::{with_service, Peer};
+use crate::cm_service::{with_service, Outbox, Peer};
 use crate::ib_cm_exports::id_call;
-use crate::proto::cm::{LapState, QpParams, State};
+use crate::kernel_maps::KernelCollections;
+use crate::proto::cm::{CmError, CommId, Endpoint, LapState, QpParams, State};
 use crate::rdma::deferred::may_sleep;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
@@ -216,11 +217,21 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
             None => ENODEV.to_errno(),
         };
     }
-    if event == b::ib_event_type_IB_EVENT_COMM_EST {
-        // SAFETY: per this function's contract.
-        unsafe { id_call(cm_id, |ep, comm, out| ep.notify_established(comm, out)) }
-    } else {
-        // SAFETY: per this function's contract.
-        unsafe { id_call(cm_id, |ep, comm, _| ep.notify_path_migrated(comm)) }
+    // SAFETY: per this function's contract.
+    unsafe { id_call(cm_id, |ep, comm, out| apply_notify(ep, comm, event, out)) }
+}
+
+/// What an `ib_cm_notify` event does to the core, now or deferred from
+/// atomic context.
+pub(crate) fn apply_notify(
+    ep: &mut Endpoint<Peer, KernelCollections>,
+    comm: CommId,
+    event: b::ib_event_type,
+    out: &mut Outbox,
+) -> Result<(), CmError> {
+    match event {
+        b::ib_event_type_IB_EVENT_COMM_EST => ep.notify_established(comm, out),
+        b::ib_event_type_IB_EVENT_PATH_MIG => ep.notify_path_migrated(comm),
+        _ => Err(CmError::InvalidArgument),
     }
 }
