@@ -24,6 +24,15 @@ static enum ib_qp_type rcm_qp_type(u8 transport)
 	}
 }
 
+/* The GID a message arrived on, referenced (NULL if gone). */
+static const struct ib_gid_attr *rcm_sgid_attr(struct ib_device *dev, u32 port,
+					       u8 index)
+{
+	const struct ib_gid_attr *attr = rdma_get_gid_attr(dev, port, index);
+
+	return IS_ERR(attr) ? NULL : attr;
+}
+
 static void rcm_lap_path(const struct rcm_h_lap_path *l, struct sa_path_rec *path)
 {
 	memcpy(path->sgid.raw, l->sgid, sizeof(path->sgid.raw));
@@ -55,11 +64,8 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	struct ib_cm_req_event_param *p = &ev.param.req_rcvd;
 	int ret;
 
-	if (e->roce) {
-		sgid_attr = rdma_get_gid_attr(id->device, e->port, e->sgid_index);
-		if (IS_ERR(sgid_attr))
-			sgid_attr = NULL;
-	}
+	if (e->roce)
+		sgid_attr = rcm_sgid_attr(id->device, e->port, e->sgid_index);
 
 	/* The path as seen from this side: our GID is the source. */
 	memcpy(path.sgid.raw, e->sgid, sizeof(path.sgid.raw));
@@ -199,12 +205,9 @@ int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
 	case IB_CM_SIDR_REP_RECEIVED: {
 		struct ib_cm_sidr_rep_event_param *p = &ev.param.sidr_rep_rcvd;
 
-		if (e->has_grh) {
-			sgid_attr = rdma_get_gid_attr(id->device, e->port,
-						      e->sgid_index);
-			if (IS_ERR(sgid_attr))
-				sgid_attr = NULL;
-		}
+		if (e->has_grh)
+			sgid_attr = rcm_sgid_attr(id->device, e->port,
+						  e->sgid_index);
 		p->status = e->status;
 		p->qkey = e->qkey;
 		p->qpn = e->qpn;
