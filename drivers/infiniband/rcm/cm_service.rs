@@ -275,10 +275,12 @@ impl CmService {
     /// Posts collected MADs, reports failed requests to the endpoint and
     /// queues events for delivery.
     pub(crate) fn flush(&self, mut outbox: Outbox) {
-        self.queue_events(&mut outbox);
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
         for _ in 0..2 {
+            // Every round's events: the failure reports' (REQ_ERROR ...)
+            // too.
+            self.queue_events(&mut outbox);
             let mut failed = KVec::new();
             {
                 let devices = self.devices.lock();
@@ -313,6 +315,8 @@ impl CmService {
                 }
             }
         }
+        // The last round's events, if its sends were not tried.
+        self.queue_events(&mut outbox);
         self.rearm();
     }
 
