@@ -7,7 +7,7 @@
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
 use crate::cm_service::{with_service, Outbox, Peer};
-use crate::ib_cm_exports::{bytes, id_call};
+use crate::ib_cm_exports::{data, id_call};
 use crate::kernel_maps::KernelCollections;
 use crate::proto::cm::{CmError, CommId, Endpoint};
 use crate::proto::timer::{ack_timeout, IbaTime};
@@ -76,20 +76,6 @@ pub(crate) unsafe fn req_path(
         subnet_local,
         local_ack_timeout: ack_timeout(ack_delay, IbaTime::new(r.packet_life_time)),
     }
-}
-
-/// A slice of at most `max` bytes from a C pointer and length; `None` if
-/// longer.
-///
-/// # Safety
-///
-/// A non-NULL `ptr` must be valid for `len` bytes.
-pub(crate) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
-    if !ptr.is_null() && usize::from(len) > max {
-        return None;
-    }
-    // SAFETY: per the function's contract.
-    Some(unsafe { bytes(ptr, len) })
 }
 
 /// Runs `op` with the consumer's private data of at most `max` bytes

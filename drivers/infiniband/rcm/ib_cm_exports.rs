@@ -43,6 +43,20 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
     }
 }
 
+/// A slice of at most `max` bytes from a C pointer and length; `None` if
+/// longer.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` must be valid for `len` bytes.
+pub(crate) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
+    if !ptr.is_null() && usize::from(len) > max {
+        return None;
+    }
+    // SAFETY: per the function's contract.
+    Some(unsafe { bytes(ptr, len) })
+}
+
 /// Runs `op` on the core for the id behind `cm_id`, sends what it
 /// produced, refreshes the fields the consumer reads, and returns 0 or the
 /// C CM's errno.
@@ -307,17 +321,16 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_rep(
     }
     // SAFETY: per this function's contract.
     let p = unsafe { &*param };
-    // SAFETY: as above.
-    let (info, pd) = unsafe {
-        (
-            bytes(p.info, p.info_length),
-            bytes(p.private_data, p.private_data_len),
-        )
-    };
     let mut rep = SidrRep::zeroed();
-    if info.len() > rep.additional_info.len() || pd.len() > rep.private_data.len() {
+    // SAFETY: as above.
+    let (Some(info), Some(pd)) = (unsafe {
+        (
+            data(p.info, p.info_length, rep.additional_info.len()),
+            data(p.private_data, p.private_data_len, rep.private_data.len()),
+        )
+    }) else {
         return EINVAL.to_errno();
-    }
+    };
     rep.additional_info[..info.len()].copy_from_slice(info);
     rep.additional_info_length = p.info_length;
     rep.private_data[..pd.len()].copy_from_slice(pd);

@@ -6,8 +6,8 @@
 
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
-use crate::ib_cm_connect::{data, peer_of, req_path};
-use crate::ib_cm_exports::id_call;
+use crate::ib_cm_connect::{peer_of, req_path};
+use crate::ib_cm_exports::{data, id_call};
 use crate::proto::reason::AprStatus;
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::lap::Lap;
