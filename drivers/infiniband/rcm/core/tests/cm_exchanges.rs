@@ -6,7 +6,7 @@
 
 use rcm_core::cm::store::btree::inject_insert_failures;
 use rcm_core::cm::{
-    CmError, CommId, DeviceId, Event, Failure, Handled, LapState, ListenSpec, State,
+    CmError, CommId, DeviceId, Event, Failure, Handled, LapState, ListenSpec, State, Transport,
     ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
 };
 use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
@@ -114,6 +114,38 @@ fn established(f: &mut Fabric) -> (CommId, CommId) {
         other => panic!("{other:?}"),
     }
     (a, b)
+}
+
+/// XRC: the target has no QP of its own and names its number as the REP's
+/// EE context; the initiator's peer QPN (QP attributes, stale-connection
+/// table) is that number, as in 6.12's `cm_rep_get_qpn`.
+#[test]
+fn xrc_initiator_takes_the_targets_number_from_the_eecn() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = create(&mut f, A);
+    let mut req = sample_req(SID, 0x11, 5);
+    (req.transport_service_type, req.extended_transport_type) = Transport::Xrc.req_fields();
+    f.call(A, |ep, now, s| {
+        ep.send_req(now, a, &req, 0, B, IbaTime::new(10), s)
+    })
+    .expect("send_req");
+    let (b, ev) = next_event(&mut f, B);
+    assert!(matches!(ev, Event::ReqReceived { .. }));
+    assert_eq!(
+        f.nodes[1].ep.get(b).unwrap().qp_params().transport,
+        Transport::Xrc
+    );
+    let mut rep = sample_rep(0);
+    rep.local_eecn = 0x33;
+    rep.srq = true;
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &rep, 0, s))
+        .unwrap();
+    let (_, ev) = next_event(&mut f, A);
+    assert!(matches!(ev, Event::RepReceived { .. }));
+    let qa = *f.nodes[0].ep.get(a).unwrap().qp_params();
+    assert_eq!((qa.transport, qa.remote_qpn), (Transport::Xrc, 0x33));
+    audit(&f);
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! and while connected the remote id and remote QPN.
 
 use super::state::{LapState, State};
+use super::transport::Transport;
 use super::{CommId, DeviceId, Millis, NEVER};
 use crate::timer::IbaTime;
 use crate::wire::field::Mad;
@@ -34,11 +35,8 @@ pub(crate) enum Timer {
 /// (`ib_cm_init_qp_attr`), as the connection exchange settled them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QpParams {
-    /// Transport: 0 RC, 1 UC (the REQ's transport service type), 3 with
-    /// extended type 1 for XRC.
-    pub transport: u8,
-    /// Extended transport type (XRC).
-    pub extended_transport: u8,
+    /// The transport connected.
+    pub transport: Transport,
     /// Path MTU (IB encoding).
     pub path_mtu: u8,
     /// Partition key.

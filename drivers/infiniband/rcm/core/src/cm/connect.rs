@@ -9,6 +9,7 @@ use super::error::CmError;
 use super::event::Event;
 use super::state::{LapState, State};
 use super::store::{Collections, OrderedMap};
+use super::transport::Transport;
 use super::{CommId, Endpoint, Millis, Sink, MRA_FLAG_DELAY};
 use crate::reason::RejectReason;
 use crate::timer::{self, IbaTime};
@@ -18,14 +19,9 @@ use crate::wire::rep::{Rep, Rtu};
 use crate::wire::req::{Req, ReqPath};
 use crate::wire::CmMessage;
 
-/// Transport service types a REQ may carry (RC, UC, and XRC as type 3
-/// with extended type 1).
-fn transport_ok(req: &Req) -> bool {
-    match req.transport_service_type {
-        0 | 1 => true,
-        3 => req.extended_transport_type == 1,
-        _ => false,
-    }
+/// The transport a REQ asks for, if one the CM sets up.
+fn transport_of(req: &Req) -> Option<Transport> {
+    Transport::from_req(req.transport_service_type, req.extended_transport_type)
 }
 
 /// The local ACK timeout an address vector gets from a path whose packet
@@ -56,9 +52,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         packet_life_time: IbaTime,
         sink: &mut S,
     ) -> Result<(), CmError> {
-        if !transport_ok(req) {
+        let Some(transport) = transport_of(req) else {
             return Err(CmError::InvalidArgument);
-        }
+        };
         let tid = self.form_tid(id);
         let conn = self.live_mut(id)?;
         if conn.state != State::Idle || conn.listening.is_some() {
@@ -77,8 +73,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.lap_state = LapState::Uninit;
         conn.response = None;
         let qp = &mut conn.qp;
-        qp.transport = req.transport_service_type;
-        qp.extended_transport = req.extended_transport_type;
+        qp.transport = transport;
         qp.local_qpn = req.local_qpn;
         qp.rq_psn = req.starting_psn;
         qp.initiator_depth = req.initiator_depth;
@@ -177,8 +172,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.timeout_ms = timer::passive_response_timeout_ms(req.local_cm_response_timeout);
         conn.max_cm_retries = req.max_cm_retries;
         let qp = &mut conn.qp;
-        qp.transport = req.transport_service_type;
-        qp.extended_transport = req.extended_transport_type;
+        // An unknown transport is passed on as RC, as before: the C CM
+        // hands its consumer QP type 0 and lets it refuse.
+        qp.transport = transport_of(req).unwrap_or_default();
         qp.remote_qpn = req.local_qpn;
         qp.initiator_depth = req.responder_resources;
         qp.responder_resources = req.initiator_depth;
@@ -297,8 +293,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         ) {
             return Handled::Dropped(Dropped::WrongState);
         }
+        let xrc = self
+            .get(id)
+            .is_some_and(|c| c.qp.transport == Transport::Xrc);
+        let peer_qpn = rep.peer_qpn(xrc);
         let remote_id = (rep.local_comm_id, rep.local_ca_guid);
-        let remote_qpn = (rep.local_qpn, rep.local_ca_guid);
+        let remote_qpn = (peer_qpn, rep.local_ca_guid);
         if self.remote_ids.get(&remote_id).is_some() {
             return Handled::Dropped(Dropped::WrongState);
         }
@@ -327,7 +327,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.remote_id = rep.local_comm_id;
         conn.remote_ca_guid = rep.local_ca_guid;
         let qp = &mut conn.qp;
-        qp.remote_qpn = rep.local_qpn;
+        qp.remote_qpn = peer_qpn;
         qp.initiator_depth = rep.responder_resources;
         qp.responder_resources = rep.initiator_depth;
         qp.sq_psn = rep.starting_psn;

@@ -27,6 +27,7 @@ mod listen;
 mod sidr;
 mod state;
 pub mod store;
+mod transport;
 
 pub use audit::AuditError;
 pub use conn::{Connection, QpParams};
@@ -35,6 +36,7 @@ pub use error::CmError;
 pub use event::{Event, Failure};
 pub use listen::{ListenSpec, ASSIGN_SERVICE_ID, MAX_LISTEN_MASKS};
 pub use state::{LapState, State};
+pub use transport::{QpType, Transport};
 
 use crate::wire::field::Mad;
 

@@ -44,9 +44,8 @@ pub trait OrderedMap<K: Ord + Copy, V> {
         V: Clone;
     /// The smallest key.
     fn first_key(&self) -> Option<K>;
-    /// The smallest key greater than `after` (iteration for rare paths:
-    /// device removal, invariant checks).
-    fn next_key_after(&self, after: &K) -> Option<K>;
+    /// Every key in order, O(1) amortized per step.
+    fn keys(&self) -> impl Iterator<Item = K> + '_;
     /// Number of entries.
     fn len(&self) -> usize;
     /// Whether the map is empty.
@@ -67,7 +66,6 @@ pub trait Collections {
 pub mod btree {
     extern crate std;
     use super::{Collections, InsertError, OrderedMap};
-    use core::ops::Bound;
     use std::collections::btree_map::{BTreeMap, Entry};
 
     use std::cell::Cell;
@@ -155,11 +153,8 @@ pub mod btree {
         fn first_key(&self) -> Option<K> {
             self.map.keys().next().copied()
         }
-        fn next_key_after(&self, after: &K) -> Option<K> {
-            self.map
-                .range((Bound::Excluded(*after), Bound::Unbounded))
-                .next()
-                .map(|(k, _)| *k)
+        fn keys(&self) -> impl Iterator<Item = K> + '_ {
+            self.map.keys().copied()
         }
         fn len(&self) -> usize {
             self.map.len()

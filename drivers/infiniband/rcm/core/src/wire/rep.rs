@@ -47,6 +47,16 @@ wire_struct! {
 }
 
 impl Rep {
+    /// The QP the REP names for the requester: an XRC target has no QP of
+    /// its own and sends its number as the EE context.
+    pub const fn peer_qpn(&self, xrc: bool) -> u32 {
+        if xrc {
+            self.local_eecn
+        } else {
+            self.local_qpn
+        }
+    }
+
     /// The 24-bit vendor id (ECE) spread over three bytes.
     pub const fn vendor_id(&self) -> u32 {
         (self.vendor_id_high as u32) << 16
