@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make run`: build what is needed, start the two-guest fabric and show one
-# connection's life cycle in plain words. MODE=c|rcm picks the CM in both
-# guests (default c until rcm carries a connection).
+# connection's life cycle in plain words. MODE picks the CM in both
+# guests: hybrid (default: rcm.ko's ib_cm under the in-tree rdma_cm, until
+# rcm's own rdma_cm exists), rcm or c.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-mode=${MODE:-c}
+mode=${MODE:-hybrid}
 out=$RCM_ROOT/out
 mkdir -p "$out"
 trap 'echo "rcm demo: setup failed, see $out/demo-setup.log"; tail -30 "$out/demo-setup.log"' ERR

@@ -47,10 +47,12 @@ int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
  * The path a consumer's path record describes, on `ibdev`: the port owning
  * its source GID (or sgid_attr's), the P_Key index of its P_Key, and the
  * address fields (0 or -EINVAL when the device has no such GID or P_Key).
+ * `*held` gets a reference on the source GID's attribute (the caller puts
+ * it), as the C CM's address vector keeps one for the id's lifetime.
  */
 int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
 		       const struct ib_gid_attr *sgid_attr,
-		       struct rcm_h_path *out);
+		       struct rcm_h_path *out, const struct ib_gid_attr **held);
 
 /*
  * Fills an address vector for `path` (no sgid_attr reference: ib_modify_qp
@@ -111,6 +113,7 @@ void rcm_h_count(struct rcm_h_counters *c, u32 port, u32 group, u16 attr_id);
 struct rcm_h_lap_path {
 	u8 sgid[16];		/* ours */
 	u8 dgid[16];		/* the proposer's */
+	u64 service_id;		/* a REQ's alternate path: the REQ's; LAP: 0 */
 	u32 flow_label;
 	u16 slid;
 	u16 dlid;
@@ -125,21 +128,29 @@ struct rcm_h_lap_path {
 };
 
 /*
- * A received REQ as the ib_cm consumer API reports it, in plain values
- * (host byte order). rcm_h_deliver_req() builds the struct ib_cm_event and
- * the path record from it and calls the id's handler.
+ * IB_CM_REQ_RECEIVED, with every value as 6.12 reports it: the REQ's
+ * responder resources / initiator depth and local / remote response
+ * timeouts already swapped to this side's view.
  */
 struct rcm_h_req_event {
 	struct ib_cm_id *listen_id;
+	/* RoCE: the GID the REQ arrived on; the new id holds the reference */
+	const struct ib_gid_attr *sgid_attr;
 	const void *private_data;	/* 92 bytes */
 	u64 remote_ca_guid;
+	u64 service_id;
 	u32 port;
 	u32 remote_qkey;
 	u32 remote_qpn;
 	u32 starting_psn;
 	u32 flow_label;
-	u16 pkey;
-	u8 transport;		/* 0 RC, 1 UC, 3 XRC */
+	u32 vendor_id;			/* ECE */
+	u32 attr_mod;			/* ECE */
+	u16 pkey;			/* the REQ's partition key */
+	u16 pkey_index;			/* the MAD's, for bth_pkey */
+	u16 slid;			/* IB: the requester's LID in the REQ */
+	u16 dlid;			/* IB: the LID the REQ came from */
+	u32 qp_type;			/* enum ib_qp_type */
 	u8 responder_resources;
 	u8 initiator_depth;
 	u8 local_cm_response_timeout;
@@ -153,9 +164,8 @@ struct rcm_h_req_event {
 	u8 mtu;
 	u8 rate;
 	u8 packet_life_time;
-	u8 hop_limit;
+	u8 hop_limit;		/* of the GRH the REQ came with */
 	u8 traffic_class;
-	u8 sgid_index;		/* RoCE: the GID the REQ arrived on */
 	u8 sgid[16];		/* ours */
 	u8 dgid[16];		/* the requester's */
 	u8 dmac[6];		/* RoCE: the requester's MAC */
@@ -163,14 +173,23 @@ struct rcm_h_req_event {
 	struct rcm_h_lap_path alt;
 };
 
-/* Calls id->cm_handler with IB_CM_REQ_RECEIVED; returns its result. */
 int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e);
 
 /* Calls id->cm_handler with IB_CM_SIDR_REQ_RECEIVED (host-order values;
  * private data 216 bytes); returns its result. */
-int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
-			   u64 service_id, u16 pkey, u32 port,
-			   const void *private_data);
+struct rcm_h_sidr_req_event {
+	struct ib_cm_id *listen_id;
+	/* RoCE: the GID it arrived on; the new id holds the reference */
+	const struct ib_gid_attr *sgid_attr;
+	const void *private_data;	/* 216 bytes */
+	u64 service_id;
+	u32 port;
+	u16 pkey;			/* the SIDR_REQ's partition key */
+	u16 pkey_index;			/* the MAD's, for bth_pkey */
+};
+
+int rcm_h_deliver_sidr_req(struct ib_cm_id *id,
+			   const struct rcm_h_sidr_req_event *e);
 
 
 /*
@@ -189,7 +208,8 @@ struct rcm_h_event {
 	u32 starting_psn;		/* REP */
 	u32 vendor_id;			/* REP (ECE) */
 	u32 attr_mod;			/* REP, REJ (ECE) */
-	u32 port;			/* SIDR_REP: port of the reply */
+	/* the GID of the id's path, held by the id (SIDR_REP, LAP) */
+	const struct ib_gid_attr *sgid_attr;
 	u8 info_len;
 	u8 responder_resources;
 	u8 initiator_depth;
@@ -199,8 +219,6 @@ struct rcm_h_event {
 	u8 rnr_retry_count;
 	u8 srq;
 	u8 service_timeout;		/* MRA */
-	u8 has_grh;			/* SIDR_REP: reply had a GRH */
-	u8 sgid_index;			/* SIDR_REP: GID it arrived on */
 	struct rcm_h_lap_path lap;	/* LAP */
 };
 
@@ -241,9 +259,22 @@ u64 rcm_h_now_ms(void);
 /* A delayed work item on the system workqueue that calls fn(ctx). */
 struct rcm_h_timer;
 struct rcm_h_timer *rcm_h_timer_new(void (*fn)(void *ctx), void *ctx);
-/* (Re)arms the timer to fire in `delay_ms`. */
-void rcm_h_timer_arm(struct rcm_h_timer *t, u64 delay_ms);
+/*
+ * Arms the timer to fire at rcm_h_now_ms() time `deadline_ms`, unless it
+ * is armed to fire earlier: concurrent arms keep the earliest deadline.
+ * Firing disarms it before fn runs; any callable context.
+ */
+void rcm_h_timer_arm_at(struct rcm_h_timer *t, u64 deadline_ms);
 /* Cancels the timer, waits for a running callback, frees it. */
 void rcm_h_timer_free(struct rcm_h_timer *t);
+
+/* A work item calling fn(ctx) on an ordered workqueue of its own. */
+struct rcm_h_work;
+struct rcm_h_work *rcm_h_work_new(const char *name, void (*fn)(void *ctx),
+				  void *ctx);
+/* Queues the work (a no-op while it is queued and not yet running). */
+void rcm_h_work_queue(struct rcm_h_work *w);
+/* Cancels the work, waits for a running callback, frees it. */
+void rcm_h_work_free(struct rcm_h_work *w);
 
 #endif

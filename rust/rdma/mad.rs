@@ -7,6 +7,7 @@
 
 use crate::bindings;
 use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::error::{from_err_ptr, to_result};
@@ -85,7 +86,7 @@ impl MadPath {
     }
 
     /// The path a consumer's path record describes on `device` (see
-    /// `rcm_h_path_from_sa`).
+    /// `rcm_h_path_from_sa`), and the GID entry its source GID is.
     ///
     /// # Safety
     ///
@@ -95,11 +96,16 @@ impl MadPath {
         device: *mut bindings::ib_device,
         rec: *const bindings::sa_path_rec,
         sgid_attr: *const bindings::ib_gid_attr,
-    ) -> Result<Self> {
+    ) -> Result<(Self, GidAttr)> {
         let mut raw = bindings::rcm_h_path::default();
-        // SAFETY: per this function's contract; `raw` is ours.
-        to_result(unsafe { bindings::rcm_h_path_from_sa(device, rec, sgid_attr, &mut raw) })?;
-        Ok(MadPath::from_raw(&raw))
+        let mut held = core::ptr::null();
+        // SAFETY: per this function's contract; `raw` and `held` are ours.
+        to_result(unsafe {
+            bindings::rcm_h_path_from_sa(device, rec, sgid_attr, &mut raw, &mut held)
+        })?;
+        // SAFETY: on success the helper hands over one reference in `held`.
+        let gid = unsafe { GidAttr::from_owned(held) }.ok_or(EINVAL)?;
+        Ok((MadPath::from_raw(&raw), gid))
     }
 
     /// Writes the address vector of this path into `attr`.

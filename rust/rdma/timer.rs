@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A one-shot timer on the system workqueue (6.12's kernel crate has no
-//! delayed work): fires a callback in process context after a delay;
-//! re-arming moves the deadline.
+//! delayed work) that fires a callback in process context at a deadline,
+//! and a work item on an ordered workqueue of its own. Arming keeps the
+//! earliest deadline, so arms racing with each other never postpone one.
 
 use crate::bindings;
 use core::ptr::NonNull;
@@ -26,7 +27,7 @@ pub(crate) struct Timer<H: TimerHandler> {
 // SAFETY: arming and cancelling a delayed work item is allowed from any
 // thread; the handler is `Sync`.
 unsafe impl<H: TimerHandler> Send for Timer<H> {}
-// SAFETY: `&Timer` only re-arms, which mod_delayed_work serialises.
+// SAFETY: `&Timer` only arms, which the C side serialises with a lock.
 unsafe impl<H: TimerHandler> Sync for Timer<H> {}
 
 impl<H: TimerHandler> Timer<H> {
@@ -46,10 +47,10 @@ impl<H: TimerHandler> Timer<H> {
         })
     }
 
-    /// Fires in `delay_ms` (replacing any earlier deadline).
-    pub(crate) fn arm(&self, delay_ms: u64) {
+    /// Fires at [`now_ms`] time `deadline`, or earlier if armed earlier.
+    pub(crate) fn arm_at(&self, deadline: u64) {
         // SAFETY: the timer is live (type invariant).
-        unsafe { bindings::rcm_h_timer_arm(self.timer.as_ptr(), delay_ms) };
+        unsafe { bindings::rcm_h_timer_arm_at(self.timer.as_ptr(), deadline) };
     }
 }
 
@@ -67,6 +68,70 @@ unsafe extern "C" fn fire<H: TimerHandler>(ctx: *mut kernel::ffi::c_void) {
     // SAFETY: the context is the handler, valid while the timer exists.
     let handler = unsafe { &*ctx.cast::<H>() };
     handler.fire();
+}
+
+/// What a work item calls when it runs.
+pub(crate) trait WorkHandler: Sync {
+    /// The work runs (process context, never concurrently with itself).
+    fn run(&self);
+}
+
+/// A work item calling `H::run` on an ordered workqueue of its own;
+/// cancelled and freed on drop.
+///
+/// INVARIANT: `work` was created by `rcm_h_work_new` with a `*const H`
+/// context valid until `self` is dropped.
+pub(crate) struct Work<H: WorkHandler> {
+    work: NonNull<bindings::rcm_h_work>,
+    _handler: core::marker::PhantomData<*const H>,
+}
+
+// SAFETY: queueing a work item is allowed from any thread and context;
+// the handler is `Sync`.
+unsafe impl<H: WorkHandler> Send for Work<H> {}
+// SAFETY: `&Work` only queues, which the workqueue serialises.
+unsafe impl<H: WorkHandler> Sync for Work<H> {}
+
+impl<H: WorkHandler> Work<H> {
+    /// A work item for `handler` on a new workqueue called `name`.
+    ///
+    /// # Safety
+    ///
+    /// `handler` must stay valid until the work item is dropped.
+    pub(crate) unsafe fn new(name: &'static kernel::str::CStr, handler: *const H) -> Result<Self> {
+        // SAFETY: `run::<H>` matches the callback type; the context
+        // outlives the work per this function's contract.
+        let raw = unsafe {
+            bindings::rcm_h_work_new(name.as_char_ptr(), Some(run::<H>), handler.cast_mut().cast())
+        };
+        // INVARIANT: created with `handler` as context.
+        Ok(Work {
+            work: NonNull::new(raw).ok_or(ENOMEM)?,
+            _handler: core::marker::PhantomData,
+        })
+    }
+
+    /// Has the work run soon (once, if queued several times before).
+    pub(crate) fn queue(&self) {
+        // SAFETY: the work is live (type invariant).
+        unsafe { bindings::rcm_h_work_queue(self.work.as_ptr()) };
+    }
+}
+
+impl<H: WorkHandler> Drop for Work<H> {
+    fn drop(&mut self) {
+        // SAFETY: live per the type invariant; waits for a running callback.
+        unsafe { bindings::rcm_h_work_free(self.work.as_ptr()) };
+    }
+}
+
+/// # Safety
+///
+/// Called by the work item with the context given to `new`.
+unsafe extern "C" fn run<H: WorkHandler>(ctx: *mut kernel::ffi::c_void) {
+    // SAFETY: the context is the handler, valid while the work exists.
+    let handler = unsafe { &*ctx.cast::<H>() };
+    handler.run();
 }
 
 /// Milliseconds of a monotonic clock.

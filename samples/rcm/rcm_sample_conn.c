@@ -10,6 +10,7 @@
  *   insmod rcm_sample_conn.ko role=client peer=10.0.0.2 [conns=N]
  *          [parallel=N] [messages=N] [server_disconnects=1]
  *          [expect=connect|reject|timeout|sidr] [cm_timeout=X] [retries=N]
+ *          [stall_ms=N]
  *
  * The client does all its work inside module init and fails the insmod
  * (-EIO) unless every connection met the expectation; a summary line goes
@@ -61,6 +62,9 @@ MODULE_PARM_DESC(retries, "client: max CM retries");
 static int hold_ms;
 module_param(hold_ms, int, 0444);
 MODULE_PARM_DESC(hold_ms, "client: keep each batch connected this long after its echoes");
+static int stall_ms;
+module_param(stall_ms, int, 0444);
+MODULE_PARM_DESC(stall_ms, "client: first block this long in the handler of another id (a SIDR_REQ nobody answers)");
 static bool lap;
 module_param(lap, bool, 0444);
 MODULE_PARM_DESC(lap, "client: load an alternate path (LAP, rcm only) before disconnecting");
@@ -81,6 +85,12 @@ MODULE_PARM_DESC(mra, "server: send an MRA before answering each REQ");
 #define SAMPLE_QKEY 0x11111111
 #define MSG_BYE 1			/* last message: server, disconnect */
 #define PLT 14				/* packet lifetime exponent, ~67 ms */
+/*
+ * What the client's REQ asks for, distinct on purpose: the CM reports
+ * them to each side from that side's view (swapped), and both sides check.
+ */
+#define REQ_RESPONDER_RESOURCES 2
+#define REQ_INITIATOR_DEPTH 1
 
 struct sample_hello {			/* REQ private data */
 	__be32 magic;
@@ -362,6 +372,42 @@ static bool server_conn_claim(struct conn *c)
 	return mine;
 }
 
+/*
+ * The REQ_RECEIVED fields 6.12 fills that in-tree consumers read (cma.c
+ * finds its port space by the path's service id, its netdev by the GID
+ * entry): seen from the server, the client's resources and timeouts are
+ * swapped. The client uses the default cm_timeout against servers.
+ */
+static bool server_req_event_ok(const struct ib_cm_event *ev)
+{
+	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
+	const struct sa_path_rec *path = req->primary_path;
+	bool roce = rdma_protocol_roce(device, req->port);
+	bool ok = true;
+
+#define REQ_CHECK(cond)                                                        \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			pr_warn("rcm_sample_conn: REQ_RECEIVED: not %s\n", #cond); \
+			ok = false;                                            \
+		}                                                              \
+	} while (0)
+	REQ_CHECK(req->responder_resources == REQ_INITIATOR_DEPTH);
+	REQ_CHECK(req->initiator_depth == REQ_RESPONDER_RESOURCES);
+	REQ_CHECK(req->local_cm_response_timeout == cm_timeout);
+	REQ_CHECK(req->remote_cm_response_timeout == cm_timeout - 1);
+	REQ_CHECK(req->qp_type == IB_QPT_RC);
+	REQ_CHECK(path && path->service_id == cpu_to_be64(service_id));
+	REQ_CHECK(req->bth_pkey == be16_to_cpu(path->pkey));
+	REQ_CHECK(!roce || req->ppath_sgid_attr);
+	REQ_CHECK(!roce || (req->ppath_sgid_attr &&
+		  path->rec_type == sa_conv_gid_to_pathrec_type(
+					    req->ppath_sgid_attr->gid_type)));
+	REQ_CHECK(!roce || path->hop_limit > 0);
+#undef REQ_CHECK
+	return ok;
+}
+
 static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
@@ -387,6 +433,8 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 			be32_to_cpu(hello->index), ret);
 		return 1;
 	}
+	if (!server_req_event_ok(ev))
+		goto refuse;
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		goto refuse;
@@ -418,8 +466,8 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	rep.starting_psn = c->rq_psn;
 	rep.private_data = accept_data;
 	rep.private_data_len = sizeof(accept_data);
-	rep.responder_resources = min_t(u8, req->initiator_depth, 1);
-	rep.initiator_depth = min_t(u8, req->responder_resources, 1);
+	rep.responder_resources = req->responder_resources;
+	rep.initiator_depth = req->initiator_depth;
 	rep.flow_control = 1;
 	rep.rnr_retry_count = 7;
 	id->context = c;
@@ -717,7 +765,16 @@ static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	case IB_CM_REP_RECEIVED:
 		mutex_lock(&c->setup);
 		mutex_unlock(&c->setup);
-		ret = qp_to(c, IB_QPS_RTR);
+		/* The server granted what the REQ asked for, seen from here. */
+		if (ev->param.rep_rcvd.responder_resources != REQ_RESPONDER_RESOURCES ||
+		    ev->param.rep_rcvd.initiator_depth != REQ_INITIATOR_DEPTH) {
+			pr_warn("rcm_sample_conn: conn %d: REP_RECEIVED reports responder resources %u, initiator depth %u\n",
+				c->index, ev->param.rep_rcvd.responder_resources,
+				ev->param.rep_rcvd.initiator_depth);
+			ret = -EPROTO;
+		} else {
+			ret = qp_to(c, IB_QPS_RTR);
+		}
 		if (!ret)
 			ret = qp_to(c, IB_QPS_RTS);
 		if (ret) {
@@ -826,9 +883,10 @@ static int client_start_conn(struct conn *c)
 			.qp_num = c->qp->qp_num, .qp_type = IB_QPT_RC,
 			.starting_psn = get_random_u32() & 0xffffff,
 			.private_data = &hello, .private_data_len = sizeof(hello),
-			.responder_resources = 1, .initiator_depth = 1,
+			.responder_resources = REQ_RESPONDER_RESOURCES,
+			.initiator_depth = REQ_INITIATOR_DEPTH,
 			.remote_cm_response_timeout = cm_timeout,
-			.local_cm_response_timeout = cm_timeout,
+			.local_cm_response_timeout = cm_timeout - 1,
 			.flow_control = 1, .retry_count = 7, .rnr_retry_count = 7,
 			.max_cm_retries = retries,
 		};
@@ -915,6 +973,56 @@ static bool client_finish_conn(struct conn *c, int *stats)
 	return ok;
 }
 
+/* stall_ms: the id whose handler blocks, and its handler's end. */
+static struct ib_cm_id *stall_id;
+static DECLARE_COMPLETION(stall_done);
+
+static int stall_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	pr_info("rcm_sample_conn: stall: event %d, blocking %d ms\n", ev->event,
+		stall_ms);
+	msleep(stall_ms);
+	complete(&stall_done);
+	return 0;
+}
+
+/*
+ * A consumer that blocks in its handler for stall_ms: a SIDR_REQ with a
+ * short timeout to the (silent) peer, whose error event blocks. The CM's
+ * timers must keep running for every other id meanwhile.
+ */
+static int stall_start(void)
+{
+	struct ib_cm_sidr_req_param req = {
+		.path = &path, .sgid_attr = sgid_attr,
+		.service_id = cpu_to_be64(service_id + 1),
+		.timeout_ms = 50, .max_cm_retries = 0,
+	};
+	int ret;
+
+	stall_id = ib_create_cm_id(device, stall_handler, NULL);
+	if (IS_ERR(stall_id)) {
+		ret = PTR_ERR(stall_id);
+		stall_id = NULL;
+		return ret;
+	}
+	ret = ib_send_cm_sidr_req(stall_id, &req);
+	if (ret) {
+		ib_destroy_cm_id(stall_id);
+		stall_id = NULL;
+	}
+	return ret;
+}
+
+static void stall_end(void)
+{
+	if (!stall_id)
+		return;
+	wait_for_completion(&stall_done);
+	ib_destroy_cm_id(stall_id);
+	stall_id = NULL;
+}
+
 static int client_run(void)
 {
 	int stats[4] = {}, started = 0, finished = 0, ret = 0;
@@ -927,10 +1035,19 @@ static int client_run(void)
 		pr_warn("rcm_sample_conn: no path to %s (%d)\n", peer, ret);
 		return ret;
 	}
+	if (stall_ms > 0) {
+		ret = stall_start();
+		if (ret) {
+			pr_warn("rcm_sample_conn: stall: SIDR_REQ failed (%d)\n", ret);
+			return ret;
+		}
+	}
 	parallel = clamp(parallel, 1, 1024);
 	batch = kcalloc(parallel, sizeof(*batch), GFP_KERNEL);
-	if (!batch)
+	if (!batch) {
+		stall_end();
 		return -ENOMEM;
+	}
 	while (started < conns) {
 		int n = min(parallel, conns - started);
 
@@ -954,6 +1071,7 @@ static int client_run(void)
 		finished += n;
 	}
 	kfree(batch);
+	stall_end();
 	pr_info("rcm_sample_conn: client: %d/%d as expected (%s), %d echoes, %d MRAs, %d APRs, %u ms\n",
 		stats[0], conns, expect, stats[1], stats[2], stats[3],
 		jiffies_to_msecs(jiffies - t0));

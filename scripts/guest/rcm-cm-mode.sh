@@ -5,6 +5,9 @@
 #   rcm  those four removed from the module tree and rcm.ko in their place;
 #        depmod then resolves every module that needs their symbols
 #        (nvme-rdma, ib_srp, rds_rdma, ...) to rcm.ko.
+#   hybrid rcm.ko in place of ib_cm only: the in-tree iw_cm, rdma_cm and
+#        rdma_ucm load on rcm's ib_cm exports (the most demanding ib_cm
+#        consumer in the tree, which nobody here wrote).
 #   both the C modules loaded, rcm.ko moved out of the module tree to
 #        /usr/lib/rcm/rcm.ko (so that depmod never resolves an ib_cm
 #        symbol to it): a benchmark swaps one for the other in one boot.
@@ -39,6 +42,12 @@ rcm)
 	done
 	depmod -a
 	;;
+hybrid)
+	[ -f "$mods/extra/rcm.ko" ] || { echo "rcm.ko is not in the image"; exit 1; }
+	find "$mods/kernel" -name "ib_cm.ko*" -exec rm -f {} +
+	echo "install ib_cm /bin/false" >> /etc/modprobe.d/rcm-mode.conf
+	depmod -a
+	;;
 none)
 	rm -f "$mods/extra/rcm.ko"
 	for m in $C_CM_MODULES; do
@@ -59,4 +68,5 @@ modprobe rdma_rxe
 case $mode in
 c | both) for m in $C_CM_MODULES; do modprobe "$m"; done ;;
 rcm) modprobe rcm ;;
+hybrid) modprobe rcm && for m in iw_cm rdma_cm rdma_ucm; do modprobe "$m"; done ;;
 esac

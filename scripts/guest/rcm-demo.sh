@@ -6,15 +6,43 @@
 
 say() { printf '%s\n' "$*"; }
 
-narrate() { # <who> reads rping -d -v output on stdin
-	local who=$1 line
+# The CM's message counters (sysfs, where 6.12 keeps them): one line of
+# "<msg> <sent> <received>" per message type.
+COUNTERS='d=/sys/class/infiniband/rxe0/ports/1
+for m in req mra rej rep rtu dreq drep sidr_req sidr_rep lap apr; do
+	echo "$m $(cat $d/cm_tx_msgs/$m 2>/dev/null || echo 0) $(cat $d/cm_rx_msgs/$m 2>/dev/null || echo 0)"
+done'
+
+# What the CM sent and received of some message types between two
+# snapshots: "sent REQ 1, RTU 1; received REP 1".
+cm_did() { # <before> <after> <msg...>
+	local before=$1 after=$2 m tx rx sent="" got="" b a
+	shift 2
+	for m in "$@"; do
+		b=$(printf '%s\n' "$before" | grep "^$m ") a=$(printf '%s\n' "$after" | grep "^$m ")
+		tx=$(( $(echo "$a" | cut -d' ' -f2) - $(echo "$b" | cut -d' ' -f2) ))
+		rx=$(( $(echo "$a" | cut -d' ' -f3) - $(echo "$b" | cut -d' ' -f3) ))
+		m=$(echo "$m" | tr a-z A-Z)
+		[ $tx -gt 0 ] && sent+="${sent:+, }$m $tx"
+		[ $rx -gt 0 ] && got+="${got:+, }$m $rx"
+	done
+	printf '%s' "${sent:+sent $sent}${sent:+${got:+; }}${got:+received $got}"
+}
+
+narrate() { # <who> <counters before> <after>; reads rping -d -v output on stdin
+	local who=$1 before=$2 after=$3 line did
 	while IFS= read -r line; do
 		case $line in
 		*RDMA_CM_EVENT_ADDR_RESOLVED*) say "[$who] address resolved: $server is reachable through rxe0 (IP -> GID)" ;;
 		*RDMA_CM_EVENT_ROUTE_RESOLVED*) say "[$who] route resolved: path to the peer's GID built (RoCEv2, UDP 4791)" ;;
-		*RDMA_CM_EVENT_CONNECT_REQUEST*) say "[$who] connection request arrived (REQ received), accepting (REP sent)" ;;
-		*RDMA_CM_EVENT_ESTABLISHED*) say "[$who] connection established (REQ -> REP -> RTU complete)" ;;
-		*RDMA_CM_EVENT_DISCONNECTED*) say "[$who] disconnected (DREQ/DREP exchanged)" ;;
+		*RDMA_CM_EVENT_CONNECT_REQUEST*)
+			say "[$who] connection request arrived (REQ received), accepting (REP sent)" ;;
+		*RDMA_CM_EVENT_ESTABLISHED*)
+			did=$(cm_did "$before" "$after" req mra rej rep rtu)
+			say "[$who] connection established (REQ -> REP -> RTU complete)${did:+; its CM $did}" ;;
+		*RDMA_CM_EVENT_DISCONNECTED*)
+			did=$(cm_did "$before" "$after" dreq drep)
+			say "[$who] disconnected (DREQ/DREP exchanged)${did:+; its CM $did}" ;;
 		*RDMA_CM_EVENT_REJECTED*) say "[$who] connection rejected: $line" ;;
 		*RDMA_CM_EVENT_*ERROR* | *RDMA_CM_EVENT_UNREACHABLE*) say "[$who] error: $line" ;;
 		"ping data: "*) say "[$who] data: RDMA write/read round trip ${line#ping data: }" ;;
@@ -24,21 +52,33 @@ narrate() { # <who> reads rping -d -v output on stdin
 }
 
 server=$RCM_PEER
+# The connection manager of a CM mode, in words.
+cm_words() {
+	case $1 in
+	hybrid) echo "rcm.ko's ib_cm under the in-tree rdma_cm and rdma_ucm" ;;
+	rcm) echo "rcm.ko" ;;
+	c) echo "the in-tree C modules" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 say "rcm demo: two QEMU guests, soft-RoCE (rxe) on a private virtual wire"
-say "  this guest (client): $RCM_ADDR, connection manager: $RCM_MODE"
-say "  peer guest (server): $server, connection manager: $(peer_run 'cat /run/rcm.env' | sed -n 's/^RCM_MODE=//p')"
+say "  this guest (client): $RCM_ADDR, connection manager: $(cm_words "$RCM_MODE")"
+say "  peer guest (server): $server, connection manager: $(cm_words "$(peer_run 'cat /run/rcm.env' | sed -n 's/^RCM_MODE=//p')")"
 say "  RDMA devices here: $(rdma link show | tr '\n' ' ')"
 say ""
 say "The server listens; the client resolves the address and route, connects,"
 say "exchanges 3 pings (RDMA send + RDMA read/write), then disconnects."
 say ""
+here0=$(sh -c "$COUNTERS") peer0=$(peer_run "$COUNTERS")
 peer_start demo "rping -s -a $server -C 3 -v -d" > /dev/null
 rcm_retry 20 rping -c -a "$server" -C 3 -v -d
 rc=$?
-printf '%s\n' "$RCM_RETRY_OUT" | narrate client
 server_out=$(peer_wait demo 60)
 src=$?
-printf '%s\n' "$server_out" | narrate server
+here1=$(sh -c "$COUNTERS") peer1=$(peer_run "$COUNTERS")
+printf '%s\n' "$RCM_RETRY_OUT" | narrate client "$here0" "$here1"
+printf '%s\n' "$server_out" | narrate server "$peer0" "$peer1"
 say ""
 if [ $rc = 0 ] && [ $src = 0 ]; then
 	say "demo: the connection went through its whole life cycle."

@@ -6,7 +6,7 @@
 
 use crate::bindings;
 use crate::cm_service::Peer;
-use crate::proto::cm::{Connection, Event, Failure};
+use crate::proto::cm::{Connection, Event, Failure, Transport};
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::lap::Lap;
 
@@ -17,6 +17,8 @@ pub(crate) struct EventContext {
     peer: Option<Peer>,
     pkey: u16,
     path_mtu: u8,
+    /// The REP names an XRC target's number as its EE context.
+    xrc: bool,
 }
 
 impl EventContext {
@@ -25,6 +27,7 @@ impl EventContext {
             peer: conn.peer().copied(),
             pkey: conn.qp_params().pkey,
             path_mtu: conn.qp_params().path_mtu,
+            xrc: conn.qp_params().transport == Transport::Xrc,
         }
     }
 }
@@ -48,6 +51,7 @@ fn lap_path(lap: &Lap, cx: &EventContext) -> bindings::rcm_h_lap_path {
     bindings::rcm_h_lap_path {
         sgid: lap.alternate_remote_port_gid,
         dgid: lap.alternate_local_port_gid,
+        service_id: 0,
         flow_label: lap.alternate_flow_label,
         slid: lap.alternate_remote_port_lid,
         dlid: lap.alternate_local_port_lid,
@@ -80,12 +84,17 @@ pub(crate) fn event_params(event: &Event, cx: &EventContext) -> Option<bindings:
             e.private_data = rep.private_data.as_ptr().cast();
             e.remote_ca_guid = rep.local_ca_guid;
             e.qkey = rep.local_qkey;
-            e.qpn = rep.local_qpn;
+            e.qpn = if cx.xrc {
+                rep.local_eecn
+            } else {
+                rep.local_qpn
+            };
             e.starting_psn = rep.starting_psn;
             e.vendor_id = rep.vendor_id();
             e.attr_mod = *attr_mod;
-            e.responder_resources = rep.responder_resources;
-            e.initiator_depth = rep.initiator_depth;
+            // Seen from this side, as 6.12 reports them.
+            e.responder_resources = rep.initiator_depth;
+            e.initiator_depth = rep.responder_resources;
             e.target_ack_delay = rep.target_ack_delay.exponent();
             e.failover_accepted = rep.failover_accepted;
             e.flow_control = u8::from(rep.end_to_end_flow_control);
@@ -128,11 +137,6 @@ pub(crate) fn event_params(event: &Event, cx: &EventContext) -> Option<bindings:
             e.info_len = rep
                 .additional_info_length
                 .min(rep.additional_info.len() as u8);
-            if let Some(p) = cx.peer {
-                e.port = p.path.port;
-                e.has_grh = u8::from(p.path.has_grh);
-                e.sgid_index = p.path.sgid_index;
-            }
         }
     }
     Some(e)

@@ -15,21 +15,27 @@ use crate::bindings;
 use crate::cm_event_params::{event_params, packet_life_time, EventContext};
 use crate::cm_service::{CmService, Outbox};
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CmError, CommId, Event, State};
+use crate::ib_cm_types::{kernel_qp_type, kernel_state};
+use crate::proto::cm::{CmError, CommId, Event, Transport};
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
 use crate::rdma::timer::now_ms;
+use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
+use kernel::{new_spinlock, sync::SpinLock};
 
 /// What created a passive id.
 enum Incoming<'a> {
-    Req(&'a Req),
+    /// A REQ and its MAD's attribute modifier (ECE).
+    Req(&'a Req, u32),
     SidrReq(&'a SidrReq),
 }
 
 /// A consumer's id. `id` comes first: consumers hold `&id` and the API
 /// gets the box back by casting.
+#[pin_data]
 #[repr(C)]
 pub(crate) struct CmIdBox {
     /// What consumers see.
@@ -38,6 +44,10 @@ pub(crate) struct CmIdBox {
     pub(crate) comm: CommId,
     /// Destroyed from inside its own callback: freed when it returns.
     free_pending: AtomicBool,
+    /// The GID entry of the id's path, held for the id's lifetime as 6.12
+    /// holds its address vector's (events hand it out as `sgid_attr`).
+    #[pin]
+    gid: SpinLock<Option<GidAttr>>,
 }
 
 impl CmIdBox {
@@ -57,15 +67,29 @@ impl CmIdBox {
             remote_cm_qpn: 1,
             ..Default::default()
         };
-        let b = KBox::new(
-            CmIdBox {
+        let b = KBox::pin_init(
+            try_pin_init!(CmIdBox {
                 id,
                 comm,
                 free_pending: AtomicBool::new(false),
-            },
+                gid <- new_spinlock!(None, "rcm::id_gid"),
+            }? Error),
             GFP_KERNEL,
         )?;
-        Ok(KBox::into_raw(b))
+        // SAFETY: the box is never moved out of: it is freed in place
+        // through `KBox::from_raw`.
+        Ok(KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }))
+    }
+
+    /// Holds `gid` as the id's GID entry (the previous one is put).
+    pub(crate) fn hold_gid(&self, gid: Option<GidAttr>) {
+        let old = core::mem::replace(&mut *self.gid.lock(), gid);
+        drop(old);
+    }
+
+    /// Another reference on the id's GID entry, if it has one.
+    pub(crate) fn gid(&self) -> Option<GidAttr> {
+        self.gid.lock().clone()
     }
 
     /// The box of a consumer's id pointer.
@@ -87,6 +111,7 @@ fn req_alt_path(req: &Req, roce: bool) -> bindings::rcm_h_lap_path {
     bindings::rcm_h_lap_path {
         sgid: a.remote_port_gid,
         dgid: a.local_port_gid,
+        service_id: req.service_id,
         flow_label: a.flow_label,
         slid: a.remote_port_lid,
         dlid: a.local_port_lid,
@@ -116,10 +141,6 @@ unsafe extern "C" fn callback_over(ctx: *mut kernel::ffi::c_void) -> bool {
     !w.service.in_callback(w.comm)
 }
 
-/// The kernel's `enum ib_cm_state` value of a core state.
-fn kernel_state(state: State) -> bindings::ib_cm_state {
-    state as bindings::ib_cm_state
-}
 
 impl CmService {
     /// Copies the core's view of an id into the consumer-visible fields.
@@ -229,8 +250,11 @@ impl CmService {
             }
             for (id, event) in batch {
                 match event {
-                    Event::ReqReceived { listener, req, .. } => {
-                        self.deliver_new(id, listener, Incoming::Req(&req))
+                    Event::ReqReceived {
+                        listener,
+                        req,
+                        attr_mod,
+                    } => self.deliver_new(id, listener, Incoming::Req(&req, attr_mod)),
                     }
                     Event::SidrReqReceived { listener, req } => {
                         self.deliver_new(id, listener, Incoming::SidrReq(&req))
@@ -282,21 +306,36 @@ impl CmService {
             .get(comm)
             .and_then(|c| c.peer().copied());
         let port = peer.map_or(1, |p| p.path.port);
+        // The GID the message arrived on, held by the new id (RoCE).
+        let gid = peer.filter(|p| p.path.has_grh).and_then(|p| {
+            // SAFETY: the listener's device is registered while the
+            // listener exists, which `delivering[1]` ensures.
+            let dev = unsafe { Device::from_raw(device) };
+            GidAttr::get(&dev, port, p.path.sgid_index)
+        });
+        let sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
+        // SAFETY: `b` is live and not yet handed to anyone.
+        unsafe { (*b).hold_gid(gid) };
+        let pkey_index = peer.map_or(0, |p| p.path.pkey_index);
         self.delivering[0].store(comm.0, Ordering::Release);
         let ret = match incoming {
             // SAFETY: `b` is live (its destroy waits for `delivering`), the
-            // listener too (`delivering[1]`).
-            Incoming::Req(req) => unsafe { self.call_req(b, listen_box, req, peer, port) },
+            // listener too (`delivering[1]`); `b` holds `sgid_attr`.
+            Incoming::Req(req, attr_mod) => unsafe {
+                self.call_req(b, listen_box, req, attr_mod, peer, sgid_attr)
+            },
             // SAFETY: as above; the private data lives until the call returns.
             Incoming::SidrReq(req) => unsafe {
-                bindings::rcm_h_deliver_sidr_req(
-                    &mut (*b).id,
-                    &mut (*listen_box).id,
-                    req.service_id,
-                    req.partition_key,
+                let ev = bindings::rcm_h_sidr_req_event {
+                    listen_id: &mut (*listen_box).id,
+                    sgid_attr,
+                    private_data: req.private_data.as_ptr().cast(),
+                    service_id: req.service_id,
                     port,
-                    req.private_data.as_ptr().cast(),
-                )
+                    pkey: req.partition_key,
+                    pkey_index,
+                };
+                bindings::rcm_h_deliver_sidr_req(&mut (*b).id, &ev)
             },
         };
         self.finish_delivery(b, Some(listen_box), ret);
@@ -312,46 +351,62 @@ impl CmService {
         b: *mut CmIdBox,
         listen_box: *mut CmIdBox,
         req: &Req,
+        attr_mod: u32,
         peer: Option<crate::cm_service::Peer>,
-        port: u32,
+        sgid_attr: *const bindings::ib_gid_attr,
     ) -> i32 {
         let p = &req.primary_path;
         let a = &req.alternate_path;
         let has_alt = a.local_port_lid != 0 || a.local_port_gid != [0; 16];
+        let path = peer.map(|p| p.path).unwrap_or_default();
+        // As 6.12 reports them: the requester's resources and timeouts
+        // seen from this side (its initiator depth is our responder
+        // resources, its remote response timeout is ours to keep).
         let ev = bindings::rcm_h_req_event {
             // SAFETY: the listener is kept alive by `delivering[1]`.
             listen_id: unsafe { &mut (*listen_box).id },
+            sgid_attr,
             private_data: req.private_data.as_ptr().cast(),
             remote_ca_guid: req.local_ca_guid,
-            port,
+            service_id: req.service_id,
+            port: path.port,
             remote_qkey: req.local_qkey,
             remote_qpn: req.local_qpn,
             starting_psn: req.starting_psn,
             flow_label: p.flow_label,
+            vendor_id: req.vendor_id,
+            attr_mod,
             pkey: req.partition_key,
-            transport: req.transport_service_type,
-            responder_resources: req.responder_resources,
-            initiator_depth: req.initiator_depth,
-            local_cm_response_timeout: req.local_cm_response_timeout.exponent(),
-            remote_cm_response_timeout: req.remote_cm_response_timeout.exponent(),
+            pkey_index: path.pkey_index,
+            slid: p.remote_port_lid,
+            dlid: path.dlid,
+            qp_type: kernel_qp_type(
+                Transport::from_req(req.transport_service_type, req.extended_transport_type)
+                    .unwrap_or_default()
+                    .qp_type(true),
+            ),
+            responder_resources: req.initiator_depth,
+            initiator_depth: req.responder_resources,
+            local_cm_response_timeout: req.remote_cm_response_timeout.exponent(),
+            remote_cm_response_timeout: req.local_cm_response_timeout.exponent(),
             flow_control: u8::from(req.end_to_end_flow_control),
             retry_count: req.retry_count,
             rnr_retry_count: req.rnr_retry_count,
             srq: u8::from(req.srq),
-            roce: u8::from(peer.is_some_and(|p| p.path.has_grh)),
+            roce: u8::from(path.has_grh),
             sl: p.sl,
             mtu: req.path_mtu,
             rate: p.packet_rate,
             packet_life_time: packet_life_time(p.local_ack_timeout),
-            hop_limit: p.hop_limit,
+            // The hop limit of the GRH the REQ came with, as 6.12.
+            hop_limit: path.hop_limit,
             traffic_class: p.traffic_class,
-            sgid_index: peer.map_or(0, |p| p.path.sgid_index),
             sgid: p.remote_port_gid,
             dgid: p.local_port_gid,
-            dmac: peer.map_or([0; 6], |p| p.path.dmac),
+            dmac: path.dmac,
             has_alt: u8::from(has_alt),
             alt: if has_alt {
-                req_alt_path(req, peer.is_some_and(|p| p.path.has_grh))
+                req_alt_path(req, path.has_grh)
             } else {
                 Default::default()
             },
@@ -376,10 +431,15 @@ impl CmService {
         // SAFETY: `b` is live: its destroy waits for `delivering[0]`.
         unsafe { self.sync_id(b) };
         let view = self.endpoint.lock().get(comm).map(EventContext::of);
+        // SAFETY: `b` is live (as above).
+        let gid = unsafe { (*b).gid() };
         let ret = match view.and_then(|cx| event_params(event, &cx)) {
-            // SAFETY: `b` is live; the event's pointers borrow `event`,
-            // which outlives the call.
-            Some(params) => unsafe { bindings::rcm_h_deliver_event(&mut (*b).id, &params) },
+            Some(mut params) => {
+                params.sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
+                // SAFETY: `b` is live; the event's pointers borrow `event`
+                // and `gid`, which outlive the call.
+                unsafe { bindings::rcm_h_deliver_event(&mut (*b).id, &params) }
+            }
             None => 0,
         };
         self.finish_delivery(b, None, ret);

@@ -7,6 +7,11 @@
 //! never held together. Everything runs in process context (ib_mad's
 //! completion work, the timer's work, client callbacks). MADs the endpoint
 //! produces are collected while it is locked and posted after.
+//!
+//! Two work items run the service: the protocol timer (retransmissions,
+//! timeouts, TIMEWAIT; system workqueue) and event delivery (consumer
+//! handlers; an ordered workqueue of its own), so a consumer that blocks
+//! in its handler never holds up the protocol.
 
 use crate::bindings;
 use crate::kernel_maps::KernelCollections;
@@ -18,9 +23,9 @@ use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::deferred::{Deferred, DeferredHandler};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, MadPath, ReceivedMad, MAD_SIZE};
-use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler};
+use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
-use kernel::new_mutex;
+use kernel::{c_str, new_mutex};
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 
@@ -120,6 +125,9 @@ pub(crate) struct CmService {
     pub(crate) devices: Mutex<KVec<Option<DeviceEntry>>>,
     #[pin]
     timer: Mutex<Option<Timer<CmService>>>,
+    /// Delivers queued events to consumers (set between `start` and `stop`).
+    #[pin]
+    delivery: Mutex<Option<Work<CmService>>>,
     next_device: AtomicU32,
     /// Consumer ids (`struct ib_cm_id` boxes) by comm id.
     #[pin]
@@ -147,6 +155,7 @@ impl CmService {
             endpoint <- new_mutex!(Endpoint::new(config), "rcm::endpoint"),
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
             timer <- new_mutex!(None, "rcm::timer"),
+            delivery <- new_mutex!(None, "rcm::delivery"),
             next_device: AtomicU32::new(0),
             ids <- new_mutex!(OrderedMap::new_empty(), "rcm::ids"),
             events <- new_mutex!(KVec::new(), "rcm::events"),
@@ -164,6 +173,9 @@ impl CmService {
         let timer = unsafe { Timer::new(this)? };
         *self.timer.lock() = Some(timer);
         // SAFETY: as for the timer: dropped in `stop`.
+        let delivery = unsafe { Work::new(c_str!("rcm_cm_events"), this)? };
+        *self.delivery.lock() = Some(delivery);
+        // SAFETY: as for the timer: dropped in `stop`.
         let deferred = KBox::new(unsafe { Deferred::new(this)? }, GFP_KERNEL)?;
         self.deferred
             .store(KBox::into_raw(deferred), Ordering::Release);
@@ -180,6 +192,8 @@ impl CmService {
         }
         let timer = self.timer.lock().take();
         drop(timer);
+        let delivery = self.delivery.lock().take();
+        drop(delivery);
     }
 
     /// Queues `value` for `comm` to be handled in process context (see
@@ -320,31 +334,33 @@ impl CmService {
         self.rearm();
     }
 
-    /// Moves an outbox's events to the delivery queue (the `rearm` that
-    /// ends every flush then has the work item run at once).
+    /// Moves an outbox's events to the delivery queue and has them
+    /// delivered.
     fn queue_events(&self, outbox: &mut Outbox) {
         if outbox.events.is_empty() {
             return;
         }
-        let mut queue = self.events.lock();
-        for ev in core::mem::take(&mut outbox.events) {
-            if queue.push(ev, GFP_KERNEL).is_err() {
-                pr_warn!("rcm: out of memory, CM event lost\n");
+        {
+            let mut queue = self.events.lock();
+            for ev in core::mem::take(&mut outbox.events) {
+                if queue.push(ev, GFP_KERNEL).is_err() {
+                    pr_warn!("rcm: out of memory, CM event lost\n");
+                }
             }
+        }
+        if let Some(delivery) = self.delivery.lock().as_ref() {
+            delivery.queue();
         }
     }
 
-    /// Arms the timer for the endpoint's next deadline, or at once while
-    /// events wait for delivery.
+    /// Arms the timer for the endpoint's next deadline. The deadline may
+    /// be stale by the time it is armed; arming keeps the earliest one,
+    /// and a timer that fires early only re-arms.
     fn rearm(&self) {
-        let next = if self.events.lock().is_empty() {
-            self.endpoint.lock().poll_timeout()
-        } else {
-            Some(0)
-        };
+        let next = self.endpoint.lock().poll_timeout();
         if let Some(deadline) = next {
             if let Some(timer) = self.timer.lock().as_ref() {
-                timer.arm(deadline.saturating_sub(now_ms()));
+                timer.arm_at(deadline);
             }
         }
     }
@@ -422,10 +438,17 @@ impl DeferredHandler for CmService {
 }
 
 impl TimerHandler for CmService {
+    /// Retransmissions, give-ups and TIMEWAIT ends that are due.
     fn fire(&self) {
         let mut outbox = Outbox::new();
         self.endpoint.lock().handle_timeout(now_ms(), &mut outbox);
         self.flush(outbox);
+    }
+}
+
+impl WorkHandler for CmService {
+    /// Delivers the queued events to their consumers.
+    fn run(&self) {
         self.deliver_events();
     }
 }

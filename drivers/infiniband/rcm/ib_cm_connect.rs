@@ -9,26 +9,17 @@ use crate::cm_ids::CmIdBox;
 use crate::cm_service::{with_service, Outbox, Peer};
 use crate::ib_cm_exports::{data, id_call};
 use crate::kernel_maps::KernelCollections;
-use crate::proto::cm::{CmError, CommId, Endpoint};
+use crate::ib_cm_types::qp_type_of;
+use crate::proto::cm::{CmError, CommId, Endpoint, Transport};
 use crate::proto::timer::{ack_timeout, IbaTime};
 use crate::proto::wire::rep::Rep;
 use crate::proto::wire::req::{Req, ReqPath};
 use crate::proto::wire::sidr::SidrReq;
+use crate::rdma::gid::GidAttr;
 use crate::rdma::mad::MadPath;
 use crate::rdma::timer::now_ms;
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
-
-/// The REQ's transport fields for a consumer's QP type, or `None` for a
-/// type the CM cannot connect.
-fn transport_of(qp_type: bindings::ib_qp_type) -> Option<(u8, u8)> {
-    match qp_type {
-        bindings::ib_qp_type_IB_QPT_RC => Some((0, 0)),
-        bindings::ib_qp_type_IB_QPT_UC => Some((1, 0)),
-        bindings::ib_qp_type_IB_QPT_XRC_INI => Some((3, 1)),
-        _ => None,
-    }
-}
 
 /// One REQ path from a consumer's path record.
 ///
@@ -105,7 +96,8 @@ unsafe fn with_private_data(
     unsafe { id_call(cm_id, |ep, comm, out| op(ep, comm, pd, out)) }
 }
 
-/// The peer a path record leads to, on the id's device.
+/// The peer a path record leads to, on the id's device, and the GID entry
+/// of its source.
 ///
 /// # Safety
 ///
@@ -114,16 +106,36 @@ pub(crate) unsafe fn peer_of(
     cm_id: *mut bindings::ib_cm_id,
     rec: *const bindings::sa_path_rec,
     sgid_attr: *const bindings::ib_gid_attr,
-) -> core::result::Result<Peer, c_int> {
+) -> core::result::Result<(Peer, GidAttr), c_int> {
     // SAFETY: per the contract.
     let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
     // SAFETY: per the contract; the id's device is registered.
-    let path = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
+    let (path, gid) = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
         .map_err(|_| EINVAL.to_errno())?;
     let dev = with_service(|s| s.device_id(device as usize))
         .flatten()
         .ok_or(ENODEV.to_errno())?;
-    Ok(Peer { device: dev, path })
+    Ok((Peer { device: dev, path }, gid))
+}
+
+/// Sends a request with `op` and, if the id took it, keeps `gid` as the
+/// GID entry of the id's path.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm and not be destroyed.
+unsafe fn send_holding(
+    cm_id: *mut bindings::ib_cm_id,
+    gid: GidAttr,
+    op: impl FnOnce(&mut Endpoint<Peer, KernelCollections>, CommId, &mut Outbox) -> Result<(), CmError>,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let ret = unsafe { id_call(cm_id, op) };
+    if ret == 0 {
+        // SAFETY: per this function's contract.
+        unsafe { CmIdBox::from_id(cm_id) }.hold_gid(Some(gid));
+    }
+    ret
 }
 
 /// Sends a REQ (`ib_send_cm_req`): `-EINVAL` for a missing path, a QP type
@@ -148,9 +160,10 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     if p.primary_path.is_null() {
         return EINVAL.to_errno();
     }
-    let Some((transport, extended)) = transport_of(p.qp_type) else {
+    let Some(transport) = qp_type_of(p.qp_type).and_then(Transport::of_requester) else {
         return EINVAL.to_errno();
     };
+    let (transport_type, extended) = transport.req_fields();
     // SAFETY: per this function's contract.
     let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 92) }) else {
         return EINVAL.to_errno();
@@ -161,22 +174,22 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.
-    let peer = match unsafe { peer_of(cm_id, p.primary_path, p.ppath_sgid_attr) } {
-        Ok(peer) => peer,
+    let (peer, gid) = match unsafe { peer_of(cm_id, p.primary_path, p.ppath_sgid_attr) } {
+        Ok(found) => found,
         Err(e) => return e,
     };
     // SAFETY: per this function's contract.
     let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
     // SAFETY: the id's device is registered.
     let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
-    let xrc = transport == 3;
+    let xrc = transport == Transport::Xrc;
     let mut req = Req::zeroed();
     req.vendor_id = p.ece.vendor_id & 0x00FF_FFFF;
     req.service_id = u64::from_be(p.service_id);
     req.local_qpn = p.qp_num & 0x00FF_FFFF;
     req.initiator_depth = p.initiator_depth;
     req.remote_cm_response_timeout = IbaTime::new(p.remote_cm_response_timeout);
-    req.transport_service_type = transport;
+    req.transport_service_type = transport_type;
     req.extended_transport_type = extended;
     req.end_to_end_flow_control = p.flow_control != 0;
     req.starting_psn = p.starting_psn & 0x00FF_FFFF;
@@ -202,7 +215,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     let attr_mod = p.ece.attr_mod;
     // SAFETY: per this function's contract.
     unsafe {
-        id_call(cm_id, |ep, comm, out| {
+        send_holding(cm_id, gid, |ep, comm, out| {
             ep.send_req(now_ms(), comm, &req, attr_mod, peer, plt, out)
         })
     }
@@ -246,7 +259,9 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
     // SAFETY: per this function's contract.
     unsafe {
         id_call(cm_id, |ep, comm, out| {
-            let xrc_target = ep.get(comm).is_some_and(|c| c.qp_params().transport == 3);
+            let xrc_target = ep
+                .get(comm)
+                .is_some_and(|c| c.qp_params().transport == Transport::Xrc);
             if xrc_target {
                 // An XRC target has no QP of its own to name: the REP
                 // carries the number as its EE context, with SRQ set.
@@ -327,8 +342,8 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_req(
         return EINVAL.to_errno();
     };
     // SAFETY: per this function's contract.
-    let peer = match unsafe { peer_of(cm_id, p.path, p.sgid_attr) } {
-        Ok(peer) => peer,
+    let (peer, gid) = match unsafe { peer_of(cm_id, p.path, p.sgid_attr) } {
+        Ok(found) => found,
         Err(e) => return e,
     };
     let mut req = SidrReq::zeroed();
@@ -340,7 +355,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_req(
     let retries = p.max_cm_retries;
     // SAFETY: per this function's contract.
     unsafe {
-        id_call(cm_id, |ep, comm, out| {
+        send_holding(cm_id, gid, |ep, comm, out| {
             ep.send_sidr_req(now_ms(), comm, &req, peer, timeout_ms, retries, out)
         })
     }

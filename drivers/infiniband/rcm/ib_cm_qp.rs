@@ -9,6 +9,7 @@ use crate::bindings as b;
 use crate::cm_ids::CmIdBox;
 use crate::cm_service::{with_service, Outbox, Peer};
 use crate::ib_cm_exports::id_call;
+use crate::ib_cm_types::kernel_qp_type;
 use crate::kernel_maps::KernelCollections;
 use crate::proto::cm::{CmError, CommId, Endpoint, LapState, QpParams, State};
 use crate::rdma::deferred::may_sleep;
@@ -28,12 +29,7 @@ impl QpView {
     /// The QP type the connection is for, as the C CM records it: the
     /// passive side of XRC is the target.
     fn qp_type(&self) -> b::ib_qp_type {
-        match (self.qp.transport, self.passive) {
-            (1, _) => b::ib_qp_type_IB_QPT_UC,
-            (3, true) => b::ib_qp_type_IB_QPT_XRC_TGT,
-            (3, false) => b::ib_qp_type_IB_QPT_XRC_INI,
-            _ => b::ib_qp_type_IB_QPT_RC,
-        }
+        kernel_qp_type(self.qp.transport.qp_type(self.passive))
     }
 }
 

@@ -82,9 +82,8 @@ impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
         self.tree.iter().next().map(|(k, _)| *k)
     }
 
-    fn next_key_after(&self, after: &K) -> Option<K> {
-        // O(n), for the rare paths that iterate (device removal, audits).
-        self.tree.keys().find(|k| *k > after).copied()
+    fn keys(&self) -> impl Iterator<Item = K> + '_ {
+        self.tree.keys().copied()
     }
 
     fn len(&self) -> usize {

@@ -12,36 +12,23 @@
 #include <rdma/ib_sa.h>
 #include "../../../rust/bindings/rcm_helpers.h"
 
-static enum ib_qp_type rcm_qp_type(u8 transport)
+/* A path record's type: RoCE v1 or v2 by the GID it uses, else IB. */
+static enum sa_path_rec_type rcm_rec_type(bool roce,
+					  const struct ib_gid_attr *sgid_attr)
 {
-	switch (transport) {
-	case 1:
-		return IB_QPT_UC;
-	case 3:
-		return IB_QPT_XRC_TGT;	/* the passive side of XRC */
-	default:
-		return IB_QPT_RC;
-	}
+	if (roce && sgid_attr)
+		return sa_conv_gid_to_pathrec_type(sgid_attr->gid_type);
+	return SA_PATH_REC_TYPE_IB;
 }
 
-/* The GID a message arrived on, referenced (NULL if gone). */
-static const struct ib_gid_attr *rcm_sgid_attr(struct ib_device *dev, u32 port,
-					       u8 index)
-{
-	const struct ib_gid_attr *attr = rdma_get_gid_attr(dev, port, index);
-
-	return IS_ERR(attr) ? NULL : attr;
-}
-
-static void rcm_lap_path(const struct rcm_h_lap_path *l, struct sa_path_rec *path)
+static void rcm_lap_path(const struct rcm_h_lap_path *l,
+			 enum sa_path_rec_type rec_type, struct sa_path_rec *path)
 {
 	memcpy(path->sgid.raw, l->sgid, sizeof(path->sgid.raw));
 	memcpy(path->dgid.raw, l->dgid, sizeof(path->dgid.raw));
-	path->rec_type = l->roce ? SA_PATH_REC_TYPE_ROCE_V2 : SA_PATH_REC_TYPE_IB;
-	if (!l->roce) {
-		sa_path_set_slid(path, l->slid);
-		sa_path_set_dlid(path, l->dlid);
-	}
+	path->rec_type = rec_type;
+	sa_path_set_slid(path, l->slid);
+	sa_path_set_dlid(path, l->dlid);
 	path->flow_label = cpu_to_be32(l->flow_label);
 	path->hop_limit = l->hop_limit;
 	path->traffic_class = l->traffic_class;
@@ -54,23 +41,29 @@ static void rcm_lap_path(const struct rcm_h_lap_path *l, struct sa_path_rec *pat
 	path->rate = l->rate;
 	path->packet_life_time_selector = IB_SA_EQ;
 	path->packet_life_time = l->packet_life_time;
+	path->service_id = cpu_to_be64(l->service_id);
+}
+
+/* The P_Key in the BTH of a received MAD, from its P_Key index. */
+static u16 rcm_bth_pkey(struct ib_device *dev, u32 port, u16 pkey_index)
+{
+	u16 pkey;
+
+	return ib_get_cached_pkey(dev, port, pkey_index, &pkey) ? 0 : pkey;
 }
 
 int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 {
-	const struct ib_gid_attr *sgid_attr = NULL;
 	struct sa_path_rec path = {}, alt = {};
 	struct ib_cm_event ev = {};
 	struct ib_cm_req_event_param *p = &ev.param.req_rcvd;
-	int ret;
-
-	if (e->roce)
-		sgid_attr = rcm_sgid_attr(id->device, e->port, e->sgid_index);
 
 	/* The path as seen from this side: our GID is the source. */
 	memcpy(path.sgid.raw, e->sgid, sizeof(path.sgid.raw));
 	memcpy(path.dgid.raw, e->dgid, sizeof(path.dgid.raw));
-	path.rec_type = e->roce ? SA_PATH_REC_TYPE_ROCE_V2 : SA_PATH_REC_TYPE_IB;
+	path.rec_type = rcm_rec_type(e->roce, e->sgid_attr);
+	sa_path_set_slid(&path, e->slid);
+	sa_path_set_dlid(&path, e->dlid);
 	path.flow_label = cpu_to_be32(e->flow_label);
 	path.hop_limit = e->hop_limit;
 	path.traffic_class = e->traffic_class;
@@ -83,24 +76,25 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	path.rate = e->rate;
 	path.packet_life_time_selector = IB_SA_EQ;
 	path.packet_life_time = e->packet_life_time;
+	path.service_id = cpu_to_be64(e->service_id);
 	if (e->roce)
 		sa_path_set_dmac(&path, (u8 *)e->dmac);
 
 	ev.event = IB_CM_REQ_RECEIVED;
 	ev.private_data = (void *)e->private_data;
 	p->listen_id = e->listen_id;
-	p->bth_pkey = e->pkey;
+	p->bth_pkey = rcm_bth_pkey(id->device, e->port, e->pkey_index);
 	p->port = e->port;
 	p->primary_path = &path;
 	if (e->has_alt) {
-		rcm_lap_path(&e->alt, &alt);
+		rcm_lap_path(&e->alt, path.rec_type, &alt);
 		p->alternate_path = &alt;
 	}
-	p->ppath_sgid_attr = sgid_attr;
+	p->ppath_sgid_attr = e->sgid_attr;
 	p->remote_ca_guid = cpu_to_be64(e->remote_ca_guid);
 	p->remote_qkey = e->remote_qkey;
 	p->remote_qpn = e->remote_qpn;
-	p->qp_type = rcm_qp_type(e->transport);
+	p->qp_type = e->qp_type;
 	p->starting_psn = e->starting_psn;
 	p->responder_resources = e->responder_resources;
 	p->initiator_depth = e->initiator_depth;
@@ -110,10 +104,9 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	p->retry_count = e->retry_count;
 	p->rnr_retry_count = e->rnr_retry_count;
 	p->srq = e->srq;
-	ret = id->cm_handler(id, &ev);
-	if (sgid_attr)
-		rdma_put_gid_attr(sgid_attr);
-	return ret;
+	p->ece.vendor_id = e->vendor_id;
+	p->ece.attr_mod = e->attr_mod;
+	return id->cm_handler(id, &ev);
 }
 
 void *rcm_h_current(void)
@@ -139,30 +132,27 @@ void rcm_h_delivery_done(void)
 	wake_up_all(&rcm_h_delivery_wq);
 }
 
-int rcm_h_deliver_sidr_req(struct ib_cm_id *id, struct ib_cm_id *listen_id,
-			   u64 service_id, u16 pkey, u32 port,
-			   const void *private_data)
+int rcm_h_deliver_sidr_req(struct ib_cm_id *id,
+			   const struct rcm_h_sidr_req_event *e)
 {
 	struct ib_cm_event ev = {};
 	struct ib_cm_sidr_req_event_param *p = &ev.param.sidr_req_rcvd;
 
 	ev.event = IB_CM_SIDR_REQ_RECEIVED;
-	ev.private_data = (void *)private_data;
-	p->listen_id = listen_id;
-	p->service_id = cpu_to_be64(service_id);
-	p->sgid_attr = NULL;
-	p->bth_pkey = pkey;
-	p->port = port;
-	p->pkey = pkey;
+	ev.private_data = (void *)e->private_data;
+	p->listen_id = e->listen_id;
+	p->service_id = cpu_to_be64(e->service_id);
+	p->sgid_attr = e->sgid_attr;
+	p->bth_pkey = rcm_bth_pkey(id->device, e->port, e->pkey_index);
+	p->port = e->port;
+	p->pkey = e->pkey;
 	return id->cm_handler(id, &ev);
 }
 
 int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
 {
-	const struct ib_gid_attr *sgid_attr = NULL;
 	struct ib_cm_event ev = {};
 	struct sa_path_rec path = {};
-	int ret;
 
 	ev.event = e->event;
 	ev.private_data = (void *)e->private_data;
@@ -194,7 +184,8 @@ int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
 		ev.param.mra_rcvd.service_timeout = e->service_timeout;
 		break;
 	case IB_CM_LAP_RECEIVED:
-		rcm_lap_path(&e->lap, &path);
+		rcm_lap_path(&e->lap, rcm_rec_type(e->lap.roce, e->sgid_attr),
+			     &path);
 		ev.param.lap_rcvd.alternate_path = &path;
 		break;
 	case IB_CM_APR_RECEIVED:
@@ -205,15 +196,12 @@ int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
 	case IB_CM_SIDR_REP_RECEIVED: {
 		struct ib_cm_sidr_rep_event_param *p = &ev.param.sidr_rep_rcvd;
 
-		if (e->has_grh)
-			sgid_attr = rcm_sgid_attr(id->device, e->port,
-						  e->sgid_index);
 		p->status = e->status;
 		p->qkey = e->qkey;
 		p->qpn = e->qpn;
 		p->info = (void *)e->info;
 		p->info_len = e->info_len;
-		p->sgid_attr = sgid_attr;
+		p->sgid_attr = e->sgid_attr;
 		break;
 	}
 	case IB_CM_REQ_ERROR:
@@ -227,8 +215,5 @@ int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
 		/* RTU, DREQ, DREP, TIMEWAIT_EXIT, USER_ESTABLISHED: no params. */
 		break;
 	}
-	ret = id->cm_handler(id, &ev);
-	if (sgid_attr)
-		rdma_put_gid_attr(sgid_attr);
-	return ret;
+	return id->cm_handler(id, &ev);
 }

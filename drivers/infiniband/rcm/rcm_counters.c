@@ -21,6 +21,7 @@ void ib_port_unregister_client_groups(struct ib_device *ibdev, u32 port_num,
 #define RCM_NR_MSGS 11 /* REQ (attribute 0x10) .. APR (0x1A) */
 
 struct rcm_h_counters {
+	struct list_head node;		/* in rcm_counters_list */
 	struct ib_device *ibdev;
 	u32 first_port;
 	u32 nr_ports;
@@ -28,9 +29,9 @@ struct rcm_h_counters {
 	atomic_long_t c[][RCM_NR_MSGS * RCM_H_NR_GROUPS];
 };
 
-/* Which rcm_h_counters belongs to a device: looked up by the show hook. */
+/* Every device's counters, for the show hook to find a device's. */
 static DEFINE_SPINLOCK(rcm_counters_lock);
-static struct rcm_h_counters *rcm_counters_of[8];
+static LIST_HEAD(rcm_counters_list);
 
 struct rcm_counter_attribute {
 	struct ib_port_attribute attr;
@@ -43,19 +44,16 @@ static ssize_t rcm_show_counter(struct ib_device *ibdev, u32 port,
 {
 	struct rcm_counter_attribute *a =
 		container_of(attr, struct rcm_counter_attribute, attr);
+	struct rcm_h_counters *c;
 	long value = 0;
-	int i;
 
 	spin_lock(&rcm_counters_lock);
-	for (i = 0; i < ARRAY_SIZE(rcm_counters_of); i++) {
-		struct rcm_h_counters *c = rcm_counters_of[i];
-
-		if (c && c->ibdev == ibdev && port >= c->first_port &&
+	list_for_each_entry(c, &rcm_counters_list, node)
+		if (c->ibdev == ibdev && port >= c->first_port &&
 		    port - c->first_port < c->nr_ports)
 			value = atomic_long_read(
 				&c->c[port - c->first_port]
 				     [a->group * RCM_NR_MSGS + a->index]);
-	}
 	spin_unlock(&rcm_counters_lock);
 	return sysfs_emit(buf, "%ld\n", value);
 }
@@ -103,7 +101,7 @@ struct rcm_h_counters *rcm_h_counters_add(struct ib_device *ibdev)
 {
 	u32 first = rdma_start_port(ibdev), last = rdma_end_port(ibdev), p;
 	struct rcm_h_counters *c;
-	int i, slot = -1, ret;
+	int ret;
 
 	rcm_fill_attrs(rcm_attrs_RCM_H_TX, rcm_attr_RCM_H_TX);
 	rcm_fill_attrs(rcm_attrs_RCM_H_TX_RETRIES, rcm_attr_RCM_H_TX_RETRIES);
@@ -121,18 +119,8 @@ struct rcm_h_counters *rcm_h_counters_add(struct ib_device *ibdev)
 	c->nr_ports = last - first + 1;
 
 	spin_lock(&rcm_counters_lock);
-	for (i = 0; i < ARRAY_SIZE(rcm_counters_of); i++) {
-		if (!rcm_counters_of[i]) {
-			rcm_counters_of[i] = c;
-			slot = i;
-			break;
-		}
-	}
+	list_add_tail(&c->node, &rcm_counters_list);
 	spin_unlock(&rcm_counters_lock);
-	if (slot < 0) {
-		kfree(c);
-		return ERR_PTR(-ENOSPC);
-	}
 
 	for (p = first; p <= last; p++) {
 		if (!rdma_cap_ib_cm(ibdev, p))
@@ -157,9 +145,7 @@ void rcm_h_counters_remove(struct rcm_h_counters *c)
 							 c->first_port + i,
 							 rcm_groups);
 	spin_lock(&rcm_counters_lock);
-	for (i = 0; i < ARRAY_SIZE(rcm_counters_of); i++)
-		if (rcm_counters_of[i] == c)
-			rcm_counters_of[i] = NULL;
+	list_del(&c->node);
 	spin_unlock(&rcm_counters_lock);
 	kfree(c);
 }

@@ -85,39 +85,40 @@ int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
 
 int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
 		       const struct ib_gid_attr *sgid_attr,
-		       struct rcm_h_path *out)
+		       struct rcm_h_path *out, const struct ib_gid_attr **held)
 {
 	struct sa_path_rec copy = *rec;
+	const struct ib_gid_attr *gid;
 	struct rdma_ah_attr attr;
 	u16 pkey_index;
-	u32 port;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	*held = NULL;
 	if (sgid_attr) {
 		if (sgid_attr->device != ibdev)
 			return -EINVAL;
-		port = sgid_attr->port_num;
+		rdma_hold_gid_attr(sgid_attr);
+		gid = sgid_attr;
 	} else {
-		const struct ib_gid_attr *found;
-
-		found = rdma_find_gid(ibdev, &rec->sgid,
-				      sa_conv_pathrec_to_gid_type(&copy), NULL);
-		if (IS_ERR(found))
+		gid = rdma_find_gid(ibdev, &rec->sgid,
+				    sa_conv_pathrec_to_gid_type(&copy), NULL);
+		if (IS_ERR(gid))
 			return -EINVAL;
-		port = found->port_num;
-		rdma_put_gid_attr(found);
 	}
-	ret = ib_find_cached_pkey(ibdev, port, be16_to_cpu(rec->pkey),
+	ret = ib_find_cached_pkey(ibdev, gid->port_num, be16_to_cpu(rec->pkey),
 				  &pkey_index);
-	if (ret)
+	if (!ret)
+		ret = ib_init_ah_attr_from_path(ibdev, gid->port_num, &copy,
+						&attr, sgid_attr);
+	if (ret) {
+		rdma_put_gid_attr(gid);
 		return ret;
-	ret = ib_init_ah_attr_from_path(ibdev, port, &copy, &attr, sgid_attr);
-	if (ret)
-		return ret;
+	}
 	rcm_h_path_from_ah_attr(&attr, out);
 	out->pkey_index = pkey_index;
 	rdma_destroy_ah_attr(&attr);
+	*held = gid;
 	return 0;
 }
 
@@ -225,6 +226,9 @@ u64 rcm_h_now_ms(void)
 
 struct rcm_h_timer {
 	struct delayed_work work;
+	spinlock_t lock;	/* armed, deadline */
+	bool armed;
+	u64 deadline;		/* rcm_h_now_ms() time it fires at */
 	void (*fn)(void *ctx);
 	void *ctx;
 };
@@ -233,7 +237,12 @@ static void rcm_h_timer_fire(struct work_struct *work)
 {
 	struct rcm_h_timer *t =
 		container_of(to_delayed_work(work), struct rcm_h_timer, work);
+	unsigned long flags;
 
+	/* Disarmed before the callback: an arm from now on queues again. */
+	spin_lock_irqsave(&t->lock, flags);
+	t->armed = false;
+	spin_unlock_irqrestore(&t->lock, flags);
 	t->fn(t->ctx);
 }
 
@@ -244,15 +253,28 @@ struct rcm_h_timer *rcm_h_timer_new(void (*fn)(void *ctx), void *ctx)
 	if (!t)
 		return NULL;
 	INIT_DELAYED_WORK(&t->work, rcm_h_timer_fire);
+	spin_lock_init(&t->lock);
 	t->fn = fn;
 	t->ctx = ctx;
 	return t;
 }
 
-void rcm_h_timer_arm(struct rcm_h_timer *t, u64 delay_ms)
+void rcm_h_timer_arm_at(struct rcm_h_timer *t, u64 deadline_ms)
 {
-	mod_delayed_work(system_wq, &t->work,
-			 msecs_to_jiffies(min_t(u64, delay_ms, UINT_MAX)));
+	unsigned long flags;
+	u64 now;
+
+	spin_lock_irqsave(&t->lock, flags);
+	if (!t->armed || deadline_ms < t->deadline) {
+		t->armed = true;
+		t->deadline = deadline_ms;
+		now = rcm_h_now_ms();
+		mod_delayed_work(system_wq, &t->work,
+				 msecs_to_jiffies(min_t(u64, deadline_ms > now ?
+							deadline_ms - now : 0,
+							UINT_MAX)));
+	}
+	spin_unlock_irqrestore(&t->lock, flags);
 }
 
 void rcm_h_timer_free(struct rcm_h_timer *t)
@@ -261,6 +283,52 @@ void rcm_h_timer_free(struct rcm_h_timer *t)
 		return;
 	cancel_delayed_work_sync(&t->work);
 	kfree(t);
+}
+
+struct rcm_h_work {
+	struct work_struct work;
+	struct workqueue_struct *wq;
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
+static void rcm_h_work_run(struct work_struct *work)
+{
+	struct rcm_h_work *w = container_of(work, struct rcm_h_work, work);
+
+	w->fn(w->ctx);
+}
+
+struct rcm_h_work *rcm_h_work_new(const char *name, void (*fn)(void *ctx),
+				  void *ctx)
+{
+	struct rcm_h_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (!w)
+		return NULL;
+	w->wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
+	if (!w->wq) {
+		kfree(w);
+		return NULL;
+	}
+	INIT_WORK(&w->work, rcm_h_work_run);
+	w->fn = fn;
+	w->ctx = ctx;
+	return w;
+}
+
+void rcm_h_work_queue(struct rcm_h_work *w)
+{
+	queue_work(w->wq, &w->work);
+}
+
+void rcm_h_work_free(struct rcm_h_work *w)
+{
+	if (!w)
+		return;
+	cancel_work_sync(&w->work);
+	destroy_workqueue(w->wq);
+	kfree(w);
 }
 
 u32 rcm_h_random_u32(void)

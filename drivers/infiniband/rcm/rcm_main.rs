@@ -22,6 +22,7 @@ mod ib_cm_connect;
 mod ib_cm_exports;
 mod ib_cm_lap;
 mod ib_cm_qp;
+mod ib_cm_types;
 mod kernel_maps;
 
 /// The sans-IO protocol core: the very files `cargo test` checks on the host

@@ -19,7 +19,8 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 5
+ktap_set_plan 7
+rcm_kmemleak_clear
 
 CM=$(grep -oE '^(rcm|ib_cm) ' /proc/modules | head -1)
 rcm_expect "this guest runs ${CM:-no CM}, the peer has no CM" \
@@ -58,5 +59,27 @@ sidr_timeout() {
 }
 rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
 
+# A consumer blocking in its handler holds up no other id's protocol: while
+# another id's handler sleeps 4 s, the REQ's retries (at 0, 0.4, 0.8 and
+# 1.2 s) are all on the wire 2.5 s in; its REQ_ERROR still arrives.
+blocked_handler() {
+	local tx0 mid end pid rc=0
+	tx0=$(cat $CNT/cm_tx_msgs/req)
+	dmesg -c > /dev/null
+	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=timeout \
+		cm_timeout=16 retries=3 stall_ms=4000 &
+	pid=$!
+	sleep 2.5
+	mid=$(cat $CNT/cm_tx_msgs/req)
+	wait $pid || rc=1
+	rmmod rcm_sample_conn
+	end=$(cat $CNT/cm_tx_msgs/req)
+	echo "REQs sent while a handler blocked: $((mid - tx0)) of 4 after 2.5 s, $((end - tx0)) in all"
+	dmesg | grep -q 'stall: event' || { echo "the blocking handler never ran"; rc=1; }
+	[ $rc = 0 ] && [ $((mid - tx0)) = 4 ] && [ $((end - tx0)) = 4 ]
+}
+rcm_expect "a handler blocked 4 s holds up no retransmission of another id" blocked_handler
+
+rcm_check_kmemleak
 rcm_check_dmesg_clean
 ktap_finished

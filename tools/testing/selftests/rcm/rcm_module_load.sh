@@ -8,7 +8,7 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
 
 ktap_print_header
-ktap_set_plan 8
+ktap_set_plan 9
 
 # Count kernel log lines matching a pattern.
 log_count() { dmesg | grep -c -- "$1"; }
@@ -58,6 +58,33 @@ reload_sees_device() {
 	rcm_modprobe rcm && wait_log_count "rcm: device rxe0 added" 3
 }
 rcm_expect "modprobe rcm with rxe0 present sees it" reload_sees_device
+
+# No fixed limit on devices: ten more RoCE devices on veth pairs, each
+# with its CM agent and counters, then all removed again.
+many_devices() {
+	local i ok=0
+	for ((i = 0; i < 5; i++)); do
+		ip link add "rcmva$i" type veth peer name "rcmvb$i" || return 1
+		ip link set "rcmva$i" up && ip link set "rcmvb$i" up
+		rdma link add "rxa$i" type rxe netdev "rcmva$i" || return 1
+		rdma link add "rxb$i" type rxe netdev "rcmvb$i" || return 1
+	done
+	for ((i = 0; i < 5; i++)); do
+		for d in "rxa$i" "rxb$i"; do
+			wait_log_count "rcm: $d: CM on 1 port" 1 > /dev/null &&
+				[ -r "/sys/class/infiniband/$d/ports/1/cm_rx_msgs/req" ] &&
+				ok=$((ok + 1))
+		done
+	done
+	echo "$ok of 10 added devices have a CM"
+	for ((i = 0; i < 5; i++)); do
+		rdma link delete "rxa$i"
+		rdma link delete "rxb$i"
+		ip link delete "rcmva$i"
+	done
+	[ $ok = 10 ]
+}
+rcm_expect "eleven devices, each with a CM and its counters" many_devices
 
 rmmod rcm
 rcm_check_kmemleak

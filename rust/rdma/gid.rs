@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! References on GID table entries (`struct ib_gid_attr`). The CM keeps one
+//! per id for the GID its path uses, as 6.12's address vectors do, and
+//! hands it to consumers in the events that carry one (`ppath_sgid_attr`,
+//! SIDR `sgid_attr`).
+
+use crate::bindings;
+use crate::rdma::device::Device;
+use core::ptr::NonNull;
+use kernel::error::from_err_ptr;
+
+/// One counted reference on a GID table entry; put on drop.
+///
+/// INVARIANT: `attr` is a GID attribute on which `self` owns one reference.
+pub(crate) struct GidAttr {
+    attr: NonNull<bindings::ib_gid_attr>,
+}
+
+// SAFETY: GID attributes are reference counted by ib_core; holding and
+// putting a reference is allowed from any thread.
+unsafe impl Send for GidAttr {}
+// SAFETY: `&GidAttr` only reads the pointer.
+unsafe impl Sync for GidAttr {}
+
+impl GidAttr {
+    /// The entry at `index` of `port`'s GID table, if it is in use.
+    pub(crate) fn get(device: &Device<'_>, port: u32, index: u8) -> Option<Self> {
+        // SAFETY: the device is registered (type invariant of `Device`);
+        // ib_core checks the port and index itself.
+        let attr = unsafe { bindings::rdma_get_gid_attr(device.as_raw(), port, u32::from(index)) };
+        let attr = from_err_ptr(attr.cast_mut()).ok()?;
+        // INVARIANT: rdma_get_gid_attr returned a referenced entry.
+        NonNull::new(attr).map(|attr| GidAttr { attr })
+    }
+
+    /// Takes over a reference the caller owns (NULL gives `None`).
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `attr` must be a GID attribute with a reference that
+    /// the caller hands over.
+    pub(crate) unsafe fn from_owned(attr: *const bindings::ib_gid_attr) -> Option<Self> {
+        // INVARIANT: per this function's contract.
+        NonNull::new(attr.cast_mut()).map(|attr| GidAttr { attr })
+    }
+
+    /// The entry, for C structures that borrow it while `self` lives.
+    pub(crate) fn as_ptr(&self) -> *const bindings::ib_gid_attr {
+        self.attr.as_ptr()
+    }
+}
+
+impl Clone for GidAttr {
+    fn clone(&self) -> Self {
+        // SAFETY: `self` holds a reference, so the entry is live.
+        unsafe { bindings::rdma_hold_gid_attr(self.attr.as_ptr()) };
+        // INVARIANT: one more reference taken just now.
+        GidAttr { attr: self.attr }
+    }
+}
+
+impl Drop for GidAttr {
+    fn drop(&mut self) {
+        // SAFETY: owned per the type invariant, put exactly once.
+        unsafe { bindings::rdma_put_gid_attr(self.attr.as_ptr()) };
+    }
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The in-tree C rdma_cm and rdma_ucm on rcm's ib_cm exports (CM mode
+# "hybrid"): rping, ucmatose and udaddy in both directions against the
+# peer, whose mode the test's header names. cma.c is the most demanding
+# ib_cm consumer in the tree and nobody here wrote it: if it works on rcm,
+# the ib_cm ABI is right. rcm's message counters prove rcm carried it.
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_tools_lib.sh"
+
+CNT=/sys/class/infiniband/rxe0/ports/1
+
+count() { cat "$CNT/$1"; }
+
+# The module graph: rdma_cm links against rcm (rcm holds it), ib_cm is absent.
+stack_is_hybrid() {
+	ls /sys/module/rcm/holders/
+	[ -d /sys/module/rcm/holders/rdma_cm ] && [ -d /sys/module/rdma_ucm ] &&
+		[ ! -d /sys/module/ib_cm ]
+}
+
+# At least $1 REQs sent, $2 received and $3 SIDR_REQs sent since the
+# counts in $before.
+carried_by_rcm() {
+	local tx rx sidr
+	tx=$(($(count cm_tx_msgs/req) - before_tx))
+	rx=$(($(count cm_rx_msgs/req) - before_rx))
+	sidr=$(($(count cm_tx_msgs/sidr_req) - before_sidr))
+	echo "REQs sent $tx, REQs received $rx, SIDR_REQs sent $sidr"
+	[ $tx -ge "$1" ] && [ $rx -ge "$2" ] && [ $sidr -ge "$3" ]
+}
+
+run_hybrid_scenarios() {
+	local peer_mode=$1 dir
+	ktap_print_header
+	if [ "$RCM_PEER" = none ]; then
+		ktap_skip_all "needs a peer guest"
+		exit "$KSFT_SKIP"
+	fi
+	ktap_set_plan $(( $([ "$peer_mode" = hybrid ] && echo 12 || echo 11) ))
+	rcm_kmemleak_clear
+	[ "$peer_mode" = hybrid ] && peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+
+	rcm_expect "this guest runs rcm under the in-tree rdma_cm and rdma_ucm, no ib_cm" \
+		stack_is_hybrid
+
+	before_tx=$(count cm_tx_msgs/req) before_rx=$(count cm_rx_msgs/req)
+	before_sidr=$(count cm_tx_msgs/sidr_req)
+	for dir in to_peer from_peer; do
+		check_rping "$dir"
+		check_ucmatose "$dir" 2
+		check_udaddy "$dir"
+	done
+	check_reject_no_listener
+
+	# Three connections each way (rping, ucmatose x2; plus the rejected
+	# one) and a SIDR_REQ out: that many went through rcm's MAD agent.
+	rcm_expect "rcm's counters: REQs sent and received, SIDR_REQ sent" carried_by_rcm 4 3 1
+	rcm_check_dmesg_clean
+	rcm_check_kmemleak
+	[ "$peer_mode" = hybrid ] && rcm_check_kmemleak_peer
+	ktap_finished
+}
