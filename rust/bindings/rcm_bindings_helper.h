@@ -15,6 +15,7 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_sa.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 #include <rdma/rdma_user_cm.h>
 
 #include "rcm_helpers.h"

@@ -225,21 +225,6 @@ struct rcm_h_event {
 /* Calls id->cm_handler with the event; returns its result. */
 int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e);
 
-/*
- * A queue of (id, value) pairs filled from any context (spin_lock_irqsave,
- * GFP_ATOMIC) and drained by a work item that calls fn(ctx, id, value) for
- * each in order, in process context. For calls that may come from atomic
- * context (ib_cm_notify from QP event handlers).
- */
-struct rcm_h_deferred;
-struct rcm_h_deferred *rcm_h_deferred_new(void (*fn)(void *ctx, u32 id, u32 value),
-					  void *ctx);
-/* Queues a pair and schedules the work: 0 or -ENOMEM. */
-int rcm_h_deferred_push(struct rcm_h_deferred *q, u32 id, u32 value);
-/* Waits for a running drain, drops what is still queued, frees the queue. */
-void rcm_h_deferred_free(struct rcm_h_deferred *q);
-/* Whether the caller may sleep (false in atomic context). */
-bool rcm_h_may_sleep(void);
 
 /* The running task, as an identity. */
 void *rcm_h_current(void);
@@ -249,6 +234,10 @@ void rcm_h_sleep_ms(u32 ms);
 void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx);
 /* A callback finished: wakes rcm_h_wait_until() sleepers. */
 void rcm_h_delivery_done(void);
+
+/* spin_lock_irqsave / spin_unlock_irqrestore on a spinlock_t. */
+unsigned long rcm_h_spin_lock_irqsave(void *lock);
+void rcm_h_spin_unlock_irqrestore(void *lock, unsigned long flags);
 
 /* A random 32-bit value. */
 u32 rcm_h_random_u32(void);

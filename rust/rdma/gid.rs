@@ -28,7 +28,7 @@ impl GidAttr {
     pub(crate) fn get(device: &Device<'_>, port: u32, index: u8) -> Option<Self> {
         // SAFETY: the device is registered (type invariant of `Device`);
         // ib_core checks the port and index itself.
-        let attr = unsafe { bindings::rdma_get_gid_attr(device.as_raw(), port, u32::from(index)) };
+        let attr = unsafe { bindings::rdma_get_gid_attr(device.as_raw(), port, i32::from(index)) };
         let attr = from_err_ptr(attr.cast_mut()).ok()?;
         // INVARIANT: rdma_get_gid_attr returned a referenced entry.
         NonNull::new(attr).map(|attr| GidAttr { attr })

@@ -8,8 +8,8 @@
 
 pub(crate) mod client;
 pub(crate) mod counters;
-pub(crate) mod deferred;
 pub(crate) mod device;
 pub(crate) mod gid;
 pub(crate) mod mad;
+pub(crate) mod sync;
 pub(crate) mod timer;

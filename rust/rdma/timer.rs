@@ -102,7 +102,11 @@ impl<H: WorkHandler> Work<H> {
         // SAFETY: `run::<H>` matches the callback type; the context
         // outlives the work per this function's contract.
         let raw = unsafe {
-            bindings::rcm_h_work_new(name.as_char_ptr(), Some(run::<H>), handler.cast_mut().cast())
+            bindings::rcm_h_work_new(
+                name.as_char_ptr(),
+                Some(run::<H>),
+                handler.cast_mut().cast(),
+            )
         };
         // INVARIANT: created with `handler` as context.
         Ok(Work {

@@ -3,8 +3,10 @@
 # Put this guest in a connection-manager mode and load the RDMA stack.
 #   c    the in-tree C modules: ib_cm, iw_cm, rdma_cm, rdma_ucm
 #   rcm  those four removed from the module tree and rcm.ko in their place;
-#        depmod then resolves every module that needs their symbols
-#        (nvme-rdma, ib_srp, rds_rdma, ...) to rcm.ko.
+#        depmod then resolves every module that needs their symbols to
+#        rcm.ko. rcm exports only ib_cm's symbols so far, so consumers of
+#        rdma_cm (nvme-rdma, rds_rdma, the rdma-core tools) cannot load
+#        in this mode yet; ib_cm consumers (ib_srp's ib_cm path) can.
 #   hybrid rcm.ko in place of ib_cm only: the in-tree iw_cm, rdma_cm and
 #        rdma_ucm load on rcm's ib_cm exports (the most demanding ib_cm
 #        consumer in the tree, which nobody here wrote).

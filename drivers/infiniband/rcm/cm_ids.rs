@@ -13,17 +13,22 @@
 
 use crate::bindings;
 use crate::cm_event_params::{event_params, packet_life_time, EventContext};
-use crate::cm_service::{CmService, Outbox};
-use crate::proto::cm::store::OrderedMap;
+use crate::cm_service::CmService;
+use crate::cm_service::Peer;
 use crate::ib_cm_types::{kernel_qp_type, kernel_state};
+use crate::outbox::Outbox;
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::cm::Connection;
 use crate::proto::cm::{CmError, CommId, Event, Transport};
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
-use crate::rdma::timer::now_ms;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
+use crate::rdma::timer::now_ms;
 use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::ffi::c_void;
 use kernel::prelude::*;
+use kernel::types::Opaque;
 use kernel::{new_spinlock, sync::SpinLock};
 
 /// What created a passive id.
@@ -35,11 +40,16 @@ enum Incoming<'a> {
 
 /// A consumer's id. `id` comes first: consumers hold `&id` and the API
 /// gets the box back by casting.
+///
+/// INVARIANT: rcm writes the fields of `id` that mirror the core (state,
+/// LAP state, remote id, service id) only under the endpoint lock, and
+/// forms no Rust reference to `id`: consumers read it and write `context`
+/// (and may swap the handler) without any lock, as with the C CM.
 #[pin_data]
 #[repr(C)]
 pub(crate) struct CmIdBox {
     /// What consumers see.
-    pub(crate) id: bindings::ib_cm_id,
+    id: Opaque<bindings::ib_cm_id>,
     /// The core's id.
     pub(crate) comm: CommId,
     /// Destroyed from inside its own callback: freed when it returns.
@@ -69,7 +79,7 @@ impl CmIdBox {
         };
         let b = KBox::pin_init(
             try_pin_init!(CmIdBox {
-                id,
+                id: Opaque::new(id),
                 comm,
                 free_pending: AtomicBool::new(false),
                 gid <- new_spinlock!(None, "rcm::id_gid"),
@@ -90,6 +100,47 @@ impl CmIdBox {
     /// Another reference on the id's GID entry, if it has one.
     pub(crate) fn gid(&self) -> Option<GidAttr> {
         self.gid.lock().clone()
+    }
+
+    /// The consumer's pointer to the id.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_cm_id {
+        self.id.get()
+    }
+
+    /// The device the id was created on (set at creation, never changed).
+    pub(crate) fn device(&self) -> *mut bindings::ib_device {
+        // SAFETY: `id` is live with `self`; no one writes `device`.
+        unsafe { core::ptr::addr_of!((*self.id.get()).device).read() }
+    }
+
+    /// The consumer's handler and context, as they are now (consumers may
+    /// change them at any time).
+    pub(crate) fn handler_and_context(&self) -> (bindings::ib_cm_handler, *mut c_void) {
+        let p = self.id.get();
+        // SAFETY: `id` is live with `self`; a racing consumer write is a
+        // single aligned pointer store, read here once (READ_ONCE).
+        unsafe {
+            (
+                core::ptr::addr_of!((*p).cm_handler).read_volatile(),
+                core::ptr::addr_of!((*p).context).read_volatile(),
+            )
+        }
+    }
+
+    /// Writes the fields that mirror the core's view of the id. The caller
+    /// holds the endpoint lock (type invariant).
+    fn mirror(&self, c: &Connection<Peer>) {
+        let p = self.id.get();
+        // SAFETY: `id` is live with `self`; these fields are written only
+        // here, under the endpoint lock the caller holds (type invariant),
+        // and consumers only read them (WRITE_ONCE for their racy reads).
+        unsafe {
+            core::ptr::addr_of_mut!((*p).state).write_volatile(kernel_state(c.state()));
+            core::ptr::addr_of_mut!((*p).lap_state)
+                .write_volatile(c.lap_state() as bindings::ib_cm_lap_state);
+            core::ptr::addr_of_mut!((*p).remote_id).write_volatile(c.remote_id().to_be());
+            core::ptr::addr_of_mut!((*p).service_id).write_volatile(c.service_id().to_be());
+        }
     }
 
     /// The box of a consumer's id pointer.
@@ -141,33 +192,12 @@ unsafe extern "C" fn callback_over(ctx: *mut kernel::ffi::c_void) -> bool {
     !w.service.in_callback(w.comm)
 }
 
-
 impl CmService {
     /// Copies the core's view of an id into the consumer-visible fields.
-    ///
-    /// # Safety
-    ///
-    /// `b` must point to a live box.
-    pub(crate) unsafe fn sync_id(&self, b: *mut CmIdBox) {
-        // SAFETY: live per the contract.
-        let comm = unsafe { (*b).comm };
-        let view = self.endpoint.lock().get(comm).map(|c| {
-            (
-                c.state(),
-                c.lap_state() as bindings::ib_cm_lap_state,
-                c.remote_id(),
-                c.service_id(),
-            )
-        });
-        if let Some((state, lap, remote, service)) = view {
-            // SAFETY: live per the contract; consumers read these fields
-            // without locking, as with the C CM.
-            unsafe {
-                (*b).id.state = kernel_state(state);
-                (*b).id.lap_state = lap;
-                (*b).id.remote_id = remote.to_be();
-                (*b).id.service_id = service.to_be();
-            }
+    pub(crate) fn sync_id(&self, b: &CmIdBox) {
+        let ep = self.endpoint.lock();
+        if let Some(c) = ep.get(b.comm) {
+            b.mirror(c);
         }
     }
 
@@ -243,11 +273,7 @@ impl CmService {
         // SAFETY: no preconditions.
         let me = unsafe { bindings::rcm_h_current() } as usize;
         self.worker.store(me, Ordering::Release);
-        loop {
-            let batch = core::mem::take(&mut *self.events.lock());
-            if batch.is_empty() {
-                break;
-            }
+        while let Some(batch) = self.next_events() {
             for (id, event) in batch {
                 match event {
                     Event::ReqReceived {
@@ -255,7 +281,6 @@ impl CmService {
                         req,
                         attr_mod,
                     } => self.deliver_new(id, listener, Incoming::Req(&req, attr_mod)),
-                    }
                     Event::SidrReqReceived { listener, req } => {
                         self.deliver_new(id, listener, Incoming::SidrReq(&req))
                     }
@@ -280,11 +305,12 @@ impl CmService {
             let lb = lb as *mut CmIdBox;
             // SAFETY: registered boxes are live while the registry lock is
             // held (destroy unregisters before freeing).
-            let l = unsafe { &(*lb).id };
+            let l = unsafe { &*lb };
             // Mark the listener busy before the lock goes, so that its
             // destroy waits for this callback.
             self.delivering[1].store(listener.0, Ordering::Release);
-            (lb, l.cm_handler, l.context, l.device)
+            let (handler, context) = l.handler_and_context();
+            (lb, handler, context, l.device())
         };
         let Ok(b) = CmIdBox::new(comm, device, handler, context) else {
             self.callback_done();
@@ -299,7 +325,7 @@ impl CmService {
             return;
         }
         // SAFETY: `b` is live and registered.
-        unsafe { self.sync_id(b) };
+        self.sync_id(unsafe { &*b });
         let peer = self
             .endpoint
             .lock()
@@ -327,7 +353,7 @@ impl CmService {
             // SAFETY: as above; the private data lives until the call returns.
             Incoming::SidrReq(req) => unsafe {
                 let ev = bindings::rcm_h_sidr_req_event {
-                    listen_id: &mut (*listen_box).id,
+                    listen_id: (*listen_box).as_raw(),
                     sgid_attr,
                     private_data: req.private_data.as_ptr().cast(),
                     service_id: req.service_id,
@@ -335,7 +361,7 @@ impl CmService {
                     pkey: req.partition_key,
                     pkey_index,
                 };
-                bindings::rcm_h_deliver_sidr_req(&mut (*b).id, &ev)
+                bindings::rcm_h_deliver_sidr_req((*b).as_raw(), &ev)
             },
         };
         self.finish_delivery(b, Some(listen_box), ret);
@@ -364,7 +390,7 @@ impl CmService {
         // resources, its remote response timeout is ours to keep).
         let ev = bindings::rcm_h_req_event {
             // SAFETY: the listener is kept alive by `delivering[1]`.
-            listen_id: unsafe { &mut (*listen_box).id },
+            listen_id: unsafe { (*listen_box).as_raw() },
             sgid_attr,
             private_data: req.private_data.as_ptr().cast(),
             remote_ca_guid: req.local_ca_guid,
@@ -413,7 +439,7 @@ impl CmService {
         };
         // SAFETY: live per the contract; the event's pointers live until
         // the call returns.
-        unsafe { bindings::rcm_h_deliver_req(&mut (*b).id, &ev) }
+        unsafe { bindings::rcm_h_deliver_req((*b).as_raw(), &ev) }
     }
 
     /// An event for an id the consumer already has.
@@ -429,7 +455,7 @@ impl CmService {
             b as *mut CmIdBox
         };
         // SAFETY: `b` is live: its destroy waits for `delivering[0]`.
-        unsafe { self.sync_id(b) };
+        self.sync_id(unsafe { &*b });
         let view = self.endpoint.lock().get(comm).map(EventContext::of);
         // SAFETY: `b` is live (as above).
         let gid = unsafe { (*b).gid() };
@@ -438,7 +464,7 @@ impl CmService {
                 params.sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
                 // SAFETY: `b` is live; the event's pointers borrow `event`
                 // and `gid`, which outlive the call.
-                unsafe { bindings::rcm_h_deliver_event(&mut (*b).id, &params) }
+                unsafe { bindings::rcm_h_deliver_event((*b).as_raw(), &params) }
             }
             None => 0,
         };
@@ -480,13 +506,14 @@ impl CmService {
     }
 
     /// Destroys the core's id (see `Endpoint::destroy`) and sends what
-    /// that takes.
+    /// that takes; goes ahead without memory (its MADs are then best
+    /// effort: a DREQ is retransmitted, a lost REJ times out the peer).
     pub(crate) fn end_comm(
         &self,
         comm: CommId,
         reject: bool,
     ) -> core::result::Result<bool, CmError> {
-        let mut outbox = Outbox::new();
+        let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
         let r = self
             .endpoint
             .lock()

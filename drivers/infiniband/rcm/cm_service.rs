@@ -3,10 +3,14 @@
 //! The CM service: the protocol core's endpoint, fed by a CM MAD agent on
 //! every IB/RoCE port and by a timer, its MADs posted through the agents.
 //!
-//! Locking: the endpoint and the device list have a mutex each and are
-//! never held together. Everything runs in process context (ib_mad's
-//! completion work, the timer's work, client callbacks). MADs the endpoint
-//! produces are collected while it is locked and posted after.
+//! Locking: the endpoint sits behind an irq-safe spinlock, so that calls
+//! from any context (`ib_cm_notify` from a QP event handler) read and
+//! change an id's state synchronously, as the C CM does under its per-id
+//! lock. Nothing under it sleeps: an [`Outbox`] reserves room for the
+//! output before the lock is taken, and the core's tables allocate with
+//! `GFP_ATOMIC`. The device list has a mutex (process context only) and is
+//! never held with the endpoint lock. MADs the endpoint produces are
+//! collected while it is locked and posted after, in process context.
 //!
 //! Two work items run the service: the protocol timer (retransmissions,
 //! timeouts, TIMEWAIT; system workqueue) and event delivery (consumer
@@ -16,28 +20,28 @@
 use crate::bindings;
 use crate::kernel_maps::KernelCollections;
 use crate::kernel_maps::KernelMap;
+use crate::new_irq_spinlock;
+use crate::outbox::{cookie_request, EventBatch, EventQueue, Outbox};
+pub(crate) use crate::peer::Peer;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Event, Received, Sink, Transmit};
+use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Received};
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
-use crate::rdma::deferred::{Deferred, DeferredHandler};
 use crate::rdma::device::Device;
-use crate::rdma::mad::{MadAgent, MadHandler, MadPath, ReceivedMad, MAD_SIZE};
+use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
+use crate::rdma::sync::IrqSpinLock;
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
-use kernel::{c_str, new_mutex};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Mutex;
+use kernel::{c_str, new_mutex};
 
-/// A peer as the endpoint sees it: the device it is reached through and
-/// the path on that device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Peer {
-    /// The device the peer is reached through.
-    pub(crate) device: DeviceId,
-    /// The path on that device.
-    pub(crate) path: MadPath,
-}
+/// Expired timers handled per endpoint lock hold (the outbox has room for
+/// their output).
+const TIMER_BATCH: usize = 8;
+
+/// When memory for a timer batch is short, try again this much later.
+const TIMER_RETRY_MS: u64 = 10;
 
 /// A device served by the CM, with its ports' MAD agents.
 pub(crate) struct DeviceEntry {
@@ -50,98 +54,33 @@ pub(crate) struct DeviceEntry {
     counters: PortCounters,
 }
 
-/// One MAD to post.
-struct Outgoing {
-    peer: Peer,
-    mad: [u8; MAD_SIZE],
-    cookie: u64,
-    retry: bool,
-}
-
-/// Collects the endpoint's output while it is locked.
-pub(crate) struct Outbox {
-    sends: KVec<Outgoing>,
-    /// Sends that did not fit in memory; the protocol retransmits.
-    dropped: u32,
-    /// Attributes of received messages that were duplicates.
-    duplicates: KVec<u16>,
-    /// Events for consumers, in order.
-    events: KVec<(CommId, Event)>,
-}
-
-impl Outbox {
-    pub(crate) fn new() -> Self {
-        Outbox {
-            sends: KVec::new(),
-            dropped: 0,
-            duplicates: KVec::new(),
-            events: KVec::new(),
-        }
-    }
-}
-
-/// A send's cookie: the comm id and attribute, so that a failed request
-/// can be reported to the endpoint. Bit 48 marks "has an id".
-fn cookie(id: Option<CommId>, attr_id: u16) -> u64 {
-    match id {
-        Some(id) => 1 << 48 | u64::from(attr_id) << 32 | u64::from(id.0),
-        None => u64::from(attr_id) << 32,
-    }
-}
-
-impl Sink<Peer> for Outbox {
-    fn transmit(&mut self, tx: Transmit<'_, Peer>) {
-        let out = Outgoing {
-            peer: *tx.to,
-            mad: *tx.mad,
-            cookie: cookie(tx.id, peek_attr_id(tx.mad)),
-            retry: tx.retry,
-        };
-        if self.sends.push(out, GFP_KERNEL).is_err() {
-            self.dropped += 1;
-        }
-    }
-
-    fn duplicate(&mut self, attr_id: u16) {
-        // Only a statistic: losing one to memory pressure is harmless.
-        let _ = self.duplicates.push(attr_id, GFP_KERNEL);
-    }
-
-    fn event(&mut self, id: CommId, event: Event) {
-        if self.events.push((id, event), GFP_KERNEL).is_err() {
-            pr_warn!("rcm: out of memory, CM event for {:#x} lost\n", id.0);
-        }
-    }
-}
-
 /// The CM of this host.
 #[pin_data]
 pub(crate) struct CmService {
     #[pin]
-    pub(crate) endpoint: Mutex<Endpoint<Peer, KernelCollections>>,
+    pub(crate) endpoint: IrqSpinLock<Endpoint<Peer, KernelCollections>>,
     /// Device slots; a removed device leaves `None`, reused by the next
     /// (6.12's `KVec` cannot remove elements).
     #[pin]
     pub(crate) devices: Mutex<KVec<Option<DeviceEntry>>>,
+    /// Set between `start` and `stop`; armed from any context.
     #[pin]
-    timer: Mutex<Option<Timer<CmService>>>,
-    /// Delivers queued events to consumers (set between `start` and `stop`).
+    timer: IrqSpinLock<Option<Timer<CmService>>>,
+    /// Delivers queued events to consumers (set between `start` and
+    /// `stop`); queued from any context.
     #[pin]
-    delivery: Mutex<Option<Work<CmService>>>,
+    delivery: IrqSpinLock<Option<Work<CmService>>>,
     next_device: AtomicU32,
     /// Consumer ids (`struct ib_cm_id` boxes) by comm id.
     #[pin]
     pub(crate) ids: Mutex<KernelMap<u32, usize>>,
     /// Events waiting for delivery, in order.
     #[pin]
-    pub(crate) events: Mutex<KVec<(CommId, Event)>>,
+    events: IrqSpinLock<EventQueue>,
     /// The ids whose handler runs right now (0: none), and the delivering
     /// task: `ib_destroy_cm_id` waits for those callbacks.
     pub(crate) delivering: [AtomicU32; 2],
     pub(crate) worker: AtomicUsize,
-    /// Calls from atomic context waiting for process context (a leaked
-    /// `KBox` between `start` and `stop`, null otherwise).
-    deferred: AtomicPtr<Deferred<CmService>>,
 }
 
 impl CmService {
@@ -152,16 +91,15 @@ impl CmService {
             tid_high: random_u32(),
         };
         try_pin_init!(CmService {
-            endpoint <- new_mutex!(Endpoint::new(config), "rcm::endpoint"),
+            endpoint <- new_irq_spinlock!(Endpoint::new(config), "rcm::endpoint"),
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
-            timer <- new_mutex!(None, "rcm::timer"),
-            delivery <- new_mutex!(None, "rcm::delivery"),
+            timer <- new_irq_spinlock!(None, "rcm::timer"),
+            delivery <- new_irq_spinlock!(None, "rcm::delivery"),
             next_device: AtomicU32::new(0),
             ids <- new_mutex!(OrderedMap::new_empty(), "rcm::ids"),
-            events <- new_mutex!(KVec::new(), "rcm::events"),
+            events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
             delivering: [AtomicU32::new(0), AtomicU32::new(0)],
             worker: AtomicUsize::new(0),
-            deferred: AtomicPtr::new(core::ptr::null_mut()),
         })
     }
 
@@ -175,38 +113,16 @@ impl CmService {
         // SAFETY: as for the timer: dropped in `stop`.
         let delivery = unsafe { Work::new(c_str!("rcm_cm_events"), this)? };
         *self.delivery.lock() = Some(delivery);
-        // SAFETY: as for the timer: dropped in `stop`.
-        let deferred = KBox::new(unsafe { Deferred::new(this)? }, GFP_KERNEL)?;
-        self.deferred
-            .store(KBox::into_raw(deferred), Ordering::Release);
         Ok(())
     }
 
-    /// Stops the timer and the deferred queue, waiting for running
-    /// callbacks.
+    /// Stops the timer and the delivery work, waiting for running
+    /// callbacks (outside the locks: dropping them sleeps).
     pub(crate) fn stop(&self) {
-        let deferred = self.deferred.swap(core::ptr::null_mut(), Ordering::AcqRel);
-        if !deferred.is_null() {
-            // SAFETY: leaked by `start`, withdrawn just now: ours.
-            drop(unsafe { KBox::from_raw(deferred) });
-        }
         let timer = self.timer.lock().take();
         drop(timer);
         let delivery = self.delivery.lock().take();
         drop(delivery);
-    }
-
-    /// Queues `value` for `comm` to be handled in process context (see
-    /// [`DeferredHandler for CmService`]); callable in atomic context.
-    pub(crate) fn defer(&self, comm: CommId, value: u32) -> Result {
-        let deferred = self.deferred.load(Ordering::Acquire);
-        // SAFETY: non-null between `start` and `stop`; exports (the only
-        // callers) cannot run once unloading begins, as consumers hold
-        // the module.
-        match unsafe { deferred.as_ref() } {
-            Some(d) => d.push(comm.0, value),
-            None => Err(ENODEV),
-        }
     }
 
     /// Registers CM MAD agents on the device's IB/RoCE ports.
@@ -287,7 +203,7 @@ impl CmService {
     }
 
     /// Posts collected MADs, reports failed requests to the endpoint and
-    /// queues events for delivery.
+    /// queues events for delivery (process context).
     pub(crate) fn flush(&self, mut outbox: Outbox) {
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
@@ -295,62 +211,74 @@ impl CmService {
             // Every round's events: the failure reports' (REQ_ERROR ...)
             // too.
             self.queue_events(&mut outbox);
-            let mut failed = KVec::new();
-            {
-                let devices = self.devices.lock();
-                for out in outbox.sends.iter() {
-                    let port = out.peer.path.port;
-                    let device = devices.iter().flatten().find(|d| d.id == out.peer.device);
-                    let agent = device.and_then(|d| d.agents.iter().find(|a| a.port() == port));
-                    let ok =
-                        agent.is_some_and(|a| a.send(&out.peer.path, &out.mad, out.cookie).is_ok());
-                    if let (true, Some(d)) = (ok, device) {
-                        let attr_id = peek_attr_id(&out.mad);
-                        d.counters.count(port, Counter::Sent, attr_id);
-                        if out.retry {
-                            d.counters.count(port, Counter::Resent, attr_id);
-                        }
-                    }
-                    if !ok && out.cookie >> 48 == 1 && failed.push(out.cookie, GFP_KERNEL).is_err()
-                    {
-                        break;
-                    }
-                }
+            if outbox.dropped > 0 {
+                pr_warn!(
+                    "rcm: out of memory: {} CM MADs not sent (the protocol sends them again)\n",
+                    outbox.dropped
+                );
             }
+            let failed = self.post(&outbox);
             if failed.is_empty() {
                 break;
             }
-            outbox = Outbox::new();
+            // Without room the reports wait for the requests' own
+            // timeouts, which end the exchanges all the same.
+            let Ok(mut reports) = Outbox::reserve(failed.len(), GFP_KERNEL) else {
+                break;
+            };
             {
                 let mut ep = self.endpoint.lock();
                 let now = now_ms();
-                for c in failed.iter() {
-                    ep.send_failed(now, CommId(*c as u32), (*c >> 32) as u16, &mut outbox);
+                for (id, attr_id) in failed.iter() {
+                    ep.send_failed(now, *id, *attr_id, &mut reports);
                 }
             }
+            outbox = reports;
         }
         // The last round's events, if its sends were not tried.
         self.queue_events(&mut outbox);
         self.rearm();
     }
 
-    /// Moves an outbox's events to the delivery queue and has them
-    /// delivered.
-    fn queue_events(&self, outbox: &mut Outbox) {
-        if outbox.events.is_empty() {
-            return;
-        }
-        {
-            let mut queue = self.events.lock();
-            for ev in core::mem::take(&mut outbox.events) {
-                if queue.push(ev, GFP_KERNEL).is_err() {
-                    pr_warn!("rcm: out of memory, CM event lost\n");
+    /// Posts an outbox's MADs through the agents; the requests (comm id,
+    /// attribute) whose send failed.
+    fn post(&self, outbox: &Outbox) -> KVec<(CommId, u16)> {
+        let mut failed = KVec::new();
+        let devices = self.devices.lock();
+        for out in outbox.sends.iter() {
+            let port = out.peer.path.port;
+            let device = devices.iter().flatten().find(|d| d.id == out.peer.device);
+            let agent = device.and_then(|d| d.agents.iter().find(|a| a.port() == port));
+            let ok = agent.is_some_and(|a| a.send(&out.peer.path, &out.mad, out.cookie).is_ok());
+            if let (true, Some(d)) = (ok, device) {
+                let attr_id = peek_attr_id(&out.mad);
+                d.counters.count(port, Counter::Sent, attr_id);
+                if out.retry {
+                    d.counters.count(port, Counter::Resent, attr_id);
                 }
             }
+            if let (false, Some(request)) = (ok, cookie_request(out.cookie)) {
+                // Unreported, the request's timeout ends the exchange.
+                let _ = failed.push(request, GFP_KERNEL);
+            }
+        }
+        failed
+    }
+
+    /// Moves an outbox's events to the delivery queue and has them
+    /// delivered; any context (it does not allocate).
+    pub(crate) fn queue_events(&self, outbox: &mut Outbox) {
+        if !self.events.lock().push(outbox) {
+            return;
         }
         if let Some(delivery) = self.delivery.lock().as_ref() {
             delivery.queue();
         }
+    }
+
+    /// The oldest batch of queued events.
+    pub(crate) fn next_events(&self) -> Option<EventBatch> {
+        self.events.lock().pop()
     }
 
     /// Arms the timer for the endpoint's next deadline. The deadline may
@@ -359,9 +287,13 @@ impl CmService {
     fn rearm(&self) {
         let next = self.endpoint.lock().poll_timeout();
         if let Some(deadline) = next {
-            if let Some(timer) = self.timer.lock().as_ref() {
-                timer.arm_at(deadline);
-            }
+            self.arm_at(deadline);
+        }
+    }
+
+    fn arm_at(&self, deadline: u64) {
+        if let Some(timer) = self.timer.lock().as_ref() {
+            timer.arm_at(deadline);
         }
     }
 }
@@ -389,7 +321,11 @@ impl MadHandler for CmService {
             device,
             local_ca_guid: guid,
         };
-        let mut outbox = Outbox::new();
+        // Without room for its output the MAD is dropped before the core
+        // sees it; the peer sends it again.
+        let Ok(mut outbox) = Outbox::reserve(1, GFP_KERNEL) else {
+            return;
+        };
         self.endpoint
             .lock()
             .handle_mad(now_ms(), &rx, &mad.mad, &mut outbox);
@@ -405,44 +341,38 @@ impl MadHandler for CmService {
     }
 
     fn sent(&self, cookie: u64, ok: bool) {
-        if ok || cookie >> 48 != 1 {
+        let Some((id, attr_id)) = cookie_request(cookie).filter(|_| !ok) else {
             return;
-        }
-        let mut outbox = Outbox::new();
-        self.endpoint.lock().send_failed(
-            now_ms(),
-            CommId(cookie as u32),
-            (cookie >> 32) as u16,
-            &mut outbox,
-        );
+        };
+        // Unreported, the request's timeout ends the exchange.
+        let Ok(mut outbox) = Outbox::reserve(1, GFP_KERNEL) else {
+            return;
+        };
+        self.endpoint
+            .lock()
+            .send_failed(now_ms(), id, attr_id, &mut outbox);
         self.flush(outbox);
-    }
-}
-
-impl DeferredHandler for CmService {
-    /// A deferred `ib_cm_notify`: `value` is the `enum ib_event_type`.
-    /// Errors are lost, as the caller has already been told 0.
-    fn run(&self, id: u32, value: u32) {
-        let comm = CommId(id);
-        let mut outbox = Outbox::new();
-        let _ = crate::ib_cm_qp::apply_notify(&mut self.endpoint.lock(), comm, value, &mut outbox);
-        self.flush(outbox);
-        // Under the registry lock: a destroy unregisters (taking it)
-        // before it frees the box. (Lock order: ids, then endpoint.)
-        let ids = self.ids.lock();
-        if let Some(&b) = ids.get(&id) {
-            // SAFETY: registered, and it stays so while we hold the lock.
-            unsafe { self.sync_id(b as *mut crate::cm_ids::CmIdBox) };
-        }
     }
 }
 
 impl TimerHandler for CmService {
-    /// Retransmissions, give-ups and TIMEWAIT ends that are due.
+    /// Retransmissions, give-ups and TIMEWAIT ends that are due, in
+    /// batches whose output has room reserved.
     fn fire(&self) {
-        let mut outbox = Outbox::new();
-        self.endpoint.lock().handle_timeout(now_ms(), &mut outbox);
-        self.flush(outbox);
+        loop {
+            let Ok(mut outbox) = Outbox::reserve(TIMER_BATCH, GFP_KERNEL) else {
+                self.arm_at(now_ms() + TIMER_RETRY_MS);
+                return;
+            };
+            let more = self
+                .endpoint
+                .lock()
+                .handle_timeouts(now_ms(), TIMER_BATCH, &mut outbox);
+            self.flush(outbox);
+            if !more {
+                return;
+            }
+        }
     }
 }
 

@@ -6,10 +6,11 @@
 
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
-use crate::cm_service::{with_service, Outbox, Peer};
+use crate::cm_service::{with_service, Peer};
 use crate::ib_cm_exports::{data, id_call};
-use crate::kernel_maps::KernelCollections;
 use crate::ib_cm_types::qp_type_of;
+use crate::kernel_maps::KernelCollections;
+use crate::outbox::Outbox;
 use crate::proto::cm::{CmError, CommId, Endpoint, Transport};
 use crate::proto::timer::{ack_timeout, IbaTime};
 use crate::proto::wire::rep::Rep;
@@ -108,7 +109,7 @@ pub(crate) unsafe fn peer_of(
     sgid_attr: *const bindings::ib_gid_attr,
 ) -> core::result::Result<(Peer, GidAttr), c_int> {
     // SAFETY: per the contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
     // SAFETY: per the contract; the id's device is registered.
     let (path, gid) = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
         .map_err(|_| EINVAL.to_errno())?;
@@ -179,7 +180,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
         Err(e) => return e,
     };
     // SAFETY: per this function's contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
     // SAFETY: the id's device is registered.
     let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
     let xrc = transport == Transport::Xrc;
@@ -243,7 +244,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
         return EINVAL.to_errno();
     };
     // SAFETY: per this function's contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
     let mut rep = Rep::zeroed();
     rep.starting_psn = p.starting_psn & 0x00FF_FFFF;
     rep.responder_resources = p.responder_resources;

@@ -8,8 +8,9 @@
 use crate::bindings;
 use crate::cm_ids::CmIdBox;
 use crate::cm_service::Peer;
-use crate::cm_service::{with_service, CmService, Outbox};
+use crate::cm_service::{with_service, CmService};
 use crate::kernel_maps::KernelCollections;
+use crate::outbox::Outbox;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CmError, CommId, Endpoint, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
@@ -70,12 +71,13 @@ pub(crate) unsafe fn id_call(
 ) -> c_int {
     let r = with_service(|s| {
         // SAFETY: per this function's contract.
-        let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
-        let mut outbox = Outbox::new();
-        let r = op(&mut s.endpoint.lock(), comm, &mut outbox);
+        let b = unsafe { CmIdBox::from_id(cm_id) };
+        let Ok(mut outbox) = Outbox::reserve(1, GFP_KERNEL) else {
+            return Err(CmError::NoMemory);
+        };
+        let r = op(&mut s.endpoint.lock(), b.comm, &mut outbox);
         s.flush(outbox);
-        // SAFETY: live per the contract.
-        unsafe { s.sync_id(cm_id.cast()) };
+        s.sync_id(b);
         r
     });
     match r {
@@ -120,7 +122,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
             return Err(e);
         }
         // SAFETY: `b` is live and registered.
-        Ok(unsafe { &mut (*b).id as *mut bindings::ib_cm_id })
+        Ok(unsafe { (*b).as_raw() })
     });
     match made {
         Some(Ok(id)) => id,
@@ -146,16 +148,24 @@ pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id)
     });
 }
 
+/// The tag a handler shares listeners under.
+fn share_tag(handler: bindings::ib_cm_handler) -> Option<u64> {
+    handler.map(|f| f as usize as u64)
+}
+
+/// Listens with `cm_id` (`join` false: `ib_cm_listen`) or joins a listener
+/// with the same handler and no context (`join`: `ib_cm_insert_listen`);
+/// the id that listens.
 fn listen_on(
     s: &CmService,
     cm_id: *mut bindings::ib_cm_id,
     service_id: u64,
-    share_tag: Option<u64>,
+    join: bool,
 ) -> core::result::Result<*mut bindings::ib_cm_id, CmError> {
     // SAFETY: callers pass an id from rcm (the API's contract).
     let b = unsafe { CmIdBox::from_id(cm_id) };
     let device = s
-        .device_id(b.id.device as usize)
+        .device_id(b.device() as usize)
         .ok_or(CmError::InvalidArgument)?;
     let holder = s.endpoint.lock().listen(
         b.comm,
@@ -163,7 +173,8 @@ fn listen_on(
             device: Some(device),
             service_id,
             service_mask: 0,
-            share_tag,
+            share_tag: share_tag(b.handler_and_context().0),
+            join,
         },
     )?;
     let ptr = s
@@ -172,11 +183,16 @@ fn listen_on(
         .get(&holder.0)
         .copied()
         .ok_or(CmError::NoSuchId)?;
-    let holder_box = ptr as *mut CmIdBox;
     // SAFETY: registered, so live.
-    unsafe { s.sync_id(holder_box) };
-    // SAFETY: as above.
-    Ok(unsafe { &mut (*holder_box).id })
+    let holder_box = unsafe { &*(ptr as *const CmIdBox) };
+    if holder != b.comm && !holder_box.handler_and_context().1.is_null() {
+        // 6.12 shares only a listener without a context: give the share
+        // back.
+        let _ = s.end_comm(holder, true);
+        return Err(CmError::Busy);
+    }
+    s.sync_id(holder_box);
+    Ok(holder_box.as_raw())
 }
 
 /// Listens on a service id (`ib_cm_listen`): 0, `-EINVAL` (not idle, bad
@@ -190,7 +206,7 @@ pub(crate) unsafe extern "C" fn ib_cm_listen(
     cm_id: *mut bindings::ib_cm_id,
     service_id: u64,
 ) -> c_int {
-    let r = with_service(|s| listen_on(s, cm_id, u64::from_be(service_id), None));
+    let r = with_service(|s| listen_on(s, cm_id, u64::from_be(service_id), false));
     match r {
         Some(Ok(_)) => 0,
         Some(Err(e)) => e.errno(),
@@ -215,8 +231,7 @@ pub(crate) unsafe extern "C" fn ib_cm_insert_listen(
     if (id as isize) < 0 && (id as isize) >= -4095 {
         return id;
     }
-    let tag = cm_handler.map_or(0, |f| f as usize as u64);
-    let r = with_service(|s| listen_on(s, id, u64::from_be(service_id), Some(tag)));
+    let r = with_service(|s| listen_on(s, id, u64::from_be(service_id), true));
     match r {
         Some(Ok(holder)) if holder == id => id,
         Some(Ok(holder)) => {

@@ -41,7 +41,7 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
         return e;
     }
     // SAFETY: per this function's contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.id.device;
+    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
     // SAFETY: the id's device is registered.
     let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
     // SAFETY: valid per this function's contract.

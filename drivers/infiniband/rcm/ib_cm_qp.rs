@@ -7,12 +7,11 @@
 
 use crate::bindings as b;
 use crate::cm_ids::CmIdBox;
-use crate::cm_service::{with_service, Outbox, Peer};
-use crate::ib_cm_exports::id_call;
+use crate::cm_service::{with_service, Peer};
 use crate::ib_cm_types::kernel_qp_type;
 use crate::kernel_maps::KernelCollections;
+use crate::outbox::Outbox;
 use crate::proto::cm::{CmError, CommId, Endpoint, LapState, QpParams, State};
-use crate::rdma::deferred::may_sleep;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -150,7 +149,7 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
     }
     // SAFETY: per this function's contract.
     let id = unsafe { CmIdBox::from_id(cm_id) };
-    let (comm, device) = (id.comm, id.id.device);
+    let (comm, device) = (id.comm, id.device());
     let view = with_service(|s| {
         s.endpoint.lock().get(comm).map(|c| QpView {
             state: c.state(),
@@ -187,11 +186,12 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
 /// Tells the CM what the QP saw (`ib_cm_notify`): `IB_EVENT_COMM_EST`
 /// (traffic before the RTU: established now) or `IB_EVENT_PATH_MIG`.
 /// `-EINVAL` for other events or states, `-EISCONN` if already
-/// established.
+/// established, `-ENOMEM`.
 ///
 /// Consumers call this from QP event handlers, which may run in atomic
-/// context; there the work is queued for process context and the call
-/// returns 0 (or `-ENOMEM`), so a state error is not reported.
+/// context. As in 6.12, the state is checked and changed at once from any
+/// context (under the irq-safe endpoint lock, room for the event taken
+/// with `GFP_ATOMIC`); only the `IB_CM_USER_ESTABLISHED` event comes later.
 ///
 /// # Safety
 ///
@@ -204,22 +204,24 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     if event != b::ib_event_type_IB_EVENT_COMM_EST && event != b::ib_event_type_IB_EVENT_PATH_MIG {
         return EINVAL.to_errno();
     }
-    if !may_sleep() {
-        // SAFETY: per this function's contract.
-        let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
-        return match with_service(|s| s.defer(comm, event)) {
-            Some(Ok(())) => 0,
-            Some(Err(e)) => e.to_errno(),
-            None => ENODEV.to_errno(),
-        };
-    }
     // SAFETY: per this function's contract.
-    unsafe { id_call(cm_id, |ep, comm, out| apply_notify(ep, comm, event, out)) }
+    let id = unsafe { CmIdBox::from_id(cm_id) };
+    let r = with_service(|s| {
+        let mut outbox = Outbox::for_events(1, GFP_ATOMIC).map_err(|_| CmError::NoMemory)?;
+        let r = apply_notify(&mut s.endpoint.lock(), id.comm, event, &mut outbox);
+        s.queue_events(&mut outbox);
+        s.sync_id(id);
+        r
+    });
+    match r {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
+    }
 }
 
-/// What an `ib_cm_notify` event does to the core, now or deferred from
-/// atomic context.
-pub(crate) fn apply_notify(
+/// What an `ib_cm_notify` event does to the core (it sends nothing).
+fn apply_notify(
     ep: &mut Endpoint<Peer, KernelCollections>,
     comm: CommId,
     event: b::ib_event_type,

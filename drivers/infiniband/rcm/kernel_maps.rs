@@ -3,8 +3,8 @@
 //! The protocol core's tables on the kernel's red-black tree.
 //!
 //! Allocation happens only in `try_insert` (a node reservation taken
-//! before anything changes, `GFP_KERNEL`: the endpoint is only used from
-//! process context); `rekey` re-uses the removed node's memory.
+//! before anything changes; `GFP_ATOMIC`, as the endpoint is used under an
+//! irq-safe spinlock); `rekey` re-uses the removed node's memory.
 
 use crate::proto::cm::store::{Collections, InsertError, OrderedMap};
 use kernel::prelude::*;
@@ -43,7 +43,7 @@ impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
         if self.tree.get(&key).is_some() {
             return Err(InsertError::Occupied(value));
         }
-        let reservation = match RBTreeNodeReservation::new(GFP_KERNEL) {
+        let reservation = match RBTreeNodeReservation::new(GFP_ATOMIC) {
             Ok(r) => r,
             Err(_) => return Err(InsertError::NoMemory(value)),
         };

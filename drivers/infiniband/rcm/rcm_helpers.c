@@ -331,99 +331,21 @@ void rcm_h_work_free(struct rcm_h_work *w)
 	kfree(w);
 }
 
+unsigned long rcm_h_spin_lock_irqsave(void *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave((spinlock_t *)lock, flags);
+	return flags;
+}
+
+void rcm_h_spin_unlock_irqrestore(void *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore((spinlock_t *)lock, flags);
+}
+
 u32 rcm_h_random_u32(void)
 {
 	return get_random_u32();
 }
 
-struct rcm_h_deferred_item {
-	struct list_head list;
-	u32 id;
-	u32 value;
-};
-
-struct rcm_h_deferred {
-	spinlock_t lock;
-	struct list_head items;
-	struct work_struct work;
-	bool dying;
-	void (*fn)(void *ctx, u32 id, u32 value);
-	void *ctx;
-};
-
-static void rcm_h_deferred_drain(struct work_struct *work)
-{
-	struct rcm_h_deferred *q = container_of(work, struct rcm_h_deferred, work);
-	struct rcm_h_deferred_item *item;
-	unsigned long flags;
-
-	for (;;) {
-		spin_lock_irqsave(&q->lock, flags);
-		item = list_first_entry_or_null(&q->items,
-						struct rcm_h_deferred_item, list);
-		if (item)
-			list_del(&item->list);
-		spin_unlock_irqrestore(&q->lock, flags);
-		if (!item)
-			return;
-		q->fn(q->ctx, item->id, item->value);
-		kfree(item);
-	}
-}
-
-struct rcm_h_deferred *rcm_h_deferred_new(void (*fn)(void *ctx, u32 id, u32 value),
-					  void *ctx)
-{
-	struct rcm_h_deferred *q = kzalloc(sizeof(*q), GFP_KERNEL);
-
-	if (!q)
-		return NULL;
-	spin_lock_init(&q->lock);
-	INIT_LIST_HEAD(&q->items);
-	INIT_WORK(&q->work, rcm_h_deferred_drain);
-	q->fn = fn;
-	q->ctx = ctx;
-	return q;
-}
-
-int rcm_h_deferred_push(struct rcm_h_deferred *q, u32 id, u32 value)
-{
-	struct rcm_h_deferred_item *item = kmalloc(sizeof(*item), GFP_ATOMIC);
-	unsigned long flags;
-
-	if (!item)
-		return -ENOMEM;
-	item->id = id;
-	item->value = value;
-	spin_lock_irqsave(&q->lock, flags);
-	if (q->dying) {
-		spin_unlock_irqrestore(&q->lock, flags);
-		kfree(item);
-		return -ENODEV;
-	}
-	list_add_tail(&item->list, &q->items);
-	queue_work(system_wq, &q->work);
-	spin_unlock_irqrestore(&q->lock, flags);
-	return 0;
-}
-
-void rcm_h_deferred_free(struct rcm_h_deferred *q)
-{
-	struct rcm_h_deferred_item *item, *next;
-	unsigned long flags;
-
-	if (!q)
-		return;
-	spin_lock_irqsave(&q->lock, flags);
-	q->dying = true;
-	spin_unlock_irqrestore(&q->lock, flags);
-	cancel_work_sync(&q->work);
-	list_for_each_entry_safe(item, next, &q->items, list)
-		kfree(item);
-	kfree(q);
-}
-
-bool rcm_h_may_sleep(void)
-{
-	return preemptible();
-}

@@ -2,7 +2,8 @@
 
 //! rcm: an RDMA connection manager written in Rust.
 //!
-//! It replaces the kernel's ib_cm, rdma_cm and rdma_ucm as one module. This
+//! It is to replace the kernel's ib_cm, rdma_cm and rdma_ucm as one module;
+//! today it provides ib_cm (the in-tree rdma_cm and rdma_ucm load on it). This
 //! crate root holds the `module!` declaration and wires the pieces together;
 //! the raw bindings and ib_core abstractions live in the repository's
 //! `rust/` directory and are compiled in through `#[path]` modules.
@@ -24,6 +25,8 @@ mod ib_cm_lap;
 mod ib_cm_qp;
 mod ib_cm_types;
 mod kernel_maps;
+mod outbox;
+mod peer;
 
 /// The sans-IO protocol core: the very files `cargo test` checks on the host
 /// (`core/src/`, crate `rcm-core`). Its items are `pub` because it is a
@@ -46,7 +49,7 @@ module! {
     type: RcmModule,
     name: "rcm",
     author: "rcm developers",
-    description: "RDMA connection manager (ib_cm, rdma_cm and rdma_ucm in Rust)",
+    description: "RDMA connection manager in Rust (ib_cm today; rdma_cm and rdma_ucm to come)",
     license: "GPL",
 }
 

@@ -209,6 +209,7 @@ impl Pair {
                 service_id: SID,
                 service_mask: 0,
                 share_tag: None,
+                join: false,
             },
         )
         .expect("listen");

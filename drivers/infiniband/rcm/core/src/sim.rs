@@ -13,6 +13,7 @@ extern crate std;
 use crate::cm::store::btree::Std;
 use crate::cm::{
     CommId, Config, DeviceId, Endpoint, Event, Handled, Millis, Received, Sink, Transmit,
+    MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
 };
 use crate::wire::field::Mad;
 use crate::wire::mad::peek_attr_id;
@@ -198,6 +199,15 @@ impl Fabric {
     }
 
     fn route(&mut self, n: u32, out: Outbox, from_timer: bool) {
+        assert!(
+            out.events.len() <= MAX_EVENTS_PER_INPUT && out.sent.len() <= MAX_SENDS_PER_INPUT,
+            "node {n}: one input produced {} events and {} MADs (bounds {} and {}): {:?}",
+            out.events.len(),
+            out.sent.len(),
+            MAX_EVENTS_PER_INPUT,
+            MAX_SENDS_PER_INPUT,
+            out.events
+        );
         for (to, mad, retry) in out.sent {
             let attr = peek_attr_id(&mad);
             let id = crate::wire::field::Field::new(24, 0, 32).get(&mad) as u32;
@@ -296,10 +306,13 @@ impl Fabric {
                 .ep
                 .poll_timeout()
                 .is_some_and(|t| t <= self.now);
-            if due {
+            // One timer at a time, so the per-input bounds are checked
+            // for each.
+            let mut more = due;
+            while more {
                 let mut out = Outbox::default();
                 let now = self.now;
-                self.nodes[n as usize].ep.handle_timeout(now, &mut out);
+                more = self.nodes[n as usize].ep.handle_timeouts(now, 1, &mut out);
                 self.route(n, out, true);
             }
         }

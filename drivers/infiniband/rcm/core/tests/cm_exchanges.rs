@@ -50,6 +50,7 @@ fn listen(f: &mut Fabric, n: u32, sid: u64) -> CommId {
                 service_id: sid,
                 service_mask: 0,
                 share_tag: None,
+                join: false,
             },
         )
     })
@@ -727,6 +728,7 @@ fn listen_table_rules() {
         service_id: sid,
         service_mask: 0,
         share_tag: tag,
+        join: tag.is_some(),
     };
     let l1 = create(&mut f, B);
     let l2 = create(&mut f, B);
@@ -762,6 +764,25 @@ fn listen_table_rules() {
         f.call(B, |ep, now, s| ep.destroy(now, s1, true, s)),
         Ok(true)
     );
+    // ib_cm_listen's listener (tagged, not joining) is joined by an
+    // ib_cm_insert_listen with its handler, as in 6.12; a second
+    // ib_cm_listen with that handler is still refused.
+    let own = create(&mut f, B);
+    let joiner = create(&mut f, B);
+    let other = create(&mut f, B);
+    let exclusive = ListenSpec {
+        join: false,
+        ..spec(11, Some(9))
+    };
+    f.call(B, |ep, _, _| ep.listen(own, exclusive)).unwrap();
+    assert_eq!(
+        f.call(B, |ep, _, _| ep.listen(other, exclusive)),
+        Err(CmError::Busy)
+    );
+    assert_eq!(
+        f.call(B, |ep, _, _| ep.listen(joiner, spec(11, Some(9)))),
+        Ok(own)
+    );
     // assigned ids, and the reserved range
     let got = f
         .call(B, |ep, _, _| ep.listen(l2, spec(ASSIGN_SERVICE_ID, None)))
@@ -786,6 +807,7 @@ fn listen_table_rules() {
                 service_id: 0x0106_0000_0000_0000,
                 service_mask: 0xFFFF_FFFF_FFFF_0000,
                 share_tag: None,
+                join: false,
             },
         )
     })
@@ -808,6 +830,7 @@ fn listen_table_rules() {
                 service_id: SID,
                 service_mask: 0,
                 share_tag: None,
+                join: false,
             },
         )
     })

@@ -179,6 +179,7 @@ impl Sim {
             service_id: sid,
             service_mask: 0,
             share_tag: None,
+            join: false,
         };
         match self.f.call(n, |ep, _, _| ep.listen(id, spec)) {
             Ok(_) => Ok(()),

@@ -616,6 +616,7 @@ impl Harness {
                     service_mask: [0, u64::MAX, 0xFFFF_FFFF_FFFF_0000, 0xFF00_0000_0000_0000]
                         [usize::from(mask % 4)],
                     share_tag: (share != 0).then_some(u64::from(share)),
+                    join: share != 0,
                 };
                 let r = self.f.call(at.0, |ep, _, _| ep.listen(at.1, spec));
                 self.api(at, gone, r);

@@ -281,6 +281,7 @@ impl Pair {
             service_id: sid,
             service_mask: 0,
             share_tag: None,
+            join: false,
         };
         self.call(n, |ep, _, _| ep.listen(id, spec))
             .expect("listen")

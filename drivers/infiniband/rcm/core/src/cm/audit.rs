@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Consistency checks over an endpoint's ids and tables, for the
-//! simulation (after every step) and for debug builds of the module.
+//! Consistency checks over an endpoint's ids and tables, run by the
+//! simulation and the exchange tests after every step (the module does
+//! not run them).
 
 use super::conn::Timer;
 use super::state::State;

@@ -10,7 +10,9 @@ use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
 use super::state::{LapState, State};
 use super::store::{Collections, InsertError, OrderedMap};
-use super::{CommId, DeviceId, Millis, Sink, Transmit, NEVER};
+use super::{
+    CommId, DeviceId, Millis, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT, NEVER,
+};
 use crate::reason::{RejectReason, SidrStatus};
 use crate::timer;
 use crate::wire::field::{Mad, MAD_SIZE};
@@ -348,12 +350,25 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// Runs every timer due at `now`: retransmissions, give-ups, the ends
     /// of TIMEWAIT.
     pub fn handle_timeout<S: Sink<A>>(&mut self, now: Millis, sink: &mut S) {
+        while self.handle_timeouts(now, usize::MAX, sink) {}
+    }
+
+    /// Runs at most `max` of the timers due at `now`; true if more are due.
+    /// Each produces at most [`MAX_EVENTS_PER_INPUT`] events and
+    /// [`MAX_SENDS_PER_INPUT`] MADs, so an embedding can reserve room for
+    /// the output of a bounded batch before it runs one.
+    pub fn handle_timeouts<S: Sink<A>>(&mut self, now: Millis, max: usize, sink: &mut S) -> bool {
         // Each pass moves one id's deadline past `now` or removes it, so
         // the loop ends.
+        let mut ran = 0;
         while let Some((deadline, raw)) = self.deadlines.first_key() {
             if deadline > now || deadline == NEVER {
-                break;
+                return false;
             }
+            if ran == max {
+                return true;
+            }
+            ran += 1;
             let id = CommId(raw);
             let Some(conn) = self.conns.get_mut(&raw) else {
                 // Not reachable: ids and deadlines are removed together.
@@ -388,6 +403,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 Timer::Idle => self.set_timer(id, NEVER, Timer::Idle),
             }
         }
+        false
     }
 
     /// The transport could not send a message of attribute `attr_id` of

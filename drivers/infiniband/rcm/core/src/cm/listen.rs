@@ -31,10 +31,14 @@ pub struct ListenSpec {
     pub service_id: u64,
     /// Bits of the service id that must match (0 means all).
     pub service_mask: u64,
-    /// Share the listener with others that pass the same tag (the C API's
-    /// `ib_cm_insert_listen`, where the tag is the handler); `None` for an
-    /// exclusive listener.
+    /// What a listener created by this call may be shared under (the C
+    /// API's handler, when the listener has no context); `None` for a
+    /// listener nobody may join.
     pub share_tag: Option<u64>,
+    /// Join an existing listener with the same `share_tag` rather than
+    /// fail with [`CmError::Busy`] (`ib_cm_insert_listen`; `ib_cm_listen`
+    /// never joins, but its listener may be joined).
+    pub join: bool,
 }
 
 /// A listener's key: device, mask, masked service id.
@@ -117,7 +121,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 .conns
                 .get_mut(&holder.0)
                 .and_then(|c| c.listening.as_mut())
-                .filter(|l| l.share_tag.is_some() && l.share_tag == spec.share_tag);
+                .filter(|l| spec.join && l.share_tag.is_some() && l.share_tag == spec.share_tag);
             return match shared {
                 Some(l) => {
                     l.share_count = l.share_count.saturating_add(1);

@@ -59,6 +59,18 @@ pub struct DeviceId(pub u32);
 /// (`IB_CM_MRA_FLAG_DELAY`).
 pub const MRA_FLAG_DELAY: u8 = 0x80;
 
+/// The most consumer events one input produces: one received MAD, one API
+/// call, or one expired timer (see [`Endpoint::handle_timeouts`]). The
+/// simulation checks it after every input, so an embedding may reserve
+/// room for them before it hands the endpoint an input and never has to
+/// drop an event after a transition.
+pub const MAX_EVENTS_PER_INPUT: usize = 2;
+
+/// The most MADs one input produces (as [`MAX_EVENTS_PER_INPUT`]). A MAD
+/// that cannot be sent is recovered by the protocol, so this bound is for
+/// sizing, not for correctness.
+pub const MAX_SENDS_PER_INPUT: usize = 4;
+
 /// A MAD the endpoint wants sent.
 #[derive(Debug)]
 pub struct Transmit<'a, A> {

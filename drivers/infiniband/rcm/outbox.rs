@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the endpoint produces while it is locked, and the queue its events
+//! wait in for delivery.
+//!
+//! The endpoint sits behind an irq-safe spinlock, so nothing it calls may
+//! sleep or allocate much: an [`Outbox`] reserves room for the output of
+//! the inputs it will collect (the core bounds the output of each input)
+//! *before* the lock is taken, including the node its events will occupy
+//! in the [`EventQueue`]. Once a transition has happened its events are
+//! therefore never lost to memory pressure; a MAD that finds no room is
+//! counted, reported and recovered by the protocol's retransmission.
+
+use crate::peer::Peer;
+use crate::proto::cm::{CommId, Event, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT};
+use crate::proto::wire::mad::peek_attr_id;
+use crate::rdma::mad::MAD_SIZE;
+use kernel::alloc::Flags;
+use kernel::prelude::*;
+use kernel::rbtree::{RBTree, RBTreeNodeReservation};
+
+/// A batch of events of one or more inputs, in order.
+pub(crate) type EventBatch = KVec<(CommId, Event)>;
+
+/// One MAD to post.
+pub(crate) struct Outgoing {
+    pub(crate) peer: Peer,
+    pub(crate) mad: [u8; MAD_SIZE],
+    pub(crate) cookie: u64,
+    pub(crate) retry: bool,
+}
+
+/// A send's cookie: the comm id and attribute, so that a failed request
+/// can be reported to the endpoint. Bit 48 marks "has an id".
+fn cookie(id: Option<CommId>, attr_id: u16) -> u64 {
+    match id {
+        Some(id) => 1 << 48 | u64::from(attr_id) << 32 | u64::from(id.0),
+        None => u64::from(attr_id) << 32,
+    }
+}
+
+/// The comm id and attribute of a failed send's cookie, if it had an id.
+pub(crate) fn cookie_request(cookie: u64) -> Option<(CommId, u16)> {
+    (cookie >> 48 == 1).then(|| (CommId(cookie as u32), (cookie >> 32) as u16))
+}
+
+/// Collects the endpoint's output while it is locked.
+pub(crate) struct Outbox {
+    pub(crate) sends: KVec<Outgoing>,
+    /// MADs that found no room (the protocol resends them).
+    pub(crate) dropped: u32,
+    /// Attributes of received messages that were duplicates.
+    pub(crate) duplicates: KVec<u16>,
+    /// Events for consumers, in order.
+    events: EventBatch,
+    /// The queue node the events will occupy.
+    node: Option<RBTreeNodeReservation<u64, EventBatch>>,
+    /// Events that found no room: the core broke its per-input bound.
+    lost: u32,
+}
+
+impl Outbox {
+    /// Room for the output of `inputs` inputs (received MADs, API calls,
+    /// expired timers), allocated with `flags`.
+    pub(crate) fn reserve(inputs: usize, flags: Flags) -> Result<Self> {
+        Ok(Outbox {
+            sends: KVec::with_capacity(inputs * MAX_SENDS_PER_INPUT, flags)?,
+            dropped: 0,
+            duplicates: KVec::with_capacity(inputs, flags)?,
+            events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
+            node: Some(RBTreeNodeReservation::new(flags)?),
+            lost: 0,
+        })
+    }
+
+    /// Room for the events of `inputs` inputs that send no MAD, for
+    /// callers in atomic context, which cannot post MADs (they queue the
+    /// events and drop the outbox).
+    pub(crate) fn for_events(inputs: usize, flags: Flags) -> Result<Self> {
+        Ok(Outbox {
+            sends: KVec::new(),
+            dropped: 0,
+            duplicates: KVec::new(),
+            events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
+            node: Some(RBTreeNodeReservation::new(flags)?),
+            lost: 0,
+        })
+    }
+
+    /// An outbox without room, for calls that must go ahead whatever the
+    /// memory (a destroy): its MADs are best effort, and the inputs it
+    /// serves emit no events.
+    pub(crate) fn unreserved() -> Self {
+        Outbox {
+            sends: KVec::new(),
+            dropped: 0,
+            duplicates: KVec::new(),
+            events: KVec::new(),
+            node: None,
+            lost: 0,
+        }
+    }
+}
+
+impl Sink<Peer> for Outbox {
+    fn transmit(&mut self, tx: Transmit<'_, Peer>) {
+        let out = Outgoing {
+            peer: *tx.to,
+            mad: *tx.mad,
+            cookie: cookie(tx.id, peek_attr_id(tx.mad)),
+            retry: tx.retry,
+        };
+        // Within the reserved room this does not allocate.
+        if self.sends.push(out, GFP_ATOMIC).is_err() {
+            self.dropped += 1;
+        }
+    }
+
+    fn duplicate(&mut self, attr_id: u16) {
+        // Only a statistic.
+        let _ = self.duplicates.push(attr_id, GFP_ATOMIC);
+    }
+
+    fn event(&mut self, id: CommId, event: Event) {
+        if self.events.push((id, event), GFP_ATOMIC).is_err() {
+            self.lost += 1;
+        }
+    }
+}
+
+/// Events waiting for delivery: batches in the order they were queued.
+pub(crate) struct EventQueue {
+    batches: RBTree<u64, EventBatch>,
+    next: u64,
+}
+
+impl EventQueue {
+    pub(crate) fn new() -> Self {
+        EventQueue {
+            batches: RBTree::new(),
+            next: 0,
+        }
+    }
+
+    /// Moves an outbox's events to the end of the queue without
+    /// allocating; true if there were any.
+    pub(crate) fn push(&mut self, outbox: &mut Outbox) -> bool {
+        if outbox.lost > 0 {
+            pr_err!(
+                "rcm: {} CM events lost (the core's per-input bound broke)\n",
+                outbox.lost
+            );
+            outbox.lost = 0;
+        }
+        if outbox.events.is_empty() {
+            return false;
+        }
+        let Some(node) = outbox.node.take() else {
+            // An unreserved outbox serves only inputs without events.
+            pr_err!(
+                "rcm: {} CM events lost (no room reserved)\n",
+                outbox.events.len()
+            );
+            outbox.events = KVec::new();
+            return false;
+        };
+        let batch = core::mem::take(&mut outbox.events);
+        self.batches.insert(node.into_node(self.next, batch));
+        self.next = self.next.wrapping_add(1);
+        true
+    }
+
+    /// The oldest batch.
+    pub(crate) fn pop(&mut self) -> Option<EventBatch> {
+        let (_, node) = self.batches.cursor_front()?.remove_current();
+        Some(node.to_key_value().1)
+    }
+}

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A spinlock that disables interrupts while held (`spin_lock_irqsave`),
+//! which 6.12's kernel crate lacks: state that interrupt handlers and QP
+//! event handlers read or change sits behind it, as the C CM keeps its
+//! per-id state behind an irq-safe lock.
+
+use crate::bindings;
+use kernel::sync::lock::{Backend, Lock};
+
+/// A `spinlock_t` taken with `spin_lock_irqsave`: callable from any
+/// context, never sleeping while held.
+pub(crate) type IrqSpinLock<T> = Lock<T, IrqSaveBackend>;
+
+/// Creates an [`IrqSpinLock`] initialiser with a lock class of its own.
+#[macro_export]
+macro_rules! new_irq_spinlock {
+    ($inner:expr, $name:literal) => {
+        $crate::rdma::sync::IrqSpinLock::new(
+            $inner,
+            kernel::c_str!($name),
+            kernel::static_lock_class!(),
+        )
+    };
+}
+
+/// The backend of [`IrqSpinLock`]; the guard keeps the saved interrupt
+/// flags.
+pub(crate) struct IrqSaveBackend;
+
+// SAFETY: the kernel's `spinlock_t` gives mutual exclusion; interrupts stay
+// off on this CPU from `lock` to `unlock`, which restores the flags `lock`
+// saved. `relock` uses the default, which calls `lock` again.
+unsafe impl Backend for IrqSaveBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = kernel::ffi::c_ulong;
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: `ptr` is valid for writes, `name` and `key` for reads
+        // forever (the trait's contract).
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: initialised per the trait's contract.
+        unsafe { bindings::rcm_h_spin_lock_irqsave(ptr.cast()) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
+        // SAFETY: the caller owns the lock; `flags` are what `lock` saved.
+        unsafe { bindings::rcm_h_spin_unlock_irqrestore(ptr.cast(), *flags) }
+    }
+}
