@@ -82,4 +82,19 @@ impl<'a> Device<'a> {
         // SAFETY: as for `is_roce`.
         unsafe { bindings::rcm_h_rdma_cap_ib_cm(self.ptr, port) }
     }
+
+    /// The CA's local ACK delay (IBA time exponent), which REQs, REPs and
+    /// LAPs fold into the ACK timeout they announce.
+    pub(crate) fn ack_delay(&self) -> u8 {
+        // SAFETY: `self.ptr` is a live device (type invariant); its
+        // attributes are fixed while it is registered.
+        unsafe { bindings::rcm_h_ack_delay(self.ptr) }
+    }
+
+    /// The `IB_ACCESS_FLUSH_*` flags a QP on this device may grant with
+    /// RDMA read and atomic access (0 without flush support).
+    pub(crate) fn flush_access(&self) -> u32 {
+        // SAFETY: as for `ack_delay`.
+        unsafe { bindings::rcm_h_flush_access(self.ptr) }
+    }
 }

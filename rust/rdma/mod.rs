@@ -11,5 +11,6 @@ pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod gid;
 pub(crate) mod mad;
+pub(crate) mod path;
 pub(crate) mod sync;
 pub(crate) mod timer;

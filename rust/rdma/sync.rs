@@ -55,3 +55,37 @@ unsafe impl Backend for IrqSaveBackend {
         unsafe { bindings::rcm_h_spin_unlock_irqrestore(ptr.cast(), *flags) }
     }
 }
+
+/// An identity of the running task (its address; never dereferenced).
+pub(crate) fn current_task() -> usize {
+    // SAFETY: no preconditions.
+    unsafe { bindings::rcm_h_current() as usize }
+}
+
+/// Sleeps until `done` holds, re-checking it at every [`wake_waiters`]
+/// (one wait queue for the module: waits are short and rare).
+pub(crate) fn wait_until<F: Fn() -> bool>(done: &F) {
+    // SAFETY: `check::<F>` reads an `F`, which `done` is and which
+    // outlives the call; the caller holds no lock (it sleeps).
+    unsafe {
+        bindings::rcm_h_wait_until(
+            Some(check::<F>),
+            core::ptr::from_ref(done).cast_mut().cast(),
+        )
+    };
+}
+
+/// Wakes every [`wait_until`] to re-check its condition.
+pub(crate) fn wake_waiters() {
+    // SAFETY: no preconditions.
+    unsafe { bindings::rcm_h_delivery_done() };
+}
+
+/// # Safety
+///
+/// `ctx` must point to a live `F`.
+unsafe extern "C" fn check<F: Fn() -> bool>(ctx: *mut kernel::ffi::c_void) -> bool {
+    // SAFETY: per the function's contract.
+    let done = unsafe { &*ctx.cast::<F>() };
+    done()
+}

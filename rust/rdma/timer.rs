@@ -144,6 +144,13 @@ pub(crate) fn now_ms() -> u64 {
     unsafe { bindings::rcm_h_now_ms() }
 }
 
+/// Sleeps `ms` milliseconds (process context, no lock held).
+pub(crate) fn sleep_ms(ms: u32) {
+    // SAFETY: no preconditions beyond process context, which sleeping
+    // callers are in.
+    unsafe { bindings::rcm_h_sleep_ms(ms) };
+}
+
 /// A random 32-bit value.
 pub(crate) fn random_u32() -> u32 {
     // SAFETY: no preconditions.

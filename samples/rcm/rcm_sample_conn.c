@@ -491,9 +491,18 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		 */
 		spin_lock_irqsave(&notify_lock, flags);
 		ret = ib_cm_notify(id, IB_EVENT_COMM_EST);
+		/*
+		 * As in 6.12, the CM checks and changes the state at once,
+		 * even here: a DREQ may follow right away.
+		 */
+		if (!ret && id->state != IB_CM_ESTABLISHED)
+			ret = -EINPROGRESS;
 		spin_unlock_irqrestore(&notify_lock, flags);
-		if (ret)
+		if (ret) {
+			pr_warn("rcm_sample_conn: conn %d: ib_cm_notify(COMM_EST): %d, state %d\n",
+				c->index, ret, id->state);
 			atomic_inc(&notify_failed);
+		}
 	}
 	return 0;
 refuse:

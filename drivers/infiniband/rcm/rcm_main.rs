@@ -3,30 +3,35 @@
 //! rcm: an RDMA connection manager written in Rust.
 //!
 //! It is to replace the kernel's ib_cm, rdma_cm and rdma_ucm as one module;
-//! today it provides ib_cm (the in-tree rdma_cm and rdma_ucm load on it). This
-//! crate root holds the `module!` declaration and wires the pieces together;
-//! the raw bindings and ib_core abstractions live in the repository's
-//! `rust/` directory and are compiled in through `#[path]` modules.
+//! today it provides ib_cm (the in-tree rdma_cm and rdma_ucm load on it).
+//! This crate root holds the `module!` declaration and wires the layers
+//! together; the raw bindings and ib_core abstractions live in the
+//! repository's `rust/` directory and are compiled in through `#[path]`
+//! modules.
+//!
+//! Layers, each using only those below it (`scripts/check-layers.py`
+//! checks it in `make test`):
+//!
+//! 0. `proto`: the sans-IO protocol core (`core/`, crate `rcm-core`), with
+//!    no kernel dependency and no unsafe.
+//! 1. `rdma` (`rust/rdma/`): safe abstractions over ib_core, the only
+//!    place besides the ABI surfaces with unsafe code and raw bindings.
+//! 2. `shell`: runs the core in the kernel; no raw bindings; calls up only
+//!    through the traits it defines.
+//! 3. `abi`: the C symbols consumers link against (`ib_cm` today); the
+//!    only code that takes raw consumer pointers, mapping errors to errno.
 
 use kernel::{c_str, prelude::*};
+use rdma::client::{ClientOps, Registration};
+use rdma::device::Device;
 
 #[path = "../../../rust/bindings/mod.rs"]
 mod bindings;
 #[path = "../../../rust/rdma/mod.rs"]
 mod rdma;
 
-mod cm_event_params;
-mod cm_ids;
-mod cm_service;
-mod device_client;
-mod ib_cm_connect;
-mod ib_cm_exports;
-mod ib_cm_lap;
-mod ib_cm_qp;
-mod ib_cm_types;
-mod kernel_maps;
-mod outbox;
-mod peer;
+mod abi;
+mod shell;
 
 /// The sans-IO protocol core: the very files `cargo test` checks on the host
 /// (`core/src/`, crate `rcm-core`). Its items are `pub` because it is a
@@ -53,17 +58,42 @@ module! {
     license: "GPL",
 }
 
+/// rcm's ib_client: the devices the CM serves come and go.
+struct DeviceClient;
+
+impl ClientOps for DeviceClient {
+    fn add(device: &Device<'_>) -> Result {
+        let ports = device.ports();
+        let roce = ports.clone().filter(|&p| device.is_roce(p)).count();
+        let cm = ports.clone().filter(|&p| device.has_ib_cm(p)).count();
+        pr_info!(
+            "rcm: device {} added: ports {}-{}, {} RoCE, {} with IB CM\n",
+            device.name(),
+            ports.start(),
+            ports.end(),
+            roce,
+            cm
+        );
+        abi::ib_cm::with_service(|s| s.add_device(device)).unwrap_or(Err(ENODEV))
+    }
+
+    fn remove(device: &Device<'_>) {
+        abi::ib_cm::with_service(|s| s.remove_device(device));
+        pr_info!("rcm: device {} removed\n", device.name());
+    }
+}
+
 /// Fields drop in order: the client first (its removal of every device
 /// unregisters the MAD agents), then the service.
 struct RcmModule {
-    _client: rdma::client::Registration<device_client::RcmClient>,
-    _service: cm_service::ServiceHandle,
+    _client: Registration<DeviceClient>,
+    _service: abi::ib_cm::ServiceHandle,
 }
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let service = cm_service::ServiceHandle::new()?;
-        let client = rdma::client::Registration::new(c_str!("rcm"))?;
+        let service = abi::ib_cm::ServiceHandle::new()?;
+        let client = Registration::new(c_str!("rcm"))?;
         pr_info!("rcm: loaded\n");
         Ok(Self {
             _client: client,

@@ -4,6 +4,7 @@
 
 use crate::reason::AprStatus;
 use crate::timer::IbaTime;
+use crate::wire::req::ReqPath;
 
 wire_struct! {
     /// LoadAlternatePath.
@@ -58,5 +59,64 @@ wire_struct! {
         additional_info: [u8; 72] = bytes(12, 72),
         /// Private data.
         private_data: [u8; 148] = bytes(84, 148),
+    }
+}
+
+impl Lap {
+    /// The alternate path the LAP proposes, in the form a REQ carries paths.
+    pub const fn alternate_path(&self) -> ReqPath {
+        ReqPath {
+            local_port_lid: self.alternate_local_port_lid,
+            remote_port_lid: self.alternate_remote_port_lid,
+            local_port_gid: self.alternate_local_port_gid,
+            remote_port_gid: self.alternate_remote_port_gid,
+            flow_label: self.alternate_flow_label,
+            packet_rate: self.alternate_packet_rate,
+            traffic_class: self.alternate_traffic_class,
+            hop_limit: self.alternate_hop_limit,
+            sl: self.alternate_sl,
+            subnet_local: self.alternate_subnet_local,
+            local_ack_timeout: self.alternate_local_ack_timeout,
+        }
+    }
+
+    /// Sets the alternate path the LAP proposes.
+    pub fn set_alternate_path(&mut self, p: &ReqPath) {
+        self.alternate_local_port_lid = p.local_port_lid;
+        self.alternate_remote_port_lid = p.remote_port_lid;
+        self.alternate_local_port_gid = p.local_port_gid;
+        self.alternate_remote_port_gid = p.remote_port_gid;
+        self.alternate_flow_label = p.flow_label;
+        self.alternate_packet_rate = p.packet_rate;
+        self.alternate_traffic_class = p.traffic_class;
+        self.alternate_hop_limit = p.hop_limit;
+        self.alternate_sl = p.sl;
+        self.alternate_subnet_local = p.subnet_local;
+        self.alternate_local_ack_timeout = p.local_ack_timeout;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternate_path_round_trips() {
+        let p = ReqPath {
+            local_port_lid: 1,
+            remote_port_lid: 2,
+            local_port_gid: [3; 16],
+            remote_port_gid: [4; 16],
+            flow_label: 5,
+            packet_rate: 6,
+            traffic_class: 7,
+            hop_limit: 8,
+            sl: 9,
+            subnet_local: true,
+            local_ack_timeout: IbaTime::new(10),
+        };
+        let mut lap = Lap::zeroed();
+        lap.set_alternate_path(&p);
+        assert_eq!(lap.alternate_path(), p);
     }
 }

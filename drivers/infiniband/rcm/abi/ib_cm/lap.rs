@@ -4,10 +4,10 @@
 //! exchange of the IBA CM, which 6.12's ib_cm receives but cannot send.
 //! Exported under rcm's own names so they never collide with ib_cm.
 
+use super::ffi::{data, id_call, peer_of};
+use super::id::CmIdBox;
+use super::path::req_path;
 use crate::bindings;
-use crate::cm_ids::CmIdBox;
-use crate::ib_cm_connect::{peer_of, req_path};
-use crate::ib_cm_exports::{data, id_call};
 use crate::proto::reason::AprStatus;
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::lap::Lap;
@@ -41,25 +41,13 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
         return e;
     }
     // SAFETY: per this function's contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
-    // SAFETY: the id's device is registered.
-    let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
+    let ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
     // SAFETY: valid per this function's contract.
     let p = unsafe { req_path(alternate_path, core::ptr::null(), ack_delay) };
     let mut lap = Lap::zeroed();
     // The C CM's LAP asked for the longest response time.
     lap.remote_cm_response_timeout = IbaTime::MAX;
-    lap.alternate_local_port_lid = p.local_port_lid;
-    lap.alternate_remote_port_lid = p.remote_port_lid;
-    lap.alternate_local_port_gid = p.local_port_gid;
-    lap.alternate_remote_port_gid = p.remote_port_gid;
-    lap.alternate_flow_label = p.flow_label;
-    lap.alternate_traffic_class = p.traffic_class;
-    lap.alternate_hop_limit = p.hop_limit;
-    lap.alternate_packet_rate = p.packet_rate;
-    lap.alternate_sl = p.sl;
-    lap.alternate_subnet_local = p.subnet_local;
-    lap.alternate_local_ack_timeout = p.local_ack_timeout;
+    lap.set_alternate_path(&p);
     lap.private_data[..pd.len()].copy_from_slice(pd);
     // SAFETY: per this function's contract.
     unsafe {

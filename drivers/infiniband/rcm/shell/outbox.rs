@@ -11,7 +11,7 @@
 //! therefore never lost to memory pressure; a MAD that finds no room is
 //! counted, reported and recovered by the protocol's retransmission.
 
-use crate::peer::Peer;
+use super::peer::Peer;
 use crate::proto::cm::{CommId, Event, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT};
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::mad::MAD_SIZE;

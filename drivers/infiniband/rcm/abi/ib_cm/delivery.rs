@@ -1,35 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Consumer ids: the `struct ib_cm_id` rcm hands to ib_cm consumers, the
-//! registry from comm id to id, and the delivery of events to their
-//! handlers.
+//! Delivery of the service's events to ib_cm consumers, and the end of
+//! their ids.
 //!
-//! Events are delivered by the service's work item, one at a time and in
+//! Events arrive from the service's delivery work, one at a time and in
 //! order (a work item never runs concurrently with itself), with no lock
 //! held, so a handler may call back into the API. `ib_destroy_cm_id` waits
 //! for a running callback of the id (or of the listener a REQ came from);
 //! called from that very callback, it leaves the freeing to the delivery
 //! code instead.
 
+use super::event_params::{event_params, EventContext};
+use super::id::{sync_id, CmIdBox};
+use super::path::{event_path, packet_life_time};
+use super::types::kernel_qp_type;
+use super::{IbCm, Service};
 use crate::bindings;
-use crate::cm_event_params::{event_params, packet_life_time, EventContext};
-use crate::cm_service::CmService;
-use crate::cm_service::Peer;
-use crate::ib_cm_types::{kernel_qp_type, kernel_state};
-use crate::outbox::Outbox;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::Connection;
-use crate::proto::cm::{CmError, CommId, Event, Transport};
+use crate::proto::cm::{CommId, Event, Transport};
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
-use crate::rdma::timer::now_ms;
-use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::ffi::c_void;
+use crate::rdma::sync::{current_task, wait_until, wake_waiters};
+use crate::shell::{EventBatch, EventConsumer, Peer};
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
-use kernel::types::Opaque;
-use kernel::{new_spinlock, sync::SpinLock};
 
 /// What created a passive id.
 enum Incoming<'a> {
@@ -38,167 +34,32 @@ enum Incoming<'a> {
     SidrReq(&'a SidrReq),
 }
 
-/// A consumer's id. `id` comes first: consumers hold `&id` and the API
-/// gets the box back by casting.
-///
-/// INVARIANT: rcm writes the fields of `id` that mirror the core (state,
-/// LAP state, remote id, service id) only under the endpoint lock, and
-/// forms no Rust reference to `id`: consumers read it and write `context`
-/// (and may swap the handler) without any lock, as with the C CM.
-#[pin_data]
-#[repr(C)]
-pub(crate) struct CmIdBox {
-    /// What consumers see.
-    id: Opaque<bindings::ib_cm_id>,
-    /// The core's id.
-    pub(crate) comm: CommId,
-    /// Destroyed from inside its own callback: freed when it returns.
-    free_pending: AtomicBool,
-    /// The GID entry of the id's path, held for the id's lifetime as 6.12
-    /// holds its address vector's (events hand it out as `sgid_attr`).
-    #[pin]
-    gid: SpinLock<Option<GidAttr>>,
-}
-
-impl CmIdBox {
-    /// A box for `comm` with the consumer's handler and context.
-    pub(crate) fn new(
-        comm: CommId,
-        device: *mut bindings::ib_device,
-        handler: bindings::ib_cm_handler,
-        context: *mut kernel::ffi::c_void,
-    ) -> Result<*mut CmIdBox> {
-        let id = bindings::ib_cm_id {
-            cm_handler: handler,
-            context,
-            device,
-            local_id: comm.0.to_be(),
-            // The C CM's default: the CM's own QP1.
-            remote_cm_qpn: 1,
-            ..Default::default()
-        };
-        let b = KBox::pin_init(
-            try_pin_init!(CmIdBox {
-                id: Opaque::new(id),
-                comm,
-                free_pending: AtomicBool::new(false),
-                gid <- new_spinlock!(None, "rcm::id_gid"),
-            }? Error),
-            GFP_KERNEL,
-        )?;
-        // SAFETY: the box is never moved out of: it is freed in place
-        // through `KBox::from_raw`.
-        Ok(KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }))
-    }
-
-    /// Holds `gid` as the id's GID entry (the previous one is put).
-    pub(crate) fn hold_gid(&self, gid: Option<GidAttr>) {
-        let old = core::mem::replace(&mut *self.gid.lock(), gid);
-        drop(old);
-    }
-
-    /// Another reference on the id's GID entry, if it has one.
-    pub(crate) fn gid(&self) -> Option<GidAttr> {
-        self.gid.lock().clone()
-    }
-
-    /// The consumer's pointer to the id.
-    pub(crate) fn as_raw(&self) -> *mut bindings::ib_cm_id {
-        self.id.get()
-    }
-
-    /// The device the id was created on (set at creation, never changed).
-    pub(crate) fn device(&self) -> *mut bindings::ib_device {
-        // SAFETY: `id` is live with `self`; no one writes `device`.
-        unsafe { core::ptr::addr_of!((*self.id.get()).device).read() }
-    }
-
-    /// The consumer's handler and context, as they are now (consumers may
-    /// change them at any time).
-    pub(crate) fn handler_and_context(&self) -> (bindings::ib_cm_handler, *mut c_void) {
-        let p = self.id.get();
-        // SAFETY: `id` is live with `self`; a racing consumer write is a
-        // single aligned pointer store, read here once (READ_ONCE).
-        unsafe {
-            (
-                core::ptr::addr_of!((*p).cm_handler).read_volatile(),
-                core::ptr::addr_of!((*p).context).read_volatile(),
-            )
+impl EventConsumer for IbCm {
+    fn deliver(&self, s: &Service, batch: EventBatch) {
+        self.worker.store(current_task(), Ordering::Release);
+        for (id, event) in batch {
+            match event {
+                Event::ReqReceived {
+                    listener,
+                    req,
+                    attr_mod,
+                } => self.deliver_new(s, id, listener, Incoming::Req(&req, attr_mod)),
+                Event::SidrReqReceived { listener, req } => {
+                    self.deliver_new(s, id, listener, Incoming::SidrReq(&req))
+                }
+                other => self.deliver_existing(s, id, &other),
+            }
         }
-    }
-
-    /// Writes the fields that mirror the core's view of the id. The caller
-    /// holds the endpoint lock (type invariant).
-    fn mirror(&self, c: &Connection<Peer>) {
-        let p = self.id.get();
-        // SAFETY: `id` is live with `self`; these fields are written only
-        // here, under the endpoint lock the caller holds (type invariant),
-        // and consumers only read them (WRITE_ONCE for their racy reads).
-        unsafe {
-            core::ptr::addr_of_mut!((*p).state).write_volatile(kernel_state(c.state()));
-            core::ptr::addr_of_mut!((*p).lap_state)
-                .write_volatile(c.lap_state() as bindings::ib_cm_lap_state);
-            core::ptr::addr_of_mut!((*p).remote_id).write_volatile(c.remote_id().to_be());
-            core::ptr::addr_of_mut!((*p).service_id).write_volatile(c.service_id().to_be());
-        }
-    }
-
-    /// The box of a consumer's id pointer.
-    ///
-    /// # Safety
-    ///
-    /// `id` must be a pointer rcm returned from `ib_create_cm_id` (or
-    /// delivered in an event) and not yet destroyed.
-    pub(crate) unsafe fn from_id<'a>(id: *mut bindings::ib_cm_id) -> &'a CmIdBox {
-        // SAFETY: `id` is the first field of a live `CmIdBox` (repr(C)),
-        // per the function's contract.
-        unsafe { &*id.cast::<CmIdBox>() }
+        self.worker.store(0, Ordering::Release);
     }
 }
 
-/// The alternate path of a REQ, seen from the passive side.
-fn req_alt_path(req: &Req, roce: bool) -> bindings::rcm_h_lap_path {
-    let a = &req.alternate_path;
-    bindings::rcm_h_lap_path {
-        sgid: a.remote_port_gid,
-        dgid: a.local_port_gid,
-        service_id: req.service_id,
-        flow_label: a.flow_label,
-        slid: a.remote_port_lid,
-        dlid: a.local_port_lid,
-        pkey: req.partition_key,
-        sl: a.sl,
-        rate: a.packet_rate,
-        hop_limit: a.hop_limit,
-        traffic_class: a.traffic_class,
-        packet_life_time: packet_life_time(a.local_ack_timeout),
-        mtu: req.path_mtu,
-        roce: u8::from(roce),
-    }
-}
-
-/// What a destroy waits for: no callback of `comm` running.
-struct CallbackWait<'a> {
-    service: &'a CmService,
-    comm: u32,
-}
-
-/// # Safety
-///
-/// `ctx` must point to a live `CallbackWait`.
-unsafe extern "C" fn callback_over(ctx: *mut kernel::ffi::c_void) -> bool {
-    // SAFETY: per the function's contract.
-    let w = unsafe { &*ctx.cast::<CallbackWait<'_>>() };
-    !w.service.in_callback(w.comm)
-}
-
-impl CmService {
-    /// Copies the core's view of an id into the consumer-visible fields.
-    pub(crate) fn sync_id(&self, b: &CmIdBox) {
-        let ep = self.endpoint.lock();
-        if let Some(c) = ep.get(b.comm) {
-            b.mirror(c);
-        }
+impl IbCm {
+    /// The registered box of a comm id.
+    pub(crate) fn id_box(&self, comm: CommId) -> Option<*mut CmIdBox> {
+        let ids = self.ids.lock();
+        let found = ids.get(&comm.0).map(|&b| b as *mut CmIdBox);
+        found
     }
 
     /// Registers a box; on failure the caller still owns it.
@@ -217,36 +78,21 @@ impl CmService {
     /// # Safety
     ///
     /// `b` must be a live, registered box, not used by the caller after.
-    pub(crate) unsafe fn destroy_id(&self, b: *mut CmIdBox) {
+    pub(crate) unsafe fn destroy_id(&self, s: &Service, b: *mut CmIdBox) {
         // SAFETY: live per the contract.
         let comm = unsafe { (*b).comm };
-        if self.end_comm(comm, true) == Ok(false) {
+        if s.destroy(comm, true) == Ok(false) {
             // A shared listener someone else still holds.
             return;
         }
         self.ids.lock().remove(&comm.0);
-        // SAFETY: no preconditions.
-        let me = unsafe { bindings::rcm_h_current() } as usize;
-        if self.in_callback(comm.0) && self.worker.load(Ordering::Acquire) == me {
+        if self.in_callback(comm.0) && self.worker.load(Ordering::Acquire) == current_task() {
             // Called from the callback that is delivering to this id.
             // SAFETY: live per the contract.
             unsafe { (*b).free_pending.store(true, Ordering::Release) };
             return;
         }
-        if self.in_callback(comm.0) {
-            let wait = CallbackWait {
-                service: self,
-                comm: comm.0,
-            };
-            // SAFETY: `callback_over` reads a `CallbackWait`, which `wait`
-            // is and which outlives the call; we hold no lock.
-            unsafe {
-                bindings::rcm_h_wait_until(
-                    Some(callback_over),
-                    core::ptr::from_ref(&wait).cast_mut().cast(),
-                )
-            };
-        }
+        wait_until(&|| !self.in_callback(comm.0));
         // SAFETY: unregistered and no callback runs for it: ours to free.
         drop(unsafe { KBox::from_raw(b) });
     }
@@ -264,42 +110,18 @@ impl CmService {
     fn callback_done(&self) {
         self.delivering[0].store(0, Ordering::Release);
         self.delivering[1].store(0, Ordering::Release);
-        // SAFETY: no preconditions.
-        unsafe { bindings::rcm_h_delivery_done() };
-    }
-
-    /// Delivers queued events, in order, one at a time.
-    pub(crate) fn deliver_events(&self) {
-        // SAFETY: no preconditions.
-        let me = unsafe { bindings::rcm_h_current() } as usize;
-        self.worker.store(me, Ordering::Release);
-        while let Some(batch) = self.next_events() {
-            for (id, event) in batch {
-                match event {
-                    Event::ReqReceived {
-                        listener,
-                        req,
-                        attr_mod,
-                    } => self.deliver_new(id, listener, Incoming::Req(&req, attr_mod)),
-                    Event::SidrReqReceived { listener, req } => {
-                        self.deliver_new(id, listener, Incoming::SidrReq(&req))
-                    }
-                    other => self.deliver_existing(id, &other),
-                }
-            }
-        }
-        self.worker.store(0, Ordering::Release);
+        wake_waiters();
     }
 
     /// A REQ or SIDR_REQ for a consumer's listener: a new id with the
     /// listener's handler and context, then `IB_CM_REQ_RECEIVED` or
     /// `IB_CM_SIDR_REQ_RECEIVED`.
-    fn deliver_new(&self, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
+    fn deliver_new(&self, s: &Service, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
         let (listen_box, handler, context, device) = {
             let ids = self.ids.lock();
             let Some(&lb) = ids.get(&listener.0) else {
                 drop(ids);
-                self.reject_orphan(comm);
+                self.reject_orphan(s, comm);
                 return;
             };
             let lb = lb as *mut CmIdBox;
@@ -314,23 +136,19 @@ impl CmService {
         };
         let Ok(b) = CmIdBox::new(comm, device, handler, context) else {
             self.callback_done();
-            self.reject_orphan(comm);
+            self.reject_orphan(s, comm);
             return;
         };
         if self.register_id(b).is_err() {
             self.callback_done();
             // SAFETY: never published.
             drop(unsafe { KBox::from_raw(b) });
-            self.reject_orphan(comm);
+            self.reject_orphan(s, comm);
             return;
         }
         // SAFETY: `b` is live and registered.
-        self.sync_id(unsafe { &*b });
-        let peer = self
-            .endpoint
-            .lock()
-            .get(comm)
-            .and_then(|c| c.peer().copied());
+        sync_id(s, unsafe { &*b });
+        let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
         let port = peer.map_or(1, |p| p.path.port);
         // The GID the message arrived on, held by the new id (RoCE).
         let gid = peer.filter(|p| p.path.has_grh).and_then(|p| {
@@ -364,7 +182,7 @@ impl CmService {
                 bindings::rcm_h_deliver_sidr_req((*b).as_raw(), &ev)
             },
         };
-        self.finish_delivery(b, Some(listen_box), ret);
+        self.finish_delivery(s, b, Some(listen_box), ret);
     }
 
     /// Calls the handler of `b` with `IB_CM_REQ_RECEIVED`.
@@ -378,7 +196,7 @@ impl CmService {
         listen_box: *mut CmIdBox,
         req: &Req,
         attr_mod: u32,
-        peer: Option<crate::cm_service::Peer>,
+        peer: Option<Peer>,
         sgid_attr: *const bindings::ib_gid_attr,
     ) -> i32 {
         let p = &req.primary_path;
@@ -432,7 +250,13 @@ impl CmService {
             dmac: path.dmac,
             has_alt: u8::from(has_alt),
             alt: if has_alt {
-                req_alt_path(req, path.has_grh)
+                event_path(
+                    a,
+                    req.partition_key,
+                    req.path_mtu,
+                    req.service_id,
+                    path.has_grh,
+                )
             } else {
                 Default::default()
             },
@@ -443,7 +267,7 @@ impl CmService {
     }
 
     /// An event for an id the consumer already has.
-    fn deliver_existing(&self, comm: CommId, event: &Event) {
+    fn deliver_existing(&self, s: &Service, comm: CommId, event: &Event) {
         let b = {
             let ids = self.ids.lock();
             let Some(&b) = ids.get(&comm.0) else {
@@ -455,8 +279,8 @@ impl CmService {
             b as *mut CmIdBox
         };
         // SAFETY: `b` is live: its destroy waits for `delivering[0]`.
-        self.sync_id(unsafe { &*b });
-        let view = self.endpoint.lock().get(comm).map(EventContext::of);
+        sync_id(s, unsafe { &*b });
+        let view = s.read(|ep| ep.get(comm).map(EventContext::of));
         // SAFETY: `b` is live (as above).
         let gid = unsafe { (*b).gid() };
         let ret = match view.and_then(|cx| event_params(event, &cx)) {
@@ -468,13 +292,19 @@ impl CmService {
             }
             None => 0,
         };
-        self.finish_delivery(b, None, ret);
+        self.finish_delivery(s, b, None, ret);
     }
 
     /// After a handler returned `ret` for id `b` (and the listener of a
     /// new id): free what a destroy from inside the callback left to us,
     /// or destroy `b` if the handler gave it up.
-    fn finish_delivery(&self, b: *mut CmIdBox, listen_box: Option<*mut CmIdBox>, ret: i32) {
+    fn finish_delivery(
+        &self,
+        s: &Service,
+        b: *mut CmIdBox,
+        listen_box: Option<*mut CmIdBox>,
+        ret: i32,
+    ) {
         // Read the flags while the callback marks still keep a destroy on
         // another thread waiting: once they are cleared, such a destroy
         // frees the box. (A flag is only set by a destroy from inside the
@@ -496,29 +326,12 @@ impl CmService {
         } else if ret != 0 {
             // SAFETY: live and registered: the consumer gave it up, so it
             // does not destroy it itself (the ib_cm contract).
-            unsafe { self.destroy_id(b) };
+            unsafe { self.destroy_id(s, b) };
         }
     }
 
     /// A passive id whose consumer cannot be reached: refuse the REQ.
-    fn reject_orphan(&self, comm: CommId) {
-        let _ = self.end_comm(comm, true);
-    }
-
-    /// Destroys the core's id (see `Endpoint::destroy`) and sends what
-    /// that takes; goes ahead without memory (its MADs are then best
-    /// effort: a DREQ is retransmitted, a lost REJ times out the peer).
-    pub(crate) fn end_comm(
-        &self,
-        comm: CommId,
-        reject: bool,
-    ) -> core::result::Result<bool, CmError> {
-        let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
-        let r = self
-            .endpoint
-            .lock()
-            .destroy(now_ms(), comm, reject, &mut outbox);
-        self.flush(outbox);
-        r
+    fn reject_orphan(&self, s: &Service, comm: CommId) {
+        let _ = s.destroy(comm, true);
     }
 }

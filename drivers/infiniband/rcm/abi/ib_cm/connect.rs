@@ -4,71 +4,20 @@
 //! RTU, DREQ, DREP) and resolve a UD service (SIDR_REQ), with the 6.12
 //! argument checks and errnos.
 
+use super::ffi::{data, id_call, peer_of, send_holding};
+use super::id::CmIdBox;
+use super::path::req_path;
+use super::types::qp_type_of;
 use crate::bindings;
-use crate::cm_ids::CmIdBox;
-use crate::cm_service::{with_service, Peer};
-use crate::ib_cm_exports::{data, id_call};
-use crate::ib_cm_types::qp_type_of;
-use crate::kernel_maps::KernelCollections;
-use crate::outbox::Outbox;
-use crate::proto::cm::{CmError, CommId, Endpoint, Transport};
-use crate::proto::timer::{ack_timeout, IbaTime};
+use crate::proto::cm::{CmError, CommId, Transport};
+use crate::proto::timer::IbaTime;
 use crate::proto::wire::rep::Rep;
-use crate::proto::wire::req::{Req, ReqPath};
+use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
-use crate::rdma::gid::GidAttr;
-use crate::rdma::mad::MadPath;
 use crate::rdma::timer::now_ms;
+use crate::shell::{KernelEndpoint, Outbox};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
-
-/// One REQ path from a consumer's path record.
-///
-/// # Safety
-///
-/// `rec` must be valid; `inbound` NULL or valid.
-pub(crate) unsafe fn req_path(
-    rec: *const bindings::sa_path_rec,
-    inbound: *const bindings::sa_path_rec,
-    ack_delay: IbaTime,
-) -> ReqPath {
-    // SAFETY: valid per the contract.
-    let r = unsafe { &*rec };
-    let (mut slid, mut dlid) = (0u16, 0u16);
-    // SAFETY: `rec` is valid; the outputs are ours.
-    unsafe { bindings::rcm_h_path_lids(rec, &mut slid, &mut dlid) };
-    let subnet_local = r.hop_limit <= 1;
-    let (local_lid, remote_lid) = if subnet_local {
-        (slid, dlid)
-    } else {
-        // Routed (and RoCE): the LIDs are not ours to know. The inbound
-        // path's DLID is our LID as the peer sees it.
-        let local = if inbound.is_null() {
-            0xFFFF
-        } else {
-            let (mut s, mut d) = (0u16, 0u16);
-            // SAFETY: non-NULL, valid per the contract.
-            unsafe { bindings::rcm_h_path_lids(inbound, &mut s, &mut d) };
-            d
-        };
-        (local, 0xFFFF)
-    };
-    // SAFETY: every bit pattern of the GID union is a valid byte array.
-    let (sgid, dgid) = unsafe { (r.sgid.raw, r.dgid.raw) };
-    ReqPath {
-        local_port_lid: local_lid,
-        remote_port_lid: remote_lid,
-        local_port_gid: sgid,
-        remote_port_gid: dgid,
-        flow_label: u32::from_be(r.flow_label) & 0x000F_FFFF,
-        packet_rate: r.rate & 0x3F,
-        traffic_class: r.traffic_class,
-        hop_limit: r.hop_limit,
-        sl: r.sl & 0xF,
-        subnet_local,
-        local_ack_timeout: ack_timeout(ack_delay, IbaTime::new(r.packet_life_time)),
-    }
-}
 
 /// Runs `op` with the consumer's private data of at most `max` bytes
 /// (`-EINVAL` if longer): the shape of the exports that send one message
@@ -82,12 +31,7 @@ unsafe fn with_private_data(
     private_data: *const c_void,
     private_data_len: u8,
     max: usize,
-    op: impl FnOnce(
-        &mut Endpoint<Peer, KernelCollections>,
-        CommId,
-        &[u8],
-        &mut Outbox,
-    ) -> Result<(), CmError>,
+    op: impl FnOnce(&mut KernelEndpoint, CommId, &[u8], &mut Outbox) -> Result<(), CmError>,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(pd) = (unsafe { data(private_data, private_data_len, max) }) else {
@@ -95,48 +39,6 @@ unsafe fn with_private_data(
     };
     // SAFETY: per this function's contract.
     unsafe { id_call(cm_id, |ep, comm, out| op(ep, comm, pd, out)) }
-}
-
-/// The peer a path record leads to, on the id's device, and the GID entry
-/// of its source.
-///
-/// # Safety
-///
-/// `cm_id` from rcm; `rec` valid; `sgid_attr` NULL or held.
-pub(crate) unsafe fn peer_of(
-    cm_id: *mut bindings::ib_cm_id,
-    rec: *const bindings::sa_path_rec,
-    sgid_attr: *const bindings::ib_gid_attr,
-) -> core::result::Result<(Peer, GidAttr), c_int> {
-    // SAFETY: per the contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
-    // SAFETY: per the contract; the id's device is registered.
-    let (path, gid) = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
-        .map_err(|_| EINVAL.to_errno())?;
-    let dev = with_service(|s| s.device_id(device as usize))
-        .flatten()
-        .ok_or(ENODEV.to_errno())?;
-    Ok((Peer { device: dev, path }, gid))
-}
-
-/// Sends a request with `op` and, if the id took it, keeps `gid` as the
-/// GID entry of the id's path.
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm and not be destroyed.
-unsafe fn send_holding(
-    cm_id: *mut bindings::ib_cm_id,
-    gid: GidAttr,
-    op: impl FnOnce(&mut Endpoint<Peer, KernelCollections>, CommId, &mut Outbox) -> Result<(), CmError>,
-) -> c_int {
-    // SAFETY: per this function's contract.
-    let ret = unsafe { id_call(cm_id, op) };
-    if ret == 0 {
-        // SAFETY: per this function's contract.
-        unsafe { CmIdBox::from_id(cm_id) }.hold_gid(Some(gid));
-    }
-    ret
 }
 
 /// Sends a REQ (`ib_send_cm_req`): `-EINVAL` for a missing path, a QP type
@@ -180,9 +82,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
         Err(e) => return e,
     };
     // SAFETY: per this function's contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
-    // SAFETY: the id's device is registered.
-    let ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
+    let ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
     let xrc = transport == Transport::Xrc;
     let mut req = Req::zeroed();
     req.vendor_id = p.ece.vendor_id & 0x00FF_FFFF;
@@ -243,13 +143,11 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
     let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 196) }) else {
         return EINVAL.to_errno();
     };
-    // SAFETY: per this function's contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
     let mut rep = Rep::zeroed();
     rep.starting_psn = p.starting_psn & 0x00FF_FFFF;
     rep.responder_resources = p.responder_resources;
-    // SAFETY: the id's device is registered.
-    rep.target_ack_delay = IbaTime::new(unsafe { bindings::rcm_h_ack_delay(device) });
+    // SAFETY: per this function's contract.
+    rep.target_ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
     rep.failover_accepted = p.failover_accepted & 0x3;
     rep.rnr_retry_count = p.rnr_retry_count & 0x7;
     rep.set_vendor_id(p.ece.vendor_id);

@@ -5,86 +5,21 @@
 //! function validates its arguments and returns the errno the C CM returns
 //! for the same misuse. `rcm_exports.c` exports the symbols.
 
+use super::ffi::{bytes, data, err_ptr, id_call};
+use super::id::{sync_id, CmIdBox};
+use super::{with_service, Service};
 use crate::bindings;
-use crate::cm_ids::CmIdBox;
-use crate::cm_service::Peer;
-use crate::cm_service::{with_service, CmService};
-use crate::kernel_maps::KernelCollections;
-use crate::outbox::Outbox;
-use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CmError, CommId, Endpoint, ListenSpec};
+use crate::proto::cm::{CmError, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
 use crate::proto::wire::sidr::SidrRep;
 use crate::rdma::timer::now_ms;
 use kernel::ffi::{c_char, c_int, c_void};
 use kernel::prelude::*;
 
-/// `ERR_PTR(-errno)` for pointer-returning exports.
-fn err_ptr<T>(errno: i32) -> *mut T {
-    errno as isize as *mut T
-}
-
 fn guid_of(device: *mut bindings::ib_device) -> u64 {
     // SAFETY: consumers pass a registered device, whose node GUID is
     // fixed while it is registered.
     u64::from_be(unsafe { (*device).node_guid })
-}
-
-/// A slice from a C pointer and length; an empty slice for NULL.
-///
-/// # Safety
-///
-/// A non-NULL `ptr` must be valid for `len` bytes.
-pub(crate) unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
-    if ptr.is_null() || len == 0 {
-        &[]
-    } else {
-        // SAFETY: per the function's contract.
-        unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), usize::from(len)) }
-    }
-}
-
-/// A slice of at most `max` bytes from a C pointer and length; `None` if
-/// longer.
-///
-/// # Safety
-///
-/// A non-NULL `ptr` must be valid for `len` bytes.
-pub(crate) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
-    if !ptr.is_null() && usize::from(len) > max {
-        return None;
-    }
-    // SAFETY: per the function's contract.
-    Some(unsafe { bytes(ptr, len) })
-}
-
-/// Runs `op` on the core for the id behind `cm_id`, sends what it
-/// produced, refreshes the fields the consumer reads, and returns 0 or the
-/// C CM's errno.
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm and not be destroyed.
-pub(crate) unsafe fn id_call(
-    cm_id: *mut bindings::ib_cm_id,
-    op: impl FnOnce(&mut Endpoint<Peer, KernelCollections>, CommId, &mut Outbox) -> Result<(), CmError>,
-) -> c_int {
-    let r = with_service(|s| {
-        // SAFETY: per this function's contract.
-        let b = unsafe { CmIdBox::from_id(cm_id) };
-        let Ok(mut outbox) = Outbox::reserve(1, GFP_KERNEL) else {
-            return Err(CmError::NoMemory);
-        };
-        let r = op(&mut s.endpoint.lock(), b.comm, &mut outbox);
-        s.flush(outbox);
-        s.sync_id(b);
-        r
-    });
-    match r {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => e.errno(),
-        None => ENODEV.to_errno(),
-    }
 }
 
 /// Creates an id on `device` (`ib_create_cm_id`).
@@ -101,12 +36,10 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
     let made = with_service(|s| {
         let dev = s.device_id(device as usize).ok_or(ENODEV)?;
         let comm = s
-            .endpoint
-            .lock()
-            .create_id(dev, guid_of(device))
+            .call(|ep, _| ep.create_id(dev, guid_of(device)))
             .map_err(|e| Error::from_errno(e.errno()))?;
-        let undo = |s: &CmService| {
-            let _ = s.end_comm(comm, false);
+        let undo = |s: &Service| {
+            let _ = s.destroy(comm, false);
         };
         let b = match CmIdBox::new(comm, device, cm_handler, context) {
             Ok(b) => b,
@@ -115,7 +48,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
                 return Err(e);
             }
         };
-        if let Err(e) = s.register_id(b) {
+        if let Err(e) = s.consumer().register_id(b) {
             // SAFETY: never published.
             drop(unsafe { KBox::from_raw(b) });
             undo(s);
@@ -144,7 +77,7 @@ pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id)
     }
     with_service(|s| {
         // SAFETY: per this function's contract.
-        unsafe { s.destroy_id(cm_id.cast::<CmIdBox>()) };
+        unsafe { s.consumer().destroy_id(s, cm_id.cast::<CmIdBox>()) };
     });
 }
 
@@ -157,7 +90,7 @@ fn share_tag(handler: bindings::ib_cm_handler) -> Option<u64> {
 /// with the same handler and no context (`join`: `ib_cm_insert_listen`);
 /// the id that listens.
 fn listen_on(
-    s: &CmService,
+    s: &Service,
     cm_id: *mut bindings::ib_cm_id,
     service_id: u64,
     join: bool,
@@ -167,31 +100,24 @@ fn listen_on(
     let device = s
         .device_id(b.device() as usize)
         .ok_or(CmError::InvalidArgument)?;
-    let holder = s.endpoint.lock().listen(
-        b.comm,
-        ListenSpec {
-            device: Some(device),
-            service_id,
-            service_mask: 0,
-            share_tag: share_tag(b.handler_and_context().0),
-            join,
-        },
-    )?;
-    let ptr = s
-        .ids
-        .lock()
-        .get(&holder.0)
-        .copied()
-        .ok_or(CmError::NoSuchId)?;
+    let spec = ListenSpec {
+        device: Some(device),
+        service_id,
+        service_mask: 0,
+        share_tag: share_tag(b.handler_and_context().0),
+        join,
+    };
+    let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
+    let ptr = s.consumer().id_box(holder).ok_or(CmError::NoSuchId)?;
     // SAFETY: registered, so live.
-    let holder_box = unsafe { &*(ptr as *const CmIdBox) };
+    let holder_box = unsafe { &*ptr };
     if holder != b.comm && !holder_box.handler_and_context().1.is_null() {
         // 6.12 shares only a listener without a context: give the share
         // back.
-        let _ = s.end_comm(holder, true);
+        let _ = s.destroy(holder, true);
         return Err(CmError::Busy);
     }
-    s.sync_id(holder_box);
+    sync_id(s, holder_box);
     Ok(holder_box.as_raw())
 }
 

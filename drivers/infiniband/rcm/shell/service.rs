@@ -13,25 +13,23 @@
 //! collected while it is locked and posted after, in process context.
 //!
 //! Two work items run the service: the protocol timer (retransmissions,
-//! timeouts, TIMEWAIT; system workqueue) and event delivery (consumer
-//! handlers; an ordered workqueue of its own), so a consumer that blocks
-//! in its handler never holds up the protocol.
+//! timeouts, TIMEWAIT; system workqueue) and event delivery (an ordered
+//! workqueue of its own), so a consumer that blocks in its handler never
+//! holds up the protocol. Events go to the service's [`EventConsumer`],
+//! the ABI surface whose consumers own the ids.
 
-use crate::bindings;
-use crate::kernel_maps::KernelCollections;
-use crate::kernel_maps::KernelMap;
+use super::kernel_maps::KernelCollections;
+use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox};
+use super::peer::Peer;
 use crate::new_irq_spinlock;
-use crate::outbox::{cookie_request, EventBatch, EventQueue, Outbox};
-pub(crate) use crate::peer::Peer;
-use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CommId, Config, DeviceId, Endpoint, Received};
+use crate::proto::cm::{CmError, CommId, Config, DeviceId, Endpoint, Received};
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
 use crate::rdma::sync::IrqSpinLock;
-use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use crate::rdma::timer::{now_ms, random_u32, sleep_ms, Timer, TimerHandler, Work, WorkHandler};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 use kernel::{c_str, new_mutex};
@@ -43,49 +41,56 @@ const TIMER_BATCH: usize = 8;
 /// When memory for a timer batch is short, try again this much later.
 const TIMER_RETRY_MS: u64 = 10;
 
+/// The endpoint as the kernel runs it.
+pub(crate) type KernelEndpoint = Endpoint<Peer, KernelCollections>;
+
+/// Where the service's events go: the ABI surface whose consumers own the
+/// ids (the upcall from the shell, as `MadHandler` is from `rust/rdma`).
+pub(crate) trait EventConsumer: Sync + Sized {
+    /// Delivers a batch of events, in order. Called from the delivery
+    /// work: process context, never concurrently with itself, no lock
+    /// held.
+    fn deliver(&self, service: &CmService<Self>, batch: EventBatch);
+}
+
 /// A device served by the CM, with its ports' MAD agents.
-pub(crate) struct DeviceEntry {
-    pub(crate) identity: usize,
-    pub(crate) id: DeviceId,
-    pub(crate) guid: u64,
+struct DeviceEntry<C: EventConsumer> {
+    identity: usize,
+    id: DeviceId,
+    guid: u64,
     /// Dropped after the agents (field order), so no callback counts
     /// into freed counters.
-    agents: KVec<MadAgent<CmService>>,
+    agents: KVec<MadAgent<CmService<C>>>,
     counters: PortCounters,
 }
 
-/// The CM of this host.
+/// The CM of this host, handing its events to `C`.
 #[pin_data]
-pub(crate) struct CmService {
+pub(crate) struct CmService<C: EventConsumer> {
     #[pin]
-    pub(crate) endpoint: IrqSpinLock<Endpoint<Peer, KernelCollections>>,
+    endpoint: IrqSpinLock<KernelEndpoint>,
     /// Device slots; a removed device leaves `None`, reused by the next
     /// (6.12's `KVec` cannot remove elements).
     #[pin]
-    pub(crate) devices: Mutex<KVec<Option<DeviceEntry>>>,
+    devices: Mutex<KVec<Option<DeviceEntry<C>>>>,
     /// Set between `start` and `stop`; armed from any context.
     #[pin]
-    timer: IrqSpinLock<Option<Timer<CmService>>>,
+    timer: IrqSpinLock<Option<Timer<CmService<C>>>>,
     /// Delivers queued events to consumers (set between `start` and
     /// `stop`); queued from any context.
     #[pin]
-    delivery: IrqSpinLock<Option<Work<CmService>>>,
+    delivery: IrqSpinLock<Option<Work<CmService<C>>>>,
     next_device: AtomicU32,
-    /// Consumer ids (`struct ib_cm_id` boxes) by comm id.
-    #[pin]
-    pub(crate) ids: Mutex<KernelMap<u32, usize>>,
     /// Events waiting for delivery, in order.
     #[pin]
     events: IrqSpinLock<EventQueue>,
-    /// The ids whose handler runs right now (0: none), and the delivering
-    /// task: `ib_destroy_cm_id` waits for those callbacks.
-    pub(crate) delivering: [AtomicU32; 2],
-    pub(crate) worker: AtomicUsize,
+    #[pin]
+    consumer: C,
 }
 
-impl CmService {
-    /// A service with no devices.
-    pub(crate) fn new() -> impl PinInit<Self, Error> {
+impl<C: EventConsumer> CmService<C> {
+    /// A service with no devices, delivering to `consumer`.
+    pub(crate) fn new(consumer: impl PinInit<C, Error>) -> impl PinInit<Self, Error> {
         let config = Config {
             id_operand: random_u32(),
             tid_high: random_u32(),
@@ -96,16 +101,63 @@ impl CmService {
             timer <- new_irq_spinlock!(None, "rcm::timer"),
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
             next_device: AtomicU32::new(0),
-            ids <- new_mutex!(OrderedMap::new_empty(), "rcm::ids"),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
-            delivering: [AtomicU32::new(0), AtomicU32::new(0)],
-            worker: AtomicUsize::new(0),
+            consumer <- consumer,
         })
+    }
+
+    /// The consumer the service delivers to.
+    pub(crate) fn consumer(&self) -> &C {
+        &self.consumer
+    }
+
+    /// Runs an API call `op` on the endpoint with room for its output
+    /// reserved first, then sends and delivers what it produced (process
+    /// context). `NoMemory` when there is no room; nothing ran then.
+    pub(crate) fn call<R>(
+        &self,
+        op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
+    ) -> Result<R, CmError> {
+        let mut outbox = Outbox::reserve(1, GFP_KERNEL).map_err(|_| CmError::NoMemory)?;
+        let r = op(&mut self.endpoint.lock(), &mut outbox);
+        self.flush(outbox);
+        r
+    }
+
+    /// [`CmService::call`] for inputs that send no MAD, from any context
+    /// (room taken with `GFP_ATOMIC`; the events are delivered later).
+    pub(crate) fn call_any_context<R>(
+        &self,
+        op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
+    ) -> Result<R, CmError> {
+        let mut outbox = Outbox::for_events(1, GFP_ATOMIC).map_err(|_| CmError::NoMemory)?;
+        let r = op(&mut self.endpoint.lock(), &mut outbox);
+        self.queue_events(&mut outbox);
+        r
+    }
+
+    /// Reads the endpoint under its lock (any context). Writes to what the
+    /// consumers see of an id happen in here, so they are serialised.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelEndpoint) -> R) -> R {
+        f(&self.endpoint.lock())
+    }
+
+    /// Destroys the core's id (see `Endpoint::destroy`) and sends what
+    /// that takes; goes ahead without memory (its MADs are then best
+    /// effort: a DREQ is retransmitted, a lost REJ times out the peer).
+    pub(crate) fn destroy(&self, comm: CommId, reject: bool) -> Result<bool, CmError> {
+        let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
+        let r = self
+            .endpoint
+            .lock()
+            .destroy(now_ms(), comm, reject, &mut outbox);
+        self.flush(outbox);
+        r
     }
 
     /// Starts the timer; call once the service has its final address.
     pub(crate) fn start(self: Pin<&Self>) -> Result {
-        let this: *const CmService = &*self;
+        let this: *const CmService<C> = &*self;
         // SAFETY: the service is pinned and the timer is dropped (in
         // `stop`) before the service is freed.
         let timer = unsafe { Timer::new(this)? };
@@ -135,7 +187,7 @@ impl CmService {
             // SAFETY: the service outlives every agent: agents are dropped
             // in `remove_device`, which ib_core calls for every device
             // before client unregistration (and so module unload) returns.
-            let agent = unsafe { MadAgent::register(device, port, self as *const CmService)? };
+            let agent = unsafe { MadAgent::register(device, port, self as *const CmService<C>)? };
             agents.push(agent, GFP_KERNEL)?;
         }
         let entry = DeviceEntry {
@@ -197,14 +249,13 @@ impl CmService {
             if !self.endpoint.lock().awaits_drep(dev) {
                 return;
             }
-            // SAFETY: no preconditions; no lock is held.
-            unsafe { bindings::rcm_h_sleep_ms(10) };
+            sleep_ms(10);
         }
     }
 
     /// Posts collected MADs, reports failed requests to the endpoint and
     /// queues events for delivery (process context).
-    pub(crate) fn flush(&self, mut outbox: Outbox) {
+    fn flush(&self, mut outbox: Outbox) {
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
         for _ in 0..2 {
@@ -267,7 +318,7 @@ impl CmService {
 
     /// Moves an outbox's events to the delivery queue and has them
     /// delivered; any context (it does not allocate).
-    pub(crate) fn queue_events(&self, outbox: &mut Outbox) {
+    fn queue_events(&self, outbox: &mut Outbox) {
         if !self.events.lock().push(outbox) {
             return;
         }
@@ -276,9 +327,16 @@ impl CmService {
         }
     }
 
-    /// The oldest batch of queued events.
-    pub(crate) fn next_events(&self) -> Option<EventBatch> {
-        self.events.lock().pop()
+    /// Hands the queued events to the consumer, oldest first.
+    fn deliver_events(&self) {
+        loop {
+            // Popped and released before the consumer runs.
+            let batch = self.events.lock().pop();
+            let Some(batch) = batch else {
+                return;
+            };
+            self.consumer.deliver(self, batch);
+        }
     }
 
     /// Arms the timer for the endpoint's next deadline. The deadline may
@@ -298,7 +356,7 @@ impl CmService {
     }
 }
 
-impl MadHandler for CmService {
+impl<C: EventConsumer> MadHandler for CmService<C> {
     fn received(&self, mad: &ReceivedMad) {
         let port = mad.from.port;
         let device = {
@@ -355,7 +413,7 @@ impl MadHandler for CmService {
     }
 }
 
-impl TimerHandler for CmService {
+impl<C: EventConsumer> TimerHandler for CmService<C> {
     /// Retransmissions, give-ups and TIMEWAIT ends that are due, in
     /// batches whose output has room reserved.
     fn fire(&self) {
@@ -376,43 +434,9 @@ impl TimerHandler for CmService {
     }
 }
 
-impl WorkHandler for CmService {
+impl<C: EventConsumer> WorkHandler for CmService<C> {
     /// Delivers the queued events to their consumers.
     fn run(&self) {
         self.deliver_events();
-    }
-}
-
-/// The service, for ib_client callbacks (which get no context pointer).
-static SERVICE: core::sync::atomic::AtomicPtr<CmService> =
-    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
-
-/// Runs `f` on the service, if one is published.
-pub(crate) fn with_service<R>(f: impl FnOnce(&CmService) -> R) -> Option<R> {
-    let ptr = SERVICE.load(Ordering::Acquire);
-    // SAFETY: a non-null pointer is published by `ServiceHandle::new` and
-    // withdrawn by its drop, which happens only after the ib_client whose
-    // callbacks call this is unregistered (field order in `RcmModule`).
-    unsafe { ptr.as_ref() }.map(f)
-}
-
-/// Owns the service and publishes it for the client callbacks.
-pub(crate) struct ServiceHandle(Pin<KBox<CmService>>);
-
-impl ServiceHandle {
-    /// Creates, starts and publishes the service.
-    pub(crate) fn new() -> Result<Self> {
-        let service = KBox::pin_init(CmService::new(), GFP_KERNEL)?;
-        service.as_ref().start()?;
-        let ptr: *const CmService = &*service;
-        SERVICE.store(ptr.cast_mut(), Ordering::Release);
-        Ok(ServiceHandle(service))
-    }
-}
-
-impl Drop for ServiceHandle {
-    fn drop(&mut self) {
-        SERVICE.store(core::ptr::null_mut(), Ordering::Release);
-        self.0.stop();
     }
 }

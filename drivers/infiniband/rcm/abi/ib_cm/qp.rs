@@ -5,13 +5,13 @@
 //! computed as the 6.12 C CM does) and `ib_cm_notify` (the QP saw the
 //! connection come up, or migrated).
 
+use super::id::{sync_id, CmIdBox};
+use super::types::kernel_qp_type;
+use super::with_service;
 use crate::bindings as b;
-use crate::cm_ids::CmIdBox;
-use crate::cm_service::{with_service, Peer};
-use crate::ib_cm_types::kernel_qp_type;
-use crate::kernel_maps::KernelCollections;
-use crate::outbox::Outbox;
-use crate::proto::cm::{CmError, CommId, Endpoint, LapState, QpParams, State};
+use crate::proto::cm::{CmError, CommId, LapState, QpParams, State};
+use crate::rdma::device::Device;
+use crate::shell::{KernelEndpoint, Outbox, Peer};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -55,8 +55,8 @@ fn init_attr(v: &QpView, device: *mut b::ib_device, a: &mut b::ib_qp_attr) -> Op
     }
     let mut access = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
     if v.qp.responder_resources != 0 {
-        // SAFETY: the id's device is registered.
-        let flush = unsafe { b::rcm_h_flush_access(device) };
+        // SAFETY: the id's device is registered while the id exists.
+        let flush = unsafe { Device::from_raw(device) }.flush_access();
         access |= b::ib_access_flags_IB_ACCESS_REMOTE_READ
             | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
             | flush;
@@ -151,12 +151,14 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
     let id = unsafe { CmIdBox::from_id(cm_id) };
     let (comm, device) = (id.comm, id.device());
     let view = with_service(|s| {
-        s.endpoint.lock().get(comm).map(|c| QpView {
-            state: c.state(),
-            lap_state: c.lap_state(),
-            qp: *c.qp_params(),
-            peer: c.peer().copied(),
-            passive: c.listener().is_some(),
+        s.read(|ep| {
+            ep.get(comm).map(|c| QpView {
+                state: c.state(),
+                lap_state: c.lap_state(),
+                qp: *c.qp_params(),
+                peer: c.peer().copied(),
+                passive: c.listener().is_some(),
+            })
         })
     });
     let Some(view) = view else {
@@ -207,10 +209,8 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     // SAFETY: per this function's contract.
     let id = unsafe { CmIdBox::from_id(cm_id) };
     let r = with_service(|s| {
-        let mut outbox = Outbox::for_events(1, GFP_ATOMIC).map_err(|_| CmError::NoMemory)?;
-        let r = apply_notify(&mut s.endpoint.lock(), id.comm, event, &mut outbox);
-        s.queue_events(&mut outbox);
-        s.sync_id(id);
+        let r = s.call_any_context(|ep, out| apply_notify(ep, id.comm, event, out));
+        sync_id(s, id);
         r
     });
     match r {
@@ -222,7 +222,7 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
 
 /// What an `ib_cm_notify` event does to the core (it sends nothing).
 fn apply_notify(
-    ep: &mut Endpoint<Peer, KernelCollections>,
+    ep: &mut KernelEndpoint,
     comm: CommId,
     event: b::ib_event_type,
     out: &mut Outbox,

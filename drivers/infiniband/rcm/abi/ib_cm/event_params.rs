@@ -4,11 +4,10 @@
 //! the plain `struct rcm_h_event` that `rcm_cm_events.c` turns into a
 //! `struct ib_cm_event`. Pointers in it borrow the event's message.
 
+use super::path::event_path;
 use crate::bindings;
-use crate::cm_service::Peer;
 use crate::proto::cm::{Connection, Event, Failure, Transport};
-use crate::proto::timer::IbaTime;
-use crate::proto::wire::lap::Lap;
+use crate::shell::Peer;
 
 /// What an event's parameters need from its connection besides the
 /// message.
@@ -37,32 +36,6 @@ fn send_status(failure: Failure) -> u32 {
     match failure {
         Failure::Timeout => bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR,
         Failure::SendFailed => bindings::ib_wc_status_IB_WC_GENERAL_ERR,
-    }
-}
-
-/// The packet lifetime of a path whose local ACK timeout a REQ or LAP
-/// carries (the C CM's conversion: one exponent less, floored at 0).
-pub(crate) fn packet_life_time(local_ack_timeout: IbaTime) -> u8 {
-    local_ack_timeout.exponent().saturating_sub(1)
-}
-
-/// The alternate path a LAP proposes, from our side.
-fn lap_path(lap: &Lap, cx: &EventContext) -> bindings::rcm_h_lap_path {
-    bindings::rcm_h_lap_path {
-        sgid: lap.alternate_remote_port_gid,
-        dgid: lap.alternate_local_port_gid,
-        service_id: 0,
-        flow_label: lap.alternate_flow_label,
-        slid: lap.alternate_remote_port_lid,
-        dlid: lap.alternate_local_port_lid,
-        pkey: cx.pkey,
-        sl: lap.alternate_sl,
-        rate: lap.alternate_packet_rate,
-        hop_limit: lap.alternate_hop_limit,
-        traffic_class: lap.alternate_traffic_class,
-        packet_life_time: packet_life_time(lap.alternate_local_ack_timeout),
-        mtu: cx.path_mtu,
-        roce: u8::from(cx.peer.is_some_and(|p| p.path.has_grh)),
     }
 }
 
@@ -118,7 +91,8 @@ pub(crate) fn event_params(event: &Event, cx: &EventContext) -> Option<bindings:
         }
         Event::LapReceived(lap) => {
             e.private_data = lap.private_data.as_ptr().cast();
-            e.lap = lap_path(lap, cx);
+            let roce = cx.peer.is_some_and(|p| p.path.has_grh);
+            e.lap = event_path(&lap.alternate_path(), cx.pkey, cx.path_mtu, 0, roce);
         }
         Event::AprReceived(apr) => {
             e.private_data = apr.private_data.as_ptr().cast();

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What every ib_cm export does at the C boundary: C buffers as slices,
+//! `ERR_PTR`, a call on the id's connection, the peer a consumer's path
+//! record leads to.
+
+use super::id::{sync_id, CmIdBox};
+use super::with_service;
+use crate::bindings;
+use crate::proto::cm::{CmError, CommId};
+use crate::rdma::gid::GidAttr;
+use crate::rdma::mad::MadPath;
+use crate::shell::{KernelEndpoint, Outbox, Peer};
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+
+/// `ERR_PTR(-errno)` for pointer-returning exports.
+pub(super) fn err_ptr<T>(errno: i32) -> *mut T {
+    errno as isize as *mut T
+}
+
+/// A slice from a C pointer and length; an empty slice for NULL.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` must be valid for `len` bytes.
+pub(super) unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
+    if ptr.is_null() || len == 0 {
+        &[]
+    } else {
+        // SAFETY: per the function's contract.
+        unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), usize::from(len)) }
+    }
+}
+
+/// A slice of at most `max` bytes from a C pointer and length; `None` if
+/// longer.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` must be valid for `len` bytes.
+pub(super) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
+    if !ptr.is_null() && usize::from(len) > max {
+        return None;
+    }
+    // SAFETY: per the function's contract.
+    Some(unsafe { bytes(ptr, len) })
+}
+
+/// Runs `op` on the core for the id behind `cm_id`, sends what it
+/// produced, refreshes the fields the consumer reads, and returns 0 or the
+/// C CM's errno.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm and not be destroyed.
+pub(super) unsafe fn id_call(
+    cm_id: *mut bindings::ib_cm_id,
+    op: impl FnOnce(&mut KernelEndpoint, CommId, &mut Outbox) -> Result<(), CmError>,
+) -> c_int {
+    let r = with_service(|s| {
+        // SAFETY: per this function's contract.
+        let b = unsafe { CmIdBox::from_id(cm_id) };
+        let r = s.call(|ep, out| op(ep, b.comm, out));
+        sync_id(s, b);
+        r
+    });
+    match r {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => e.errno(),
+        None => ENODEV.to_errno(),
+    }
+}
+
+/// The peer a path record leads to, on the id's device, and the GID entry
+/// of its source.
+///
+/// # Safety
+///
+/// `cm_id` from rcm; `rec` valid; `sgid_attr` NULL or held.
+pub(super) unsafe fn peer_of(
+    cm_id: *mut bindings::ib_cm_id,
+    rec: *const bindings::sa_path_rec,
+    sgid_attr: *const bindings::ib_gid_attr,
+) -> core::result::Result<(Peer, GidAttr), c_int> {
+    // SAFETY: per the contract.
+    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
+    // SAFETY: per the contract; the id's device is registered.
+    let (path, gid) = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
+        .map_err(|_| EINVAL.to_errno())?;
+    let dev = with_service(|s| s.device_id(device as usize))
+        .flatten()
+        .ok_or(ENODEV.to_errno())?;
+    Ok((Peer { device: dev, path }, gid))
+}
+
+/// Sends a request with `op` and, if the id took it, keeps `gid` as the
+/// GID entry of the id's path.
+///
+/// # Safety
+///
+/// `cm_id` must come from rcm and not be destroyed.
+pub(super) unsafe fn send_holding(
+    cm_id: *mut bindings::ib_cm_id,
+    gid: GidAttr,
+    op: impl FnOnce(&mut KernelEndpoint, CommId, &mut Outbox) -> Result<(), CmError>,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let ret = unsafe { id_call(cm_id, op) };
+    if ret == 0 {
+        // SAFETY: per this function's contract.
+        unsafe { CmIdBox::from_id(cm_id) }.hold_gid(Some(gid));
+    }
+    ret
+}
