@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# rcm-vm: guests=1 modes=rcm timeout=180
+# rcm-vm: guests=1 modes=rcm timeout=300
 #
 # rcm.ko in CM mode `rcm`: it is loaded in place of the C connection
 # manager, sees rxe0 appear and disappear, unloads and reloads cleanly, and
