@@ -59,6 +59,7 @@ if ! cargo fuzz build -s "$san" > "$logs/build.log" 2>&1; then
 	exit 1
 fi
 targets=${RCM_FUZZ_TARGETS:-$(cargo fuzz list)}
+[ -n "$targets" ] || { echo "fuzz: no fuzz targets found" >&2; exit 1; }
 
 failed=0
 summary=()

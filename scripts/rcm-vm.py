@@ -144,6 +144,9 @@ def run(args):
 
     two = spec["guests"] == 2
     common = [f"rcmvm.timeout={timeout}"]
+    if os.environ.get("RCM_CAMPAIGN_SEED", "").isdigit():
+        # replays a seeded test (rcm_mad_campaign.sh)
+        common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
     if args.script:
         common.append(f"rcmvm.test={os.path.basename(args.script)}")
     if args.guest_exec:

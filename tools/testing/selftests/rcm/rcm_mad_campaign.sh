@@ -17,7 +17,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 9
+ktap_set_plan 10
 
 INJECT=$RCM_TEST_DIR/rcm_mad_inject
 PORT=/sys/class/infiniband/rxe0/ports/1
@@ -34,11 +34,12 @@ rcm_expect "this guest has no CM; the peer runs rcm; our IPv4 GID is at index ${
 peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 rx_before=$(peer_run "cat $PORT/cm_rx_msgs/req")
 
-seed=$RANDOM
+# RCM_CAMPAIGN_SEED replays a run (the seed is printed either way).
+seed=${RCM_CAMPAIGN_SEED:-$RANDOM}
+rcm_log "campaign seed $seed (replay: RCM_CAMPAIGN_SEED=$seed)"
 out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 10000 "$seed" 2>&1)
 rc=$?
 printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
-rcm_log "(seed $seed)"
 ktap_test_result "10,000 crafted MADs: every answer right, nothing unexpected" [ $rc = 0 ]
 
 counted() {
@@ -100,5 +101,6 @@ rcm_expect "afterwards a normal RC connection to rcm works (10 messages)" normal
 
 rcm_check_kmemleak_peer
 
+rcm_check_kmemleak_peer
 rcm_check_dmesg_clean
 ktap_finished
