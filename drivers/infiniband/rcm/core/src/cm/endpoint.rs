@@ -10,9 +10,7 @@ use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
 use super::state::{LapState, State};
 use super::store::{Collections, InsertError, OrderedMap};
-use super::{
-    CommId, DeviceId, Millis, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT, NEVER,
-};
+use super::{CommId, DeviceId, Millis, Sink, Transmit, NEVER};
 use crate::reason::{RejectReason, SidrStatus};
 use crate::timer;
 use crate::wire::field::{Mad, MAD_SIZE};
@@ -354,8 +352,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     }
 
     /// Runs at most `max` of the timers due at `now`; true if more are due.
-    /// Each produces at most [`MAX_EVENTS_PER_INPUT`] events and
-    /// [`MAX_SENDS_PER_INPUT`] MADs, so an embedding can reserve room for
+    /// Each produces at most [`super::MAX_EVENTS_PER_INPUT`] events and
+    /// [`super::MAX_SENDS_PER_INPUT`] MADs, so an embedding can reserve room for
     /// the output of a bounded batch before it runs one.
     pub fn handle_timeouts<S: Sink<A>>(&mut self, now: Millis, max: usize, sink: &mut S) -> bool {
         // Each pass moves one id's deadline past `now` or removes it, so
