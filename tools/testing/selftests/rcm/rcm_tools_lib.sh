@@ -50,24 +50,28 @@ check_rping() {
 	ktap_test_result "rping -C $PINGS ($(pair_words "$dir")): connect, data, disconnect" [ $rc = 0 ]
 }
 
-# ucmatose: $2 RC connections on one event channel, messages both ways.
-check_ucmatose() {
-	local dir=$1 conns=${2:-2} rc=0
-	run_pair "$dir" ucmatose "ucmatose -c $conns -C 5" "ucmatose -s @SERVER@ -c $conns -C 5" || rc=1
+# A librdmacm example that ends both sides with "test complete":
+# check_complete <dir> <job> <server cmd> <client cmd> <what it did>.
+check_complete() {
+	local dir=$1 job=$2 rc=0
+	run_pair "$dir" "$job" "$3" "$4" || rc=1
 	printf '%s\n' "$PAIR_CLIENT_OUT" | grep -q '^test complete' || rc=1
 	printf '%s\n' "$PAIR_SERVER_OUT" | grep -q '^test complete' || rc=1
 	[ $rc = 0 ] || pair_failed
-	ktap_test_result "ucmatose -c $conns ($(pair_words "$dir")): connections, 5 messages each way" [ $rc = 0 ]
+	ktap_test_result "$job ($(pair_words "$dir")): $5" [ $rc = 0 ]
+}
+
+# ucmatose: $2 RC connections on one event channel, messages both ways.
+check_ucmatose() {
+	local conns=${2:-2}
+	check_complete "$1" ucmatose "ucmatose -c $conns -C 5" "ucmatose -s @SERVER@ -c $conns -C 5" \
+		"$conns connections, 5 messages each way"
 }
 
 # udaddy: UD service id resolution (SIDR) and datagrams.
 check_udaddy() {
-	local dir=$1 rc=0
-	run_pair "$dir" udaddy "udaddy -c 1 -C 5" "udaddy -s @SERVER@ -c 1 -C 5" || rc=1
-	printf '%s\n' "$PAIR_CLIENT_OUT" | grep -q '^test complete' || rc=1
-	printf '%s\n' "$PAIR_SERVER_OUT" | grep -q '^test complete' || rc=1
-	[ $rc = 0 ] || pair_failed
-	ktap_test_result "udaddy ($(pair_words "$dir")): SIDR resolution and UD messages" [ $rc = 0 ]
+	check_complete "$1" udaddy "udaddy -c 1 -C 5" "udaddy -s @SERVER@ -c 1 -C 5" \
+		"SIDR resolution and UD messages"
 }
 
 # A connect to a port nobody listens on is rejected by the peer's CM with
