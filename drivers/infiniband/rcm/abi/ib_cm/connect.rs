@@ -8,8 +8,9 @@ use super::ffi::{data, id_call, peer_of, send_holding};
 use super::id::CmIdBox;
 use super::path::req_path;
 use super::types::qp_type_of;
+use super::with_service;
 use crate::bindings;
-use crate::proto::cm::{CmError, CommId, Transport};
+use crate::proto::cm::{CmError, CommId, State, Transport};
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::rep::Rep;
 use crate::proto::wire::req::Req;
@@ -74,6 +75,13 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     // SAFETY: the paths are valid per this function's contract.
     let (pri, alt) = unsafe { (&*p.primary_path, p.alternate_path.as_ref()) };
     if alt.is_some_and(|a| a.pkey != pri.pkey || a.mtu != pri.mtu) {
+        return EINVAL.to_errno();
+    }
+    // 6.12 checks the id's state before it resolves the path.
+    // SAFETY: per this function's contract.
+    let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
+    let state = with_service(|s| s.read(|ep| ep.get(comm).map(|c| c.state()))).flatten();
+    if state != Some(State::Idle) {
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.

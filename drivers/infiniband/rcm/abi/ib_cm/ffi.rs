@@ -86,8 +86,8 @@ pub(super) unsafe fn peer_of(
     // SAFETY: per the contract.
     let device = unsafe { CmIdBox::from_id(cm_id) }.device();
     // SAFETY: per the contract; the id's device is registered.
-    let (path, gid) = unsafe { MadPath::from_path_record(device, rec, sgid_attr) }
-        .map_err(|_| EINVAL.to_errno())?;
+    let (path, gid) =
+        unsafe { MadPath::from_path_record(device, rec, sgid_attr) }.map_err(|e| e.to_errno())?;
     let dev = with_service(|s| s.device_id(device as usize))
         .flatten()
         .ok_or(ENODEV.to_errno())?;

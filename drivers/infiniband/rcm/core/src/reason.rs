@@ -8,7 +8,7 @@
 macro_rules! status_codes {
     (
         $(#[$meta:meta])*
-        $name:ident($repr:ty) {
+        $name:ident($repr:ty, unknown: $unknown:literal) {
             $($(#[$vmeta:meta])* $variant:ident = $value:literal => $text:literal,)*
         }
     ) => {
@@ -44,7 +44,7 @@ macro_rules! status_codes {
             pub const fn message(self) -> &'static str {
                 match self {
                     $($name::$variant => $text,)*
-                    $name::Unknown(_) => "unrecognized status",
+                    $name::Unknown(_) => $unknown,
                 }
             }
 
@@ -52,7 +52,7 @@ macro_rules! status_codes {
             pub const fn message_nul(self) -> &'static str {
                 match self {
                     $($name::$variant => concat!($text, "\0"),)*
-                    $name::Unknown(_) => "unrecognized status\0",
+                    $name::Unknown(_) => concat!($unknown, "\0"),
                 }
             }
         }
@@ -60,7 +60,7 @@ macro_rules! status_codes {
         impl core::fmt::Display for $name {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 match self {
-                    $name::Unknown(v) => write!(f, "unrecognized status {}", v),
+                    $name::Unknown(v) => write!(f, "{} {}", $unknown, v),
                     _ => f.write_str(self.message()),
                 }
             }
@@ -70,81 +70,83 @@ macro_rules! status_codes {
 
 status_codes! {
     /// Why a REQ, REP or other message was rejected (REJ "reason", 16 bits).
-    RejectReason(u16) {
+    /// The texts are 6.12's `ibcm_reject_msg()` strings, which consumers
+    /// print.
+    RejectReason(u16, unknown: "unrecognized reason") {
         /// No QP available.
-        NoQp = 1 => "no QP available",
+        NoQp = 1 => "no QP",
         /// No EE context available.
-        NoEec = 2 => "no EE context available",
+        NoEec = 2 => "no EEC",
         /// Out of resources.
-        NoResources = 3 => "insufficient resources",
+        NoResources = 3 => "no resources",
         /// The peer gave up waiting for a reply.
-        Timeout = 4 => "timed out",
+        Timeout = 4 => "timeout",
         /// The request is not supported.
-        Unsupported = 5 => "request not supported",
+        Unsupported = 5 => "unsupported",
         /// The communication id is not valid.
-        InvalidCommId = 6 => "invalid communication id",
+        InvalidCommId = 6 => "invalid comm ID",
         /// The communication instance is not valid.
-        InvalidCommInstance = 7 => "invalid communication instance",
+        InvalidCommInstance = 7 => "invalid comm instance",
         /// Nobody listens on the service id.
-        InvalidServiceId = 8 => "invalid service id",
+        InvalidServiceId = 8 => "invalid service ID",
         /// The transport service type is not valid.
-        InvalidTransportType = 9 => "invalid transport service type",
+        InvalidTransportType = 9 => "invalid transport type",
         /// A stale connection was found (the QP is still in use).
-        StaleConn = 10 => "stale connection",
+        StaleConn = 10 => "stale conn",
         /// The RD channel does not exist.
-        RdcNotExist = 11 => "RDC does not exist",
+        RdcNotExist = 11 => "RDC not exist",
         /// The primary GID is rejected.
-        InvalidGid = 12 => "invalid primary GID",
+        InvalidGid = 12 => "invalid GID",
         /// The primary LID is rejected.
-        InvalidLid = 13 => "invalid primary LID",
+        InvalidLid = 13 => "invalid LID",
         /// The primary SL is rejected.
-        InvalidSl = 14 => "invalid primary SL",
+        InvalidSl = 14 => "invalid SL",
         /// The primary traffic class is rejected.
-        InvalidTrafficClass = 15 => "invalid primary traffic class",
+        InvalidTrafficClass = 15 => "invalid traffic class",
         /// The primary hop limit is rejected.
-        InvalidHopLimit = 16 => "invalid primary hop limit",
+        InvalidHopLimit = 16 => "invalid hop limit",
         /// The primary packet rate is rejected.
-        InvalidPacketRate = 17 => "invalid primary packet rate",
+        InvalidPacketRate = 17 => "invalid packet rate",
         /// The alternate GID is rejected.
-        InvalidAltGid = 18 => "invalid alternate GID",
+        InvalidAltGid = 18 => "invalid alt GID",
         /// The alternate LID is rejected.
-        InvalidAltLid = 19 => "invalid alternate LID",
+        InvalidAltLid = 19 => "invalid alt LID",
         /// The alternate SL is rejected.
-        InvalidAltSl = 20 => "invalid alternate SL",
+        InvalidAltSl = 20 => "invalid alt SL",
         /// The alternate traffic class is rejected.
-        InvalidAltTrafficClass = 21 => "invalid alternate traffic class",
+        InvalidAltTrafficClass = 21 => "invalid alt traffic class",
         /// The alternate hop limit is rejected.
-        InvalidAltHopLimit = 22 => "invalid alternate hop limit",
+        InvalidAltHopLimit = 22 => "invalid alt hop limit",
         /// The alternate packet rate is rejected.
-        InvalidAltPacketRate = 23 => "invalid alternate packet rate",
+        InvalidAltPacketRate = 23 => "invalid alt packet rate",
         /// The CM is on another port (redirect).
         PortCmRedirect = 24 => "port CM redirect",
         /// Use another port (redirect).
         PortRedirect = 25 => "port redirect",
         /// The path MTU is rejected.
-        InvalidMtu = 26 => "invalid path MTU",
+        InvalidMtu = 26 => "invalid MTU",
         /// Not enough responder resources.
-        InsufficientRespResources = 27 => "insufficient responder resources",
+        InsufficientRespResources = 27 => "insufficient resp resources",
         /// Rejected by the consumer; details in the private data.
         ConsumerDefined = 28 => "consumer defined",
         /// The RNR retry count is rejected.
-        InvalidRnrRetry = 29 => "invalid RNR retry count",
+        InvalidRnrRetry = 29 => "invalid RNR retry",
         /// The local communication id is already in use.
-        DuplicateLocalCommId = 30 => "duplicate local communication id",
+        DuplicateLocalCommId = 30 => "duplicate local comm ID",
         /// The CM class version is not supported.
-        InvalidClassVersion = 31 => "unsupported class version",
+        InvalidClassVersion = 31 => "invalid class version",
         /// The primary flow label is rejected.
-        InvalidFlowLabel = 32 => "invalid primary flow label",
+        InvalidFlowLabel = 32 => "invalid flow label",
         /// The alternate flow label is rejected.
-        InvalidAltFlowLabel = 33 => "invalid alternate flow label",
+        InvalidAltFlowLabel = 33 => "invalid alt flow label",
         /// A vendor option (ECE) is not supported.
-        VendorOptionNotSupported = 35 => "vendor option not supported",
+        VendorOptionNotSupported = 35 => "vendor option is not supported",
     }
 }
 
 status_codes! {
     /// The answer to a LAP (APR "AP status", 8 bits).
-    AprStatus(u8) {
+    AprStatus(u8, unknown: "unrecognized status") {
         /// The alternate path was loaded.
         Success = 0 => "alternate path loaded",
         /// The communication id is not valid.
@@ -178,7 +180,7 @@ status_codes! {
 
 status_codes! {
     /// The answer to a SIDR_REQ (SIDR_REP "status", 8 bits).
-    SidrStatus(u8) {
+    SidrStatus(u8, unknown: "unrecognized status") {
         /// The service was resolved.
         Success = 0 => "service resolved",
         /// The service id is not supported.
@@ -254,9 +256,14 @@ mod tests {
         for s in SidrStatus::ALL {
             assert!(!s.message().is_empty());
         }
+        // 6.12's ibcm_reject_msg() strings.
         assert_eq!(
             RejectReason::InvalidServiceId.message(),
-            "invalid service id"
+            "invalid service ID"
+        );
+        assert_eq!(
+            RejectReason::from_wire(34).message_nul(),
+            "unrecognized reason\0"
         );
     }
 }
