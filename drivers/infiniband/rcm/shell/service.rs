@@ -402,14 +402,12 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
         let Some((id, attr_id)) = cookie_request(cookie).filter(|_| !ok) else {
             return;
         };
-        // Unreported, the request's timeout ends the exchange.
-        let Ok(mut outbox) = Outbox::reserve(1, GFP_KERNEL) else {
-            return;
-        };
-        self.endpoint
-            .lock()
-            .send_failed(now_ms(), id, attr_id, &mut outbox);
-        self.flush(outbox);
+        // Without room it goes unreported: the request's timeout ends the
+        // exchange.
+        let _ = self.call(|ep, out| {
+            ep.send_failed(now_ms(), id, attr_id, out);
+            Ok(())
+        });
     }
 }
 
