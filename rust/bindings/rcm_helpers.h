@@ -128,6 +128,16 @@ struct rcm_h_lap_path {
 };
 
 /*
+ * The path a peer proposed (a REQ's alternate path, a LAP's) as seen from
+ * this side, on `ibdev` (rcm_h_path_from_sa without keeping the GID; the
+ * record type follows sgid_attr's GID type on RoCE).
+ */
+int rcm_h_path_from_lap_path(struct ib_device *ibdev,
+			     const struct rcm_h_lap_path *l,
+			     const struct ib_gid_attr *sgid_attr,
+			     struct rcm_h_path *out);
+
+/*
  * IB_CM_REQ_RECEIVED, with every value as 6.12 reports it: the REQ's
  * responder resources / initiator depth and local / remote response
  * timeouts already swapped to this side's view.
@@ -228,12 +238,10 @@ int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e);
 
 /* The running task, as an identity. */
 void *rcm_h_current(void);
-/* Sleeps `ms` milliseconds. */
-void rcm_h_sleep_ms(u32 ms);
-/* Sleeps until done(ctx), re-checked at every rcm_h_delivery_done(). */
+/* Sleeps until done(ctx), re-checked at every rcm_h_wake_waiters(). */
 void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx);
-/* A callback finished: wakes rcm_h_wait_until() sleepers. */
-void rcm_h_delivery_done(void);
+/* Something a sleeper may wait for happened: wakes them to re-check. */
+void rcm_h_wake_waiters(void);
 
 /* spin_lock_irqsave / spin_unlock_irqrestore on a spinlock_t. */
 unsigned long rcm_h_spin_lock_irqsave(void *lock);

@@ -8,10 +8,10 @@
 use crate::bindings;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
-use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::error::{from_err_ptr, to_result};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// Size of every MAD.
 pub(crate) const MAD_SIZE: usize = 256;
@@ -108,19 +108,30 @@ impl MadPath {
         Ok((MadPath::from_raw(&raw), gid))
     }
 
-    /// Writes the address vector of this path into `attr`.
-    ///
-    /// # Safety
-    ///
-    /// `device` must be registered and `attr` valid for writes.
-    pub(crate) unsafe fn fill_ah_attr(
-        &self,
-        device: *mut bindings::ib_device,
-        attr: *mut bindings::rdma_ah_attr,
-    ) {
+    /// The path a peer proposed (a REQ's alternate path, a LAP's), seen
+    /// from this side, on `device`; `sgid_attr` is the GID the peer's
+    /// message arrived on (its type picks the RoCE version).
+    pub(crate) fn from_proposed(
+        device: &Device<'_>,
+        proposed: &bindings::rcm_h_lap_path,
+        sgid_attr: Option<&GidAttr>,
+    ) -> Result<Self> {
+        let mut raw = bindings::rcm_h_path::default();
+        let sgid_attr = sgid_attr.map_or(core::ptr::null(), GidAttr::as_ptr);
+        // SAFETY: the device is registered (type invariant of `Device`),
+        // `sgid_attr` NULL or held by the caller; the rest is ours.
+        to_result(unsafe {
+            bindings::rcm_h_path_from_lap_path(device.as_raw(), proposed, sgid_attr, &mut raw)
+        })?;
+        Ok(MadPath::from_raw(&raw))
+    }
+
+    /// Writes the address vector of this path on `device` into `attr`.
+    pub(crate) fn fill_ah_attr(&self, device: &Device<'_>, attr: &mut bindings::rdma_ah_attr) {
         let raw = self.to_raw();
-        // SAFETY: per this function's contract.
-        unsafe { bindings::rcm_h_fill_ah_attr(device, &raw, attr) };
+        // SAFETY: the device is registered (type invariant of `Device`);
+        // `raw` and `attr` are valid for the call.
+        unsafe { bindings::rcm_h_fill_ah_attr(device.as_raw(), &raw, attr) };
     }
 }
 
@@ -137,21 +148,24 @@ pub(crate) struct ReceivedMad {
 /// What a MAD agent's owner does with its traffic. Called in process
 /// context (ib_mad's completion work), never concurrently with the
 /// agent's unregistration returning.
-pub(crate) trait MadHandler: Sync {
+pub(crate) trait MadHandler: Send + Sync {
     /// A MAD arrived.
     fn received(&self, mad: &ReceivedMad);
     /// A send finished; `ok` false if it could not be delivered.
     fn sent(&self, cookie: u64, ok: bool);
 }
 
-/// A registered CM MAD agent on one port; unregisters on drop.
+/// A registered CM MAD agent on one port; unregisters on drop. It holds
+/// a reference on its handler: a handler that owns its agents must drop
+/// them to be freed.
 ///
-/// INVARIANT: `agent` is a registered agent whose context is a `*const H`
-/// valid until `self` is dropped.
+/// INVARIANT: `agent` is a registered agent whose context is the address
+/// of `handler`'s contents.
 pub(crate) struct MadAgent<H: MadHandler> {
     agent: NonNull<bindings::ib_mad_agent>,
     port: u32,
-    _handler: PhantomData<*const H>,
+    /// Released after the agent is unregistered (`Drop` runs first).
+    _handler: Arc<H>,
 }
 
 // SAFETY: the agent pointer is only used to post sends and unregister,
@@ -162,33 +176,26 @@ unsafe impl<H: MadHandler> Sync for MadAgent<H> {}
 
 impl<H: MadHandler> MadAgent<H> {
     /// Registers the CM class on `port` of `device`.
-    ///
-    /// # Safety
-    ///
-    /// `handler` must stay valid until the returned agent is dropped.
-    pub(crate) unsafe fn register(
-        device: &Device<'_>,
-        port: u32,
-        handler: *const H,
-    ) -> Result<Self> {
+    pub(crate) fn register(device: &Device<'_>, port: u32, handler: Arc<H>) -> Result<Self> {
+        let ctx: *const H = &*handler;
         // SAFETY: `device` is a registered device (type invariant of
-        // `Device`); the callbacks match ib_mad's handler types; `handler`
-        // outlives the agent per this function's contract.
+        // `Device`); the callbacks match ib_mad's handler types; the
+        // context is kept alive by the reference the agent holds.
         let agent = from_err_ptr(unsafe {
             bindings::rcm_h_register_cm_agent(
                 device.as_raw(),
                 port,
                 Some(send_done::<H>),
                 Some(received::<H>),
-                handler.cast_mut().cast(),
+                ctx.cast_mut().cast(),
             )
         })?;
         let agent = NonNull::new(agent).ok_or(ENOMEM)?;
-        // INVARIANT: registered with `handler` as context.
+        // INVARIANT: registered with `handler`'s contents as context.
         Ok(MadAgent {
             agent,
             port,
-            _handler: PhantomData,
+            _handler: handler,
         })
     }
 
@@ -234,7 +241,8 @@ unsafe extern "C" fn received<H: MadHandler>(
     // SAFETY: ib_mad passes its agent and a receive completion that stay
     // valid until ib_free_recv_mad below.
     let (agent, recv) = unsafe { (&*agent, &*wc) };
-    // SAFETY: the context is the handler (register's contract).
+    // SAFETY: the context is the handler, kept alive by the `MadAgent`,
+    // which ib_mad does not let unregister while a callback runs.
     let handler = unsafe { &*agent.context.cast::<H>() };
     let len = usize::try_from(recv.mad_len).unwrap_or(0);
     // SAFETY: every member of the union is a pointer to the same received
@@ -279,7 +287,7 @@ unsafe extern "C" fn send_done<H: MadHandler>(
 ) {
     // SAFETY: ib_mad passes its agent and the send completion.
     let (agent, sent) = unsafe { (&*agent, &*wc) };
-    // SAFETY: the context is the handler (register's contract).
+    // SAFETY: as in `received`.
     let handler = unsafe { &*agent.context.cast::<H>() };
     // SAFETY: the buffer was allocated by rcm_h_alloc_send.
     let cookie = unsafe { bindings::rcm_h_send_cookie(sent.send_buf) };

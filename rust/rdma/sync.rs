@@ -63,7 +63,7 @@ pub(crate) fn current_task() -> usize {
 }
 
 /// Sleeps until `done` holds, re-checking it at every [`wake_waiters`]
-/// (one wait queue for the module: waits are short and rare).
+/// (one wait queue for the module: waits are rare).
 pub(crate) fn wait_until<F: Fn() -> bool>(done: &F) {
     // SAFETY: `check::<F>` reads an `F`, which `done` is and which
     // outlives the call; the caller holds no lock (it sleeps).
@@ -78,7 +78,7 @@ pub(crate) fn wait_until<F: Fn() -> bool>(done: &F) {
 /// Wakes every [`wait_until`] to re-check its condition.
 pub(crate) fn wake_waiters() {
     // SAFETY: no preconditions.
-    unsafe { bindings::rcm_h_delivery_done() };
+    unsafe { bindings::rcm_h_wake_waiters() };
 }
 
 /// # Safety

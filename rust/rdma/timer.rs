@@ -8,20 +8,24 @@
 use crate::bindings;
 use core::ptr::NonNull;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// What a timer calls when it fires.
-pub(crate) trait TimerHandler: Sync {
+pub(crate) trait TimerHandler: Send + Sync {
     /// The timer fired (process context).
     fn fire(&self);
 }
 
 /// A delayed work item calling `H::fire`; cancelled and freed on drop.
+/// It holds a reference on its handler: a handler that owns its timer
+/// must drop it to be freed.
 ///
-/// INVARIANT: `timer` was created by `rcm_h_timer_new` with a `*const H`
-/// context valid until `self` is dropped.
+/// INVARIANT: `timer` was created by `rcm_h_timer_new` with the address
+/// of `handler`'s contents as context.
 pub(crate) struct Timer<H: TimerHandler> {
     timer: NonNull<bindings::rcm_h_timer>,
-    _handler: core::marker::PhantomData<*const H>,
+    /// Released after the timer is freed (`Drop` runs before fields drop).
+    _handler: Arc<H>,
 }
 
 // SAFETY: arming and cancelling a delayed work item is allowed from any
@@ -32,18 +36,15 @@ unsafe impl<H: TimerHandler> Sync for Timer<H> {}
 
 impl<H: TimerHandler> Timer<H> {
     /// A timer for `handler`.
-    ///
-    /// # Safety
-    ///
-    /// `handler` must stay valid until the timer is dropped.
-    pub(crate) unsafe fn new(handler: *const H) -> Result<Self> {
-        // SAFETY: `fire::<H>` matches the callback type; the context
-        // outlives the timer per this function's contract.
-        let raw = unsafe { bindings::rcm_h_timer_new(Some(fire::<H>), handler.cast_mut().cast()) };
-        // INVARIANT: created with `handler` as context.
+    pub(crate) fn new(handler: Arc<H>) -> Result<Self> {
+        let ctx: *const H = &*handler;
+        // SAFETY: `fire::<H>` matches the callback type; the context is
+        // kept alive by the reference the timer holds.
+        let raw = unsafe { bindings::rcm_h_timer_new(Some(fire::<H>), ctx.cast_mut().cast()) };
+        // INVARIANT: created with `handler`'s contents as context.
         Ok(Timer {
             timer: NonNull::new(raw).ok_or(ENOMEM)?,
-            _handler: core::marker::PhantomData,
+            _handler: handler,
         })
     }
 
@@ -65,25 +66,28 @@ impl<H: TimerHandler> Drop for Timer<H> {
 ///
 /// Called by the timer's work item with the context given to `new`.
 unsafe extern "C" fn fire<H: TimerHandler>(ctx: *mut kernel::ffi::c_void) {
-    // SAFETY: the context is the handler, valid while the timer exists.
+    // SAFETY: the context is the handler, kept alive by the timer, which
+    // exists while its callback runs (freeing it waits for the callback).
     let handler = unsafe { &*ctx.cast::<H>() };
     handler.fire();
 }
 
 /// What a work item calls when it runs.
-pub(crate) trait WorkHandler: Sync {
+pub(crate) trait WorkHandler: Send + Sync {
     /// The work runs (process context, never concurrently with itself).
     fn run(&self);
 }
 
 /// A work item calling `H::run` on an ordered workqueue of its own;
-/// cancelled and freed on drop.
+/// cancelled and freed on drop. It holds a reference on its handler, as
+/// [`Timer`] does.
 ///
-/// INVARIANT: `work` was created by `rcm_h_work_new` with a `*const H`
-/// context valid until `self` is dropped.
+/// INVARIANT: `work` was created by `rcm_h_work_new` with the address of
+/// `handler`'s contents as context.
 pub(crate) struct Work<H: WorkHandler> {
     work: NonNull<bindings::rcm_h_work>,
-    _handler: core::marker::PhantomData<*const H>,
+    /// Released after the work is freed.
+    _handler: Arc<H>,
 }
 
 // SAFETY: queueing a work item is allowed from any thread and context;
@@ -94,24 +98,17 @@ unsafe impl<H: WorkHandler> Sync for Work<H> {}
 
 impl<H: WorkHandler> Work<H> {
     /// A work item for `handler` on a new workqueue called `name`.
-    ///
-    /// # Safety
-    ///
-    /// `handler` must stay valid until the work item is dropped.
-    pub(crate) unsafe fn new(name: &'static kernel::str::CStr, handler: *const H) -> Result<Self> {
-        // SAFETY: `run::<H>` matches the callback type; the context
-        // outlives the work per this function's contract.
+    pub(crate) fn new(name: &'static kernel::str::CStr, handler: Arc<H>) -> Result<Self> {
+        let ctx: *const H = &*handler;
+        // SAFETY: `run::<H>` matches the callback type; the context is
+        // kept alive by the reference the work holds.
         let raw = unsafe {
-            bindings::rcm_h_work_new(
-                name.as_char_ptr(),
-                Some(run::<H>),
-                handler.cast_mut().cast(),
-            )
+            bindings::rcm_h_work_new(name.as_char_ptr(), Some(run::<H>), ctx.cast_mut().cast())
         };
-        // INVARIANT: created with `handler` as context.
+        // INVARIANT: created with `handler`'s contents as context.
         Ok(Work {
             work: NonNull::new(raw).ok_or(ENOMEM)?,
-            _handler: core::marker::PhantomData,
+            _handler: handler,
         })
     }
 
@@ -133,7 +130,8 @@ impl<H: WorkHandler> Drop for Work<H> {
 ///
 /// Called by the work item with the context given to `new`.
 unsafe extern "C" fn run<H: WorkHandler>(ctx: *mut kernel::ffi::c_void) {
-    // SAFETY: the context is the handler, valid while the work exists.
+    // SAFETY: the context is the handler, kept alive by the work item,
+    // which exists while its callback runs.
     let handler = unsafe { &*ctx.cast::<H>() };
     handler.run();
 }
@@ -142,13 +140,6 @@ unsafe extern "C" fn run<H: WorkHandler>(ctx: *mut kernel::ffi::c_void) {
 pub(crate) fn now_ms() -> u64 {
     // SAFETY: reads jiffies; no preconditions.
     unsafe { bindings::rcm_h_now_ms() }
-}
-
-/// Sleeps `ms` milliseconds (process context, no lock held).
-pub(crate) fn sleep_ms(ms: u32) {
-    // SAFETY: no preconditions beyond process context, which sleeping
-    // callers are in.
-    unsafe { bindings::rcm_h_sleep_ms(ms) };
 }
 
 /// A random 32-bit value.

@@ -10,7 +10,7 @@
  *   insmod rcm_sample_conn.ko role=client peer=10.0.0.2 [conns=N]
  *          [parallel=N] [messages=N] [server_disconnects=1]
  *          [expect=connect|reject|timeout|sidr] [cm_timeout=X] [retries=N]
- *          [stall_ms=N]
+ *          [stall_ms=N] [drep_delay_ms=N]
  *
  * The client does all its work inside module init and fails the insmod
  * (-EIO) unless every connection met the expectation; a summary line goes
@@ -65,6 +65,9 @@ MODULE_PARM_DESC(hold_ms, "client: keep each batch connected this long after its
 static int stall_ms;
 module_param(stall_ms, int, 0444);
 MODULE_PARM_DESC(stall_ms, "client: first block this long in the handler of another id (a SIDR_REQ nobody answers)");
+static int drep_delay_ms;
+module_param(drep_delay_ms, int, 0444);
+MODULE_PARM_DESC(drep_delay_ms, "client: answer the peer's DREQ this much later (blocking in the handler)");
 static bool lap;
 module_param(lap, bool, 0444);
 MODULE_PARM_DESC(lap, "client: load an alternate path (LAP, rcm only) before disconnecting");
@@ -839,6 +842,8 @@ static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		client_done(c, -ETIMEDOUT);
 		return 0;
 	case IB_CM_DREQ_RECEIVED:
+		if (drep_delay_ms > 0)
+			msleep(drep_delay_ms);
 		ib_send_cm_drep(id, NULL, 0);
 		client_done(c, 0);
 		return 0;

@@ -4,9 +4,6 @@
  * parameter union and bit fields, struct sa_path_rec) from plain values
  * supplied by rcm's Rust code, and calls the consumer's handler.
  */
-#include <linux/delay.h>
-#include <linux/sched.h>
-#include <linux/wait.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_sa.h>
@@ -42,6 +39,22 @@ static void rcm_lap_path(const struct rcm_h_lap_path *l,
 	path->packet_life_time_selector = IB_SA_EQ;
 	path->packet_life_time = l->packet_life_time;
 	path->service_id = cpu_to_be64(l->service_id);
+}
+
+int rcm_h_path_from_lap_path(struct ib_device *ibdev,
+			     const struct rcm_h_lap_path *l,
+			     const struct ib_gid_attr *sgid_attr,
+			     struct rcm_h_path *out)
+{
+	struct sa_path_rec rec = {};
+	const struct ib_gid_attr *held;
+	int ret;
+
+	rcm_lap_path(l, rcm_rec_type(l->roce, sgid_attr), &rec);
+	ret = rcm_h_path_from_sa(ibdev, &rec, NULL, out, &held);
+	if (!ret)
+		rdma_put_gid_attr(held);
+	return ret;
 }
 
 /* The P_Key in the BTH of a received MAD, from its P_Key index. */
@@ -107,29 +120,6 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	p->ece.vendor_id = e->vendor_id;
 	p->ece.attr_mod = e->attr_mod;
 	return id->cm_handler(id, &ev);
-}
-
-void *rcm_h_current(void)
-{
-	return current;
-}
-
-void rcm_h_sleep_ms(u32 ms)
-{
-	msleep(ms);
-}
-
-/* Destroys waiting for a running callback of their id. */
-static DECLARE_WAIT_QUEUE_HEAD(rcm_h_delivery_wq);
-
-void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx)
-{
-	wait_event(rcm_h_delivery_wq, done(ctx));
-}
-
-void rcm_h_delivery_done(void)
-{
-	wake_up_all(&rcm_h_delivery_wq);
 }
 
 int rcm_h_deliver_sidr_req(struct ib_cm_id *id,

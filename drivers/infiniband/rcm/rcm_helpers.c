@@ -6,7 +6,9 @@
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/preempt.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_cm.h>
@@ -349,3 +351,22 @@ u32 rcm_h_random_u32(void)
 	return get_random_u32();
 }
 
+void *rcm_h_current(void)
+{
+	return current;
+}
+
+/* Sleepers in rcm_h_wait_until(): destroys waiting for a running
+ * callback of their id, device removals waiting for DREPs.
+ */
+static DECLARE_WAIT_QUEUE_HEAD(rcm_h_waiters);
+
+void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx)
+{
+	wait_event(rcm_h_waiters, done(ctx));
+}
+
+void rcm_h_wake_waiters(void)
+{
+	wake_up_all(&rcm_h_waiters);
+}

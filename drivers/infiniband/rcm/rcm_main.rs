@@ -67,19 +67,20 @@ impl ClientOps for DeviceClient {
         let roce = ports.clone().filter(|&p| device.is_roce(p)).count();
         let cm = ports.clone().filter(|&p| device.has_ib_cm(p)).count();
         pr_info!(
-            "rcm: device {} added: ports {}-{}, {} RoCE, {} with IB CM\n",
+            "device {} added: ports {}-{}, {} RoCE, {} with IB CM\n",
             device.name(),
             ports.start(),
             ports.end(),
             roce,
             cm
         );
-        abi::ib_cm::with_service(|s| s.add_device(device)).unwrap_or(Err(ENODEV))
+        abi::ib_cm::with_service(|s| abi::ib_cm::Service::add_device(&s.into(), device))
+            .unwrap_or(Err(ENODEV))
     }
 
     fn remove(device: &Device<'_>) {
         abi::ib_cm::with_service(|s| s.remove_device(device));
-        pr_info!("rcm: device {} removed\n", device.name());
+        pr_info!("device {} removed\n", device.name());
     }
 }
 
@@ -94,7 +95,7 @@ impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let service = abi::ib_cm::ServiceHandle::new()?;
         let client = Registration::new(c_str!("rcm"))?;
-        pr_info!("rcm: loaded\n");
+        pr_info!("loaded\n");
         Ok(Self {
             _client: client,
             _service: service,
@@ -104,6 +105,6 @@ impl kernel::Module for RcmModule {
 
 impl Drop for RcmModule {
     fn drop(&mut self) {
-        pr_info!("rcm: unloading\n");
+        pr_info!("unloading\n");
     }
 }

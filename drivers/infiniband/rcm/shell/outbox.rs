@@ -147,7 +147,7 @@ impl EventQueue {
     pub(crate) fn push(&mut self, outbox: &mut Outbox) -> bool {
         if outbox.lost > 0 {
             pr_err!(
-                "rcm: {} CM events lost (the core's per-input bound broke)\n",
+                "{} CM events lost (the core's per-input bound broke)\n",
                 outbox.lost
             );
             outbox.lost = 0;
@@ -158,7 +158,7 @@ impl EventQueue {
         let Some(node) = outbox.node.take() else {
             // An unreserved outbox serves only inputs without events.
             pr_err!(
-                "rcm: {} CM events lost (no room reserved)\n",
+                "{} CM events lost (no room reserved)\n",
                 outbox.events.len()
             );
             outbox.events = KVec::new();

@@ -27,11 +27,12 @@ use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
-use crate::rdma::sync::IrqSpinLock;
-use crate::rdma::timer::{now_ms, random_u32, sleep_ms, Timer, TimerHandler, Work, WorkHandler};
+use crate::rdma::sync::{wait_until, wake_waiters, IrqSpinLock};
+use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
+use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::Mutex;
+use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
 
 /// Expired timers handled per endpoint lock hold (the outbox has room for
@@ -46,7 +47,7 @@ pub(crate) type KernelEndpoint = Endpoint<Peer, KernelCollections>;
 
 /// Where the service's events go: the ABI surface whose consumers own the
 /// ids (the upcall from the shell, as `MadHandler` is from `rust/rdma`).
-pub(crate) trait EventConsumer: Sync + Sized {
+pub(crate) trait EventConsumer: Send + Sync + Sized {
     /// Delivers a batch of events, in order. Called from the delivery
     /// work: process context, never concurrently with itself, no lock
     /// held.
@@ -81,6 +82,8 @@ pub(crate) struct CmService<C: EventConsumer> {
     #[pin]
     delivery: IrqSpinLock<Option<Work<CmService<C>>>>,
     next_device: AtomicU32,
+    /// Device removals waiting for DREPs (see `await_dreps`).
+    departing: AtomicU32,
     /// Events waiting for delivery, in order.
     #[pin]
     events: IrqSpinLock<EventQueue>,
@@ -101,6 +104,7 @@ impl<C: EventConsumer> CmService<C> {
             timer <- new_irq_spinlock!(None, "rcm::timer"),
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
             next_device: AtomicU32::new(0),
+            departing: AtomicU32::new(0),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
             consumer <- consumer,
         })
@@ -155,16 +159,13 @@ impl<C: EventConsumer> CmService<C> {
         r
     }
 
-    /// Starts the timer; call once the service has its final address.
-    pub(crate) fn start(self: Pin<&Self>) -> Result {
-        let this: *const CmService<C> = &*self;
-        // SAFETY: the service is pinned and the timer is dropped (in
-        // `stop`) before the service is freed.
-        let timer = unsafe { Timer::new(this)? };
-        *self.timer.lock() = Some(timer);
-        // SAFETY: as for the timer: dropped in `stop`.
-        let delivery = unsafe { Work::new(c_str!("rcm_cm_events"), this)? };
-        *self.delivery.lock() = Some(delivery);
+    /// Starts the timer and the delivery work. They hold references on
+    /// the service until [`CmService::stop`].
+    pub(crate) fn start(this: &Arc<Self>) -> Result {
+        let timer = Timer::new(this.clone())?;
+        *this.timer.lock() = Some(timer);
+        let delivery = Work::new(c_str!("rcm_cm_events"), this.clone())?;
+        *this.delivery.lock() = Some(delivery);
         Ok(())
     }
 
@@ -177,35 +178,34 @@ impl<C: EventConsumer> CmService<C> {
         drop(delivery);
     }
 
-    /// Registers CM MAD agents on the device's IB/RoCE ports.
-    pub(crate) fn add_device(&self, device: &Device<'_>) -> Result {
+    /// Registers CM MAD agents on the device's IB/RoCE ports. They hold
+    /// references on the service until `remove_device`, which ib_core
+    /// calls for every device before client unregistration returns.
+    pub(crate) fn add_device(this: &Arc<Self>, device: &Device<'_>) -> Result {
         let mut agents = KVec::new();
         for port in device.ports() {
             if !device.has_ib_cm(port) {
                 continue;
             }
-            // SAFETY: the service outlives every agent: agents are dropped
-            // in `remove_device`, which ib_core calls for every device
-            // before client unregistration (and so module unload) returns.
-            let agent = unsafe { MadAgent::register(device, port, self as *const CmService<C>)? };
+            let agent = MadAgent::register(device, port, this.clone())?;
             agents.push(agent, GFP_KERNEL)?;
         }
         let entry = DeviceEntry {
             identity: device.identity(),
-            id: DeviceId(self.next_device.fetch_add(1, Ordering::Relaxed)),
+            id: DeviceId(this.next_device.fetch_add(1, Ordering::Relaxed)),
             guid: device.node_guid(),
             agents,
             counters: PortCounters::new(device)?,
         };
         let ports = entry.agents.len();
         {
-            let mut devices = self.devices.lock();
+            let mut devices = this.devices.lock();
             match devices.iter_mut().find(|slot| slot.is_none()) {
                 Some(slot) => *slot = Some(entry),
                 None => devices.push(Some(entry), GFP_KERNEL)?,
             }
         }
-        pr_info!("rcm: {}: CM on {} port(s)\n", device.name(), ports);
+        pr_info!("{}: CM on {} port(s)\n", device.name(), ports);
         Ok(())
     }
 
@@ -224,7 +224,7 @@ impl<C: EventConsumer> CmService<C> {
     /// Unregisters the device's agents (waiting for their callbacks).
     pub(crate) fn remove_device(&self, device: &Device<'_>) {
         let identity = device.identity();
-        self.await_dreps(identity);
+        self.await_dreps(device);
         let entry = {
             let mut devices = self.devices.lock();
             let slot = devices
@@ -238,19 +238,60 @@ impl<C: EventConsumer> CmService<C> {
     }
 
     /// ib_core removes clients in reverse order, so the consumers of a
-    /// departing device have just disconnected their connections on it:
-    /// give the DREPs up to a second to arrive instead of dropping them at
-    /// a closing port (which also keeps them out of ib_mad's own teardown).
-    fn await_dreps(&self, identity: usize) {
-        let Some(dev) = self.device_id(identity) else {
+    /// departing device have just disconnected their connections on it.
+    /// Waits until every DREQ on it has its DREP or has timed out (with
+    /// no further retries), so that the answers do not arrive while
+    /// ib_mad closes the port: 6.12's `ib_mad_port_close` destroys the
+    /// MAD QPs before it stops polling their CQ, and a MAD received then
+    /// is completed against a freed QP. Woken by each input that may end
+    /// an exchange (see `flush`); never polls.
+    fn await_dreps(&self, device: &Device<'_>) {
+        let Some(dev) = self.device_id(device.identity()) else {
             return;
         };
-        for _ in 0..100 {
-            if !self.endpoint.lock().awaits_drep(dev) {
-                return;
+        let capacity = self.read(|ep| ep.len());
+        // Without memory the wait is skipped: the removal goes ahead as
+        // the C CM's does, exposed to the ib_mad window.
+        let Ok(mut pending) = KVVec::<CommId>::with_capacity(capacity, GFP_KERNEL) else {
+            return;
+        };
+        {
+            let mut ep = self.endpoint.lock();
+            for id in ep.dreps_awaited(dev) {
+                // Within the capacity (ids created since are not on a
+                // departing device), so this does not allocate.
+                if pending.push(id, GFP_ATOMIC).is_err() {
+                    break;
+                }
             }
-            sleep_ms(10);
+            for id in pending.iter() {
+                ep.last_try(*id);
+            }
         }
+        if pending.is_empty() {
+            return;
+        }
+        let start = now_ms();
+        self.departing.fetch_add(1, Ordering::Relaxed);
+        // Ids are checked in order and each is passed once: O(log n) per
+        // wake-up, amortized.
+        let checked = Cell::new(0);
+        wait_until(&|| {
+            let ep = self.endpoint.lock();
+            let mut i = checked.get();
+            while pending.get(i).is_some_and(|id| !ep.awaits_drep(*id)) {
+                i += 1;
+            }
+            checked.set(i);
+            i == pending.len()
+        });
+        self.departing.fetch_sub(1, Ordering::Relaxed);
+        pr_info!(
+            "{}: going: {} DREQ(s) answered or timed out in {} ms\n",
+            device.name(),
+            pending.len(),
+            now_ms().saturating_sub(start)
+        );
     }
 
     /// Posts collected MADs, reports failed requests to the endpoint and
@@ -264,7 +305,7 @@ impl<C: EventConsumer> CmService<C> {
             self.queue_events(&mut outbox);
             if outbox.dropped > 0 {
                 pr_warn!(
-                    "rcm: out of memory: {} CM MADs not sent (the protocol sends them again)\n",
+                    "out of memory: {} CM MADs not sent (the protocol sends them again)\n",
                     outbox.dropped
                 );
             }
@@ -289,6 +330,9 @@ impl<C: EventConsumer> CmService<C> {
         // The last round's events, if its sends were not tried.
         self.queue_events(&mut outbox);
         self.rearm();
+        if self.departing.load(Ordering::Relaxed) > 0 {
+            wake_waiters();
+        }
     }
 
     /// Posts an outbox's MADs through the agents; the requests (comm id,

@@ -4,13 +4,13 @@
 //! RTU, DREQ, DREP) and resolve a UD service (SIDR_REQ), with the 6.12
 //! argument checks and errnos.
 
-use super::ffi::{data, id_call, peer_of, send_holding};
+use super::ffi::{bytes, id_call, peer_of, send_holding};
 use super::id::CmIdBox;
 use super::path::req_path;
 use super::types::qp_type_of;
 use super::with_service;
 use crate::bindings;
-use crate::proto::cm::{CmError, CommId, State, Transport};
+use crate::proto::cm::{fill, CmError, CommId, State, Transport};
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::rep::Rep;
 use crate::proto::wire::req::Req;
@@ -20,9 +20,9 @@ use crate::shell::{KernelEndpoint, Outbox};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 
-/// Runs `op` with the consumer's private data of at most `max` bytes
-/// (`-EINVAL` if longer): the shape of the exports that send one message
-/// with nothing but private data.
+/// Runs `op` with the consumer's private data (the core rejects more than
+/// its message holds with `-EINVAL`): the shape of the exports that send
+/// one message with nothing but private data.
 ///
 /// # Safety
 ///
@@ -31,13 +31,10 @@ unsafe fn with_private_data(
     cm_id: *mut bindings::ib_cm_id,
     private_data: *const c_void,
     private_data_len: u8,
-    max: usize,
     op: impl FnOnce(&mut KernelEndpoint, CommId, &[u8], &mut Outbox) -> Result<(), CmError>,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(private_data, private_data_len, max) }) else {
-        return EINVAL.to_errno();
-    };
+    let pd = unsafe { bytes(private_data, private_data_len) };
     // SAFETY: per this function's contract.
     unsafe { id_call(cm_id, |ep, comm, out| op(ep, comm, pd, out)) }
 }
@@ -69,7 +66,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     };
     let (transport_type, extended) = transport.req_fields();
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 92) }) else {
+    let Some(private_data) = fill(unsafe { bytes(p.private_data, p.private_data_len) }) else {
         return EINVAL.to_errno();
     };
     // SAFETY: the paths are valid per this function's contract.
@@ -88,6 +85,15 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     let (peer, gid) = match unsafe { peer_of(cm_id, p.primary_path, p.ppath_sgid_attr) } {
         Ok(found) => found,
         Err(e) => return e,
+    };
+    // The alternate path must lead somewhere from this device too.
+    let alternate = match alt {
+        // SAFETY: per this function's contract.
+        Some(a) => match unsafe { peer_of(cm_id, a, core::ptr::null()) } {
+            Ok((peer, _)) => Some((peer, IbaTime::new(a.packet_life_time))),
+            Err(e) => return e,
+        },
+        None => None,
     };
     // SAFETY: per this function's contract.
     let ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
@@ -119,13 +125,14 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
             req.alternate_path = req_path(p.alternate_path, core::ptr::null(), ack_delay);
         }
     }
-    req.private_data[..pd.len()].copy_from_slice(pd);
+    req.private_data = private_data;
     let plt = IbaTime::new(pri.packet_life_time);
     let attr_mod = p.ece.attr_mod;
     // SAFETY: per this function's contract.
     unsafe {
         send_holding(cm_id, gid, |ep, comm, out| {
-            ep.send_req(now_ms(), comm, &req, attr_mod, peer, plt, out)
+            ep.send_req(now_ms(), comm, &req, attr_mod, peer, plt, out)?;
+            ep.set_alternate(comm, alternate.map(|a| a.0), alternate.map(|a| a.1))
         })
     }
 }
@@ -148,7 +155,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
     // SAFETY: per this function's contract.
     let p = unsafe { &*param };
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 196) }) else {
+    let Some(private_data) = fill(unsafe { bytes(p.private_data, p.private_data_len) }) else {
         return EINVAL.to_errno();
     };
     let mut rep = Rep::zeroed();
@@ -159,7 +166,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
     rep.failover_accepted = p.failover_accepted & 0x3;
     rep.rnr_retry_count = p.rnr_retry_count & 0x7;
     rep.set_vendor_id(p.ece.vendor_id);
-    rep.private_data[..pd.len()].copy_from_slice(pd);
+    rep.private_data = private_data;
     let attr_mod = p.ece.attr_mod;
     let qp_num = p.qp_num & 0x00FF_FFFF;
     let (initiator_depth, flow_control, srq) = (p.initiator_depth, p.flow_control != 0, p.srq != 0);
@@ -188,7 +195,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rep(
 /// Defines an export that sends one message carrying only private data
 /// of at most `$max` bytes (`-EINVAL` if longer).
 macro_rules! private_data_export {
-    ($(#[$doc:meta])* $name:ident, $max:expr, |$ep:ident, $comm:ident, $pd:ident, $out:ident| $call:expr) => {
+    ($(#[$doc:meta])* $name:ident, |$ep:ident, $comm:ident, $pd:ident, $out:ident| $call:expr) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -202,7 +209,7 @@ macro_rules! private_data_export {
         ) -> c_int {
             // SAFETY: per this function's contract.
             unsafe {
-                with_private_data(cm_id, private_data, private_data_len, $max, |$ep, $comm, $pd, $out| {
+                with_private_data(cm_id, private_data, private_data_len, |$ep, $comm, $pd, $out| {
                     $call
                 })
             }
@@ -212,15 +219,15 @@ macro_rules! private_data_export {
 
 private_data_export!(
     /// Confirms a REP (`ib_send_cm_rtu`): `-EINVAL` without a REP.
-    ib_send_cm_rtu, 224, |ep, comm, pd, out| ep.send_rtu(comm, pd, out)
+    ib_send_cm_rtu, |ep, comm, pd, out| ep.send_rtu(comm, pd, out)
 );
 private_data_export!(
     /// Starts a disconnect (`ib_send_cm_dreq`): `-EINVAL` unless established.
-    ib_send_cm_dreq, 220, |ep, comm, pd, out| ep.send_dreq(now_ms(), comm, pd, out)
+    ib_send_cm_dreq, |ep, comm, pd, out| ep.send_dreq(now_ms(), comm, pd, out)
 );
 private_data_export!(
     /// Answers a DREQ (`ib_send_cm_drep`): `-EINVAL` without a DREQ.
-    ib_send_cm_drep, 224, |ep, comm, pd, out| ep.send_drep(now_ms(), comm, pd, out)
+    ib_send_cm_drep, |ep, comm, pd, out| ep.send_drep(now_ms(), comm, pd, out)
 );
 
 /// Asks which UD QP serves a service id (`ib_send_cm_sidr_req`):
@@ -245,7 +252,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_req(
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(p.private_data, p.private_data_len, 216) }) else {
+    let Some(private_data) = fill(unsafe { bytes(p.private_data, p.private_data_len) }) else {
         return EINVAL.to_errno();
     };
     // SAFETY: per this function's contract.
@@ -257,7 +264,7 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_req(
     // SAFETY: valid per this function's contract.
     req.partition_key = u16::from_be(unsafe { (*p.path).pkey });
     req.service_id = u64::from_be(p.service_id);
-    req.private_data[..pd.len()].copy_from_slice(pd);
+    req.private_data = private_data;
     let timeout_ms = u32::try_from(p.timeout_ms).unwrap_or(u32::MAX);
     let retries = p.max_cm_retries;
     // SAFETY: per this function's contract.

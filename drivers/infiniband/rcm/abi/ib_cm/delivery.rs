@@ -22,6 +22,7 @@ use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
+use crate::rdma::mad::MadPath;
 use crate::rdma::sync::{current_task, wait_until, wake_waiters};
 use crate::shell::{EventBatch, EventConsumer, Peer};
 use core::sync::atomic::Ordering;
@@ -157,6 +158,13 @@ impl IbCm {
             let dev = unsafe { Device::from_raw(device) };
             GidAttr::get(&dev, port, p.path.sgid_index)
         });
+        if let (Incoming::Req(req, _), Some(peer)) = (&incoming, peer) {
+            if let Some(alt) = req_alternate(req, peer.path.has_grh) {
+                // SAFETY: as for the GID above.
+                let dev = unsafe { Device::from_raw(device) };
+                learn_alternate(s, &dev, comm, peer, &alt, gid.as_ref());
+            }
+        }
         let sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
         // SAFETY: `b` is live and not yet handed to anyone.
         unsafe { (*b).hold_gid(gid) };
@@ -200,9 +208,8 @@ impl IbCm {
         sgid_attr: *const bindings::ib_gid_attr,
     ) -> i32 {
         let p = &req.primary_path;
-        let a = &req.alternate_path;
-        let has_alt = a.local_port_lid != 0 || a.local_port_gid != [0; 16];
         let path = peer.map(|p| p.path).unwrap_or_default();
+        let alt = req_alternate(req, path.has_grh);
         // As 6.12 reports them: the requester's resources and timeouts
         // seen from this side (its initiator depth is our responder
         // resources, its remote response timeout is ours to keep).
@@ -248,18 +255,8 @@ impl IbCm {
             sgid: p.remote_port_gid,
             dgid: p.local_port_gid,
             dmac: path.dmac,
-            has_alt: u8::from(has_alt),
-            alt: if has_alt {
-                event_path(
-                    a,
-                    req.partition_key,
-                    req.path_mtu,
-                    req.service_id,
-                    path.has_grh,
-                )
-            } else {
-                Default::default()
-            },
+            has_alt: u8::from(alt.is_some()),
+            alt: alt.unwrap_or_default(),
         };
         // SAFETY: live per the contract; the event's pointers live until
         // the call returns.
@@ -283,8 +280,13 @@ impl IbCm {
         let view = s.read(|ep| ep.get(comm).map(EventContext::of));
         // SAFETY: `b` is live (as above).
         let gid = unsafe { (*b).gid() };
-        let ret = match view.and_then(|cx| event_params(event, &cx)) {
-            Some(mut params) => {
+        let ret = match view.and_then(|cx| event_params(event, &cx).map(|p| (p, cx))) {
+            Some((mut params, cx)) => {
+                if let (Event::LapReceived(_), Some(peer)) = (event, cx.peer) {
+                    // SAFETY: `b` is live, and so its device registered.
+                    let dev = unsafe { Device::from_raw((*b).device()) };
+                    learn_alternate(s, &dev, comm, peer, &params.lap, gid.as_ref());
+                }
                 params.sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
                 // SAFETY: `b` is live; the event's pointers borrow `event`
                 // and `gid`, which outlive the call.
@@ -334,4 +336,33 @@ impl IbCm {
     fn reject_orphan(&self, s: &Service, comm: CommId) {
         let _ = s.destroy(comm, true);
     }
+}
+
+/// A REQ's alternate path as the event reports it, if it has one.
+fn req_alternate(req: &Req, roce: bool) -> Option<bindings::rcm_h_lap_path> {
+    let a = &req.alternate_path;
+    let has_alt = a.local_port_lid != 0 || a.local_port_gid != [0; 16];
+    has_alt.then(|| event_path(a, req.partition_key, req.path_mtu, req.service_id, roce))
+}
+
+/// Keeps the alternate path the peer proposed (REQ, LAP) for the QP
+/// attributes and path migration, if it resolves on this device (else the
+/// id goes on without one).
+fn learn_alternate(
+    s: &Service,
+    device: &Device<'_>,
+    comm: CommId,
+    peer: Peer,
+    proposed: &bindings::rcm_h_lap_path,
+    sgid_attr: Option<&GidAttr>,
+) {
+    let Ok(path) = MadPath::from_proposed(device, proposed, sgid_attr) else {
+        return;
+    };
+    let alternate = Peer {
+        device: peer.device,
+        path,
+    };
+    // Without memory for the (empty) outbox the id goes on without it.
+    let _ = s.call_any_context(|ep, _| ep.set_alternate(comm, Some(alternate), None));
 }

@@ -13,7 +13,7 @@ use crate::shell::Peer;
 /// message.
 #[derive(Clone, Copy)]
 pub(crate) struct EventContext {
-    peer: Option<Peer>,
+    pub(crate) peer: Option<Peer>,
     pkey: u16,
     path_mtu: u8,
     /// The REP names an XRC target's number as its EE context.

@@ -5,11 +5,11 @@
 //! function validates its arguments and returns the errno the C CM returns
 //! for the same misuse. `rcm_exports.c` exports the symbols.
 
-use super::ffi::{bytes, data, err_ptr, id_call};
+use super::ffi::{bytes, err_ptr, id_call};
 use super::id::{sync_id, CmIdBox};
 use super::{with_service, Service};
 use crate::bindings;
-use crate::proto::cm::{CmError, ListenSpec};
+use crate::proto::cm::{fill, CmError, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
 use crate::proto::wire::sidr::SidrRep;
 use crate::rdma::timer::now_ms;
@@ -44,14 +44,14 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
         let b = match CmIdBox::new(comm, device, cm_handler, context) {
             Ok(b) => b,
             Err(e) => {
-                undo(s);
+                undo(&s);
                 return Err(e);
             }
         };
         if let Err(e) = s.consumer().register_id(b) {
             // SAFETY: never published.
             drop(unsafe { KBox::from_raw(b) });
-            undo(s);
+            undo(&s);
             return Err(e);
         }
         // SAFETY: `b` is live and registered.
@@ -77,7 +77,7 @@ pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id)
     }
     with_service(|s| {
         // SAFETY: per this function's contract.
-        unsafe { s.consumer().destroy_id(s, cm_id.cast::<CmIdBox>()) };
+        unsafe { s.consumer().destroy_id(&s, cm_id.cast::<CmIdBox>()) };
     });
 }
 
@@ -132,7 +132,7 @@ pub(crate) unsafe extern "C" fn ib_cm_listen(
     cm_id: *mut bindings::ib_cm_id,
     service_id: u64,
 ) -> c_int {
-    let r = with_service(|s| listen_on(s, cm_id, u64::from_be(service_id), false));
+    let r = with_service(|s| listen_on(&s, cm_id, u64::from_be(service_id), false));
     match r {
         Some(Ok(_)) => 0,
         Some(Err(e)) => e.errno(),
@@ -157,7 +157,7 @@ pub(crate) unsafe extern "C" fn ib_cm_insert_listen(
     if (id as isize) < 0 && (id as isize) >= -4095 {
         return id;
     }
-    let r = with_service(|s| listen_on(s, id, u64::from_be(service_id), true));
+    let r = with_service(|s| listen_on(&s, id, u64::from_be(service_id), true));
     match r {
         Some(Ok(holder)) if holder == id => id,
         Some(Ok(holder)) => {
@@ -264,17 +264,13 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_rep(
     let p = unsafe { &*param };
     let mut rep = SidrRep::zeroed();
     // SAFETY: as above.
-    let (Some(info), Some(pd)) = (unsafe {
-        (
-            data(p.info, p.info_length, rep.additional_info.len()),
-            data(p.private_data, p.private_data_len, rep.private_data.len()),
-        )
-    }) else {
+    let (info, pd) = unsafe { (bytes(p.info, p.info_length), bytes(p.private_data, p.private_data_len)) };
+    let (Some(info), Some(private_data)) = (fill(info), fill(pd)) else {
         return EINVAL.to_errno();
     };
-    rep.additional_info[..info.len()].copy_from_slice(info);
+    rep.additional_info = info;
     rep.additional_info_length = p.info_length;
-    rep.private_data[..pd.len()].copy_from_slice(pd);
+    rep.private_data = private_data;
     rep.status = SidrStatus::from_wire(p.status as u8);
     rep.qpn = p.qp_num & 0x00FF_FFFF;
     rep.qkey = p.qkey;

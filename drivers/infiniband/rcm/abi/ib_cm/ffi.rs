@@ -33,20 +33,6 @@ pub(super) unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
     }
 }
 
-/// A slice of at most `max` bytes from a C pointer and length; `None` if
-/// longer.
-///
-/// # Safety
-///
-/// A non-NULL `ptr` must be valid for `len` bytes.
-pub(super) unsafe fn data<'a>(ptr: *const c_void, len: u8, max: usize) -> Option<&'a [u8]> {
-    if !ptr.is_null() && usize::from(len) > max {
-        return None;
-    }
-    // SAFETY: per the function's contract.
-    Some(unsafe { bytes(ptr, len) })
-}
-
 /// Runs `op` on the core for the id behind `cm_id`, sends what it
 /// produced, refreshes the fields the consumer reads, and returns 0 or the
 /// C CM's errno.
@@ -62,7 +48,7 @@ pub(super) unsafe fn id_call(
         // SAFETY: per this function's contract.
         let b = unsafe { CmIdBox::from_id(cm_id) };
         let r = s.call(|ep, out| op(ep, b.comm, out));
-        sync_id(s, b);
+        sync_id(&s, b);
         r
     });
     match r {

@@ -4,10 +4,11 @@
 //! exchange of the IBA CM, which 6.12's ib_cm receives but cannot send.
 //! Exported under rcm's own names so they never collide with ib_cm.
 
-use super::ffi::{data, id_call, peer_of};
+use super::ffi::{bytes, id_call, peer_of};
 use super::id::CmIdBox;
 use super::path::req_path;
 use crate::bindings;
+use crate::proto::cm::fill;
 use crate::proto::reason::AprStatus;
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::lap::Lap;
@@ -32,14 +33,15 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.
-    let Some(pd) = (unsafe { data(private_data, private_data_len, 168) }) else {
+    let Some(private_data) = fill(unsafe { bytes(private_data, private_data_len) }) else {
         return EINVAL.to_errno();
     };
     // The path must lead somewhere from this device.
     // SAFETY: per this function's contract.
-    if let Err(e) = unsafe { peer_of(cm_id, alternate_path, core::ptr::null()) } {
-        return e;
-    }
+    let alternate = match unsafe { peer_of(cm_id, alternate_path, core::ptr::null()) } {
+        Ok((peer, _)) => peer,
+        Err(e) => return e,
+    };
     // SAFETY: per this function's contract.
     let ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
     // SAFETY: valid per this function's contract.
@@ -48,11 +50,12 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
     // The C CM's LAP asked for the longest response time.
     lap.remote_cm_response_timeout = IbaTime::MAX;
     lap.set_alternate_path(&p);
-    lap.private_data[..pd.len()].copy_from_slice(pd);
+    lap.private_data = private_data;
     // SAFETY: per this function's contract.
     unsafe {
         id_call(cm_id, |ep, comm, out| {
-            ep.send_lap(now_ms(), comm, &lap, out)
+            ep.send_lap(now_ms(), comm, &lap, out)?;
+            ep.set_alternate(comm, Some(alternate), None)
         })
     }
 }
@@ -72,15 +75,9 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_apr(
     private_data: *const c_void,
     private_data_len: u8,
 ) -> c_int {
-    // SAFETY: per this function's contract.
-    let (Some(info), Some(pd)) = (unsafe {
-        (
-            data(info, info_length, 72),
-            data(private_data, private_data_len, 148),
-        )
-    }) else {
-        return EINVAL.to_errno();
-    };
+    // SAFETY: per this function's contract; the core rejects more than
+    // the APR holds.
+    let (info, pd) = unsafe { (bytes(info, info_length), bytes(private_data, private_data_len)) };
     let Ok(status) = u8::try_from(status) else {
         return EINVAL.to_errno();
     };

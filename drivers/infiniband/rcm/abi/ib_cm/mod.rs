@@ -21,7 +21,7 @@ use crate::shell::CmService;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use kernel::new_mutex;
 use kernel::prelude::*;
-use kernel::sync::Mutex;
+use kernel::sync::{Arc, ArcBorrow, Mutex};
 
 /// The CM service as the ib_cm surface runs it.
 pub(crate) type Service = CmService<IbCm>;
@@ -52,27 +52,33 @@ impl IbCm {
     }
 }
 
-/// The service, for entry points from C (which carry no context pointer).
+/// The service, for entry points from C (which carry no context pointer):
+/// the address of the contents of the [`ServiceHandle`]'s `Arc`.
 static SERVICE: AtomicPtr<Service> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Runs `f` on the service, if one is published.
-pub(crate) fn with_service<R>(f: impl FnOnce(&Service) -> R) -> Option<R> {
+pub(crate) fn with_service<R>(f: impl FnOnce(ArcBorrow<'_, Service>) -> R) -> Option<R> {
     let ptr = SERVICE.load(Ordering::Acquire);
-    // SAFETY: a non-null pointer is published by `ServiceHandle::new` and
-    // withdrawn by its drop, which happens only after the ib_client whose
-    // callbacks call this is unregistered (field order in `RcmModule`),
-    // and while no consumer is loaded (they hold the module).
-    unsafe { ptr.as_ref() }.map(f)
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null pointer is an `Arc`'s contents, published by
+    // `ServiceHandle::new` and withdrawn by its drop before it releases its
+    // reference. That happens only after the ib_client whose callbacks
+    // call this is unregistered (field order in `RcmModule`) and while no
+    // consumer is loaded (they hold the module), so the reference outlives
+    // the call.
+    Some(f(unsafe { ArcBorrow::from_raw(ptr) }))
 }
 
 /// Owns the service and publishes it for the entry points.
-pub(crate) struct ServiceHandle(Pin<KBox<Service>>);
+pub(crate) struct ServiceHandle(Arc<Service>);
 
 impl ServiceHandle {
     /// Creates, starts and publishes the service.
     pub(crate) fn new() -> Result<Self> {
-        let service = KBox::pin_init(CmService::new(IbCm::new()), GFP_KERNEL)?;
-        service.as_ref().start()?;
+        let service = Arc::pin_init(CmService::new(IbCm::new()), GFP_KERNEL)?;
+        CmService::start(&service)?;
         let ptr: *const Service = &*service;
         SERVICE.store(ptr.cast_mut(), Ordering::Release);
         Ok(ServiceHandle(service))
@@ -82,6 +88,8 @@ impl ServiceHandle {
 impl Drop for ServiceHandle {
     fn drop(&mut self) {
         SERVICE.store(core::ptr::null_mut(), Ordering::Release);
+        // Breaks the timer's and the delivery work's references; the
+        // agents' went with the devices.
         self.0.stop();
     }
 }

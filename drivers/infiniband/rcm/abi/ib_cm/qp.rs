@@ -6,129 +6,102 @@
 //! connection come up, or migrated).
 
 use super::id::{sync_id, CmIdBox};
-use super::types::kernel_qp_type;
 use super::with_service;
 use crate::bindings as b;
-use crate::proto::cm::{CmError, CommId, LapState, QpParams, State};
+use crate::proto::cm::{CmError, CommId, QpAttrs, QpTarget};
 use crate::rdma::device::Device;
 use crate::shell::{KernelEndpoint, Outbox, Peer};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-/// What `ib_cm_init_qp_attr` reads from a connection.
-struct QpView {
-    state: State,
-    lap_state: LapState,
-    qp: QpParams,
-    peer: Option<Peer>,
-    passive: bool,
-}
-
-impl QpView {
-    /// The QP type the connection is for, as the C CM records it: the
-    /// passive side of XRC is the target.
-    fn qp_type(&self) -> b::ib_qp_type {
-        kernel_qp_type(self.qp.transport.qp_type(self.passive))
+/// Writes what the core chose into the consumer's `ib_qp_attr`; returns
+/// the attribute mask (one line per attribute: the field and its bit).
+fn write_attrs(attrs: &QpAttrs<Peer>, device: &Device<'_>, a: &mut b::ib_qp_attr) -> u32 {
+    let mut mask = 0;
+    let mut set = |on: bool, bit: u32| {
+        if on {
+            mask |= bit;
+        }
+    };
+    set(attrs.state, b::ib_qp_attr_mask_IB_QP_STATE);
+    if let Some(read) = attrs.remote_read {
+        let mut access = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
+        if read {
+            access |= b::ib_access_flags_IB_ACCESS_REMOTE_READ
+                | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+                | device.flush_access();
+        }
+        a.qp_access_flags = access as c_int;
+        set(true, b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS);
     }
-}
-
-/// States in which the QP may go to RTR and RTS: a REQ is in hand, and
-/// the connection is not yet being torn down.
-fn connecting(state: State, include_req_sent: bool) -> bool {
-    match state {
-        State::ReqSent | State::MraReqRcvd => include_req_sent,
-        State::ReqRcvd
-        | State::MraReqSent
-        | State::RepRcvd
-        | State::MraRepSent
-        | State::RepSent
-        | State::MraRepRcvd
-        | State::Established => true,
-        _ => false,
+    if let Some(primary) = attrs.port {
+        a.pkey_index = primary.map_or(0, |p| p.path.pkey_index);
+        if let Some(p) = primary {
+            a.port_num = p.path.port;
+        }
+        set(true, b::ib_qp_attr_mask_IB_QP_PKEY_INDEX | b::ib_qp_attr_mask_IB_QP_PORT);
     }
-}
-
-/// IB_QPS_INIT: access flags, P_Key index and port.
-fn init_attr(v: &QpView, device: *mut b::ib_device, a: &mut b::ib_qp_attr) -> Option<u32> {
-    if !connecting(v.state, true) {
-        return None;
+    if let Some(p) = attrs.av {
+        p.path.fill_ah_attr(device, &mut a.ah_attr);
+        set(true, b::ib_qp_attr_mask_IB_QP_AV);
     }
-    let mut access = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
-    if v.qp.responder_resources != 0 {
-        // SAFETY: the id's device is registered while the id exists.
-        let flush = unsafe { Device::from_raw(device) }.flush_access();
-        access |= b::ib_access_flags_IB_ACCESS_REMOTE_READ
-            | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
-            | flush;
+    if let Some(mtu) = attrs.path_mtu {
+        a.path_mtu = u32::from(mtu);
+        set(true, b::ib_qp_attr_mask_IB_QP_PATH_MTU);
     }
-    a.qp_access_flags = access as c_int;
-    let path = v.peer.map(|p| p.path).unwrap_or_default();
-    a.pkey_index = path.pkey_index;
-    if v.peer.is_some() {
-        a.port_num = path.port;
+    if let Some(qpn) = attrs.dest_qpn {
+        a.dest_qp_num = qpn;
+        set(true, b::ib_qp_attr_mask_IB_QP_DEST_QPN);
     }
-    Some(
-        b::ib_qp_attr_mask_IB_QP_STATE
-            | b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS
-            | b::ib_qp_attr_mask_IB_QP_PKEY_INDEX
-            | b::ib_qp_attr_mask_IB_QP_PORT,
-    )
-}
-
-/// IB_QPS_RTR: the address vector, MTU, remote QPN, receive PSN and, for
-/// RC, the responder resources.
-fn rtr_attr(v: &QpView, device: *mut b::ib_device, a: &mut b::ib_qp_attr) -> Option<u32> {
-    if !connecting(v.state, false) {
-        return None;
+    if let Some(psn) = attrs.rq_psn {
+        a.rq_psn = psn;
+        set(true, b::ib_qp_attr_mask_IB_QP_RQ_PSN);
     }
-    let path = v.peer?.path;
-    // SAFETY: the device is registered; `a.ah_attr` is the consumer's.
-    unsafe { path.fill_ah_attr(device, &mut a.ah_attr) };
-    a.path_mtu = u32::from(v.qp.path_mtu);
-    a.dest_qp_num = v.qp.remote_qpn;
-    a.rq_psn = v.qp.rq_psn;
-    let mut mask = b::ib_qp_attr_mask_IB_QP_STATE
-        | b::ib_qp_attr_mask_IB_QP_AV
-        | b::ib_qp_attr_mask_IB_QP_PATH_MTU
-        | b::ib_qp_attr_mask_IB_QP_DEST_QPN
-        | b::ib_qp_attr_mask_IB_QP_RQ_PSN;
-    let t = v.qp_type();
-    if t == b::ib_qp_type_IB_QPT_RC || t == b::ib_qp_type_IB_QPT_XRC_TGT {
-        mask |=
-            b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC | b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER;
-        a.max_dest_rd_atomic = v.qp.responder_resources;
-        a.min_rnr_timer = 0;
+    if let Some(n) = attrs.max_dest_rd_atomic {
+        a.max_dest_rd_atomic = n;
+        set(true, b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC);
     }
-    Some(mask)
-}
-
-/// IB_QPS_RTS: send PSN and, for RC, retries, RDMA read depth and the ACK
-/// timeout.
-fn rts_attr(v: &QpView, a: &mut b::ib_qp_attr) -> Option<u32> {
-    if !connecting(v.state, false) {
-        return None;
+    if let Some(t) = attrs.min_rnr_timer {
+        a.min_rnr_timer = t;
+        set(true, b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER);
     }
-    if v.lap_state != LapState::Uninit {
-        // Loading an alternate path needs its address vector, which rcm
-        // does not keep yet (Documentation/abi-compat.rst).
-        return None;
+    if let Some(alt) = attrs.alt_path {
+        let path = alt.path.map(|p| p.path).unwrap_or_default();
+        if alt.path.is_some() {
+            a.alt_port_num = path.port;
+            path.fill_ah_attr(device, &mut a.alt_ah_attr);
+        } else {
+            a.alt_ah_attr = Default::default();
+        }
+        a.alt_pkey_index = path.pkey_index;
+        a.alt_timeout = alt.ack_timeout.exponent();
+        set(true, b::ib_qp_attr_mask_IB_QP_ALT_PATH);
     }
-    let mut mask = b::ib_qp_attr_mask_IB_QP_STATE | b::ib_qp_attr_mask_IB_QP_SQ_PSN;
-    a.sq_psn = v.qp.sq_psn;
-    let t = v.qp_type();
-    if t == b::ib_qp_type_IB_QPT_RC || t == b::ib_qp_type_IB_QPT_XRC_INI {
-        mask |= b::ib_qp_attr_mask_IB_QP_RETRY_CNT
-            | b::ib_qp_attr_mask_IB_QP_RNR_RETRY
-            | b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC;
-        a.retry_cnt = v.qp.retry_count;
-        a.rnr_retry = v.qp.rnr_retry_count;
-        a.max_rd_atomic = v.qp.initiator_depth;
+    if let Some(psn) = attrs.sq_psn {
+        a.sq_psn = psn;
+        set(true, b::ib_qp_attr_mask_IB_QP_SQ_PSN);
     }
-    if t != b::ib_qp_type_IB_QPT_UC {
-        mask |= b::ib_qp_attr_mask_IB_QP_TIMEOUT;
-        a.timeout = v.qp.ack_timeout.exponent();
+    if let Some(n) = attrs.retry_cnt {
+        a.retry_cnt = n;
+        set(true, b::ib_qp_attr_mask_IB_QP_RETRY_CNT);
     }
-    Some(mask)
+    if let Some(n) = attrs.rnr_retry {
+        a.rnr_retry = n;
+        set(true, b::ib_qp_attr_mask_IB_QP_RNR_RETRY);
+    }
+    if let Some(n) = attrs.max_rd_atomic {
+        a.max_rd_atomic = n;
+        set(true, b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC);
+    }
+    if let Some(t) = attrs.timeout {
+        a.timeout = t.exponent();
+        set(true, b::ib_qp_attr_mask_IB_QP_TIMEOUT);
+    }
+    if attrs.path_mig_rearm {
+        a.path_mig_state = b::ib_mig_state_IB_MIG_REARM;
+        set(true, b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE);
+    }
+    mask
 }
 
 /// The QP attributes for the state in `qp_attr->qp_state`
@@ -147,42 +120,34 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
     if cm_id.is_null() || qp_attr.is_null() || qp_attr_mask.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: per this function's contract.
-    let id = unsafe { CmIdBox::from_id(cm_id) };
-    let (comm, device) = (id.comm, id.device());
-    let view = with_service(|s| {
-        s.read(|ep| {
-            ep.get(comm).map(|c| QpView {
-                state: c.state(),
-                lap_state: c.lap_state(),
-                qp: *c.qp_params(),
-                peer: c.peer().copied(),
-                passive: c.listener().is_some(),
-            })
-        })
-    });
-    let Some(view) = view else {
-        return ENODEV.to_errno();
-    };
-    let Some(view) = view else {
-        return EINVAL.to_errno();
-    };
     // SAFETY: valid per this function's contract.
     let a = unsafe { &mut *qp_attr };
-    let mask = match a.qp_state {
-        b::ib_qp_state_IB_QPS_INIT => init_attr(&view, device, a),
-        b::ib_qp_state_IB_QPS_RTR => rtr_attr(&view, device, a),
-        b::ib_qp_state_IB_QPS_RTS => rts_attr(&view, a),
-        _ => None,
+    let target = match a.qp_state {
+        b::ib_qp_state_IB_QPS_INIT => QpTarget::Init,
+        b::ib_qp_state_IB_QPS_RTR => QpTarget::Rtr,
+        b::ib_qp_state_IB_QPS_RTS => QpTarget::Rts,
+        _ => return EINVAL.to_errno(),
     };
-    match mask {
-        Some(mask) => {
-            // SAFETY: valid per this function's contract.
-            unsafe { *qp_attr_mask = mask as c_int };
-            0
-        }
-        None => EINVAL.to_errno(),
-    }
+    // SAFETY: per this function's contract.
+    let id = unsafe { CmIdBox::from_id(cm_id) };
+    let comm = id.comm;
+    let attrs = with_service(|s| {
+        s.read(|ep| {
+            ep.get(comm).map(|c| c.qp_attrs(target, |p: &Peer| p.path.dlid != 0))
+        })
+    });
+    let attrs = match attrs {
+        None => return ENODEV.to_errno(),
+        Some(None) => return EINVAL.to_errno(),
+        Some(Some(Err(e))) => return e.errno(),
+        Some(Some(Ok(attrs))) => attrs,
+    };
+    // SAFETY: the id's device is registered while the id exists.
+    let device = unsafe { Device::from_raw(id.device()) };
+    let mask = write_attrs(&attrs, &device, a);
+    // SAFETY: valid per this function's contract.
+    unsafe { *qp_attr_mask = mask as c_int };
+    0
 }
 
 /// Tells the CM what the QP saw (`ib_cm_notify`): `IB_EVENT_COMM_EST`
@@ -210,7 +175,7 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     let id = unsafe { CmIdBox::from_id(cm_id) };
     let r = with_service(|s| {
         let r = s.call_any_context(|ep, out| apply_notify(ep, id.comm, event, out));
-        sync_id(s, id);
+        sync_id(&s, id);
         r
     });
     match r {

@@ -97,6 +97,8 @@ pub struct Connection<A> {
     pub(crate) remote_ca_guid: u64,
     /// Where the peer's CM is reached.
     pub(crate) peer: Option<A>,
+    /// The alternate path, as the embedding resolved it (REQ, LAP).
+    pub(crate) alternate: Option<A>,
     /// Transaction id of the exchange in progress (our request's, or the
     /// peer's request we answer).
     pub(crate) tid: u64,
@@ -138,6 +140,7 @@ impl<A: Copy> Connection<A> {
             remote_id: 0,
             remote_ca_guid: 0,
             peer: None,
+            alternate: None,
             tid: 0,
             timeout_ms: 0,
             max_cm_retries: 0,
@@ -187,6 +190,10 @@ impl<A: Copy> Connection<A> {
     /// Where the peer is reached, once known.
     pub fn peer(&self) -> Option<&A> {
         self.peer.as_ref()
+    }
+    /// The alternate path, if the embedding gave one.
+    pub fn alternate(&self) -> Option<&A> {
+        self.alternate.as_ref()
     }
     /// The negotiated QP parameters.
     pub fn qp_params(&self) -> &QpParams {

@@ -452,6 +452,26 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         Ok(())
     }
 
+    /// Records the connection's alternate path as the embedding resolved
+    /// it (from the consumer's REQ or LAP, or from the peer's), for the QP
+    /// attributes and for path migration; `None` forgets it. The sender of
+    /// a REQ gives the path's packet lifetime, whose ACK timeout the REP
+    /// then settles, as for the primary path; a received REQ or LAP and a
+    /// LAP sent carry theirs.
+    pub fn set_alternate(
+        &mut self,
+        id: CommId,
+        path: Option<A>,
+        packet_life_time: Option<IbaTime>,
+    ) -> Result<(), CmError> {
+        let conn = self.live_mut(id)?;
+        conn.alternate = path;
+        if let Some(plt) = packet_life_time {
+            conn.qp.alt_ack_timeout = IbaTime::new(plt.exponent().saturating_add(1));
+        }
+        Ok(())
+    }
+
     /// The QP migrated to the alternate path
     /// (`ib_cm_notify(IB_EVENT_PATH_MIG)`).
     pub fn notify_path_migrated(&mut self, id: CommId) -> Result<(), CmError> {
@@ -463,6 +483,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         conn.lap_state = LapState::Idle;
         conn.qp.ack_timeout = conn.qp.alt_ack_timeout;
+        // The QP now runs on the alternate path, and so do our MADs.
+        if let Some(alternate) = conn.alternate {
+            conn.peer = Some(alternate);
+        }
         Ok(())
     }
 

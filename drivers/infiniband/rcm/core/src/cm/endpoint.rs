@@ -96,8 +96,9 @@ pub(crate) fn build(tid: u64, attr_mod: u32, message: CmMessage) -> Mad {
     mad
 }
 
-/// Copies private data into a message field; `None` if it does not fit.
-pub(crate) fn fill<const N: usize>(data: &[u8]) -> Option<[u8; N]> {
+/// Copies private data (or additional info) into a message field of its
+/// size, which the message declares once; `None` if it does not fit.
+pub fn fill<const N: usize>(data: &[u8]) -> Option<[u8; N]> {
     if data.len() > N {
         return None;
     }
@@ -187,15 +188,33 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         ]
     }
 
-    /// Whether an id on `device` waits for the DREP to its DREQ: when a
-    /// device goes, its consumers disconnect first, and the embedding lets
-    /// those answers arrive (boundedly) before it closes the port.
-    /// O(n).
-    pub fn awaits_drep(&self, device: DeviceId) -> bool {
-        self.ids().any(|id| {
-            self.get(id)
+    /// The ids on `device` whose DREQ waits for its DREP. When a device
+    /// goes, its consumers disconnect first, and the embedding lets those
+    /// answers arrive before it closes the port. O(n).
+    pub fn dreps_awaited(&self, device: DeviceId) -> impl Iterator<Item = CommId> + '_ {
+        self.ids().filter(move |id| {
+            self.get(*id)
                 .is_some_and(|c| c.device == device && c.state == State::DreqSent)
         })
+    }
+
+    /// Whether the id's DREQ still waits for its DREP.
+    pub fn awaits_drep(&self, id: CommId) -> bool {
+        self.get(id).is_some_and(|c| c.state == State::DreqSent)
+    }
+
+    /// Sends the id's outstanding request no more: its current timeout
+    /// is its last (a departing device waits for one round of answers,
+    /// not for every retry to a peer that is gone).
+    pub fn last_try(&mut self, id: CommId) {
+        if let Some(conn) = self.conns.get_mut(&id.0) {
+            if let Timer::Retransmit { interval_ms, .. } = conn.timer {
+                conn.timer = Timer::Retransmit {
+                    retries_left: 0,
+                    interval_ms,
+                };
+            }
+        }
     }
 
     /// Every id, in id order (O(1) amortized per step).

@@ -24,6 +24,7 @@ mod error;
 mod event;
 mod lap;
 mod listen;
+mod qp_attr;
 mod sidr;
 mod state;
 pub mod store;
@@ -31,10 +32,11 @@ mod transport;
 
 pub use audit::AuditError;
 pub use conn::{Connection, QpParams};
-pub use endpoint::{Config, Dropped, Endpoint, Handled, Received};
+pub use endpoint::{fill, Config, Dropped, Endpoint, Handled, Received};
 pub use error::CmError;
 pub use event::{Event, Failure};
 pub use listen::{ListenSpec, ASSIGN_SERVICE_ID, MAX_LISTEN_MASKS};
+pub use qp_attr::{AltPath, QpAttrs, QpTarget};
 pub use state::{LapState, State};
 pub use transport::{QpType, Transport};
 
