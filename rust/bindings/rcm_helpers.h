@@ -129,13 +129,14 @@ struct rcm_h_lap_path {
 
 /*
  * The path a peer proposed (a REQ's alternate path, a LAP's) as seen from
- * this side, on `ibdev` (rcm_h_path_from_sa without keeping the GID; the
- * record type follows sgid_attr's GID type on RoCE).
+ * this side, on `ibdev` (rcm_h_path_from_sa without keeping the GID). The
+ * record type follows sgid_attr's GID type on RoCE; with route_from_gid
+ * the route is resolved through sgid_attr, else from the record alone.
  */
 int rcm_h_path_from_lap_path(struct ib_device *ibdev,
 			     const struct rcm_h_lap_path *l,
 			     const struct ib_gid_attr *sgid_attr,
-			     struct rcm_h_path *out);
+			     bool route_from_gid, struct rcm_h_path *out);
 
 /*
  * IB_CM_REQ_RECEIVED, with every value as 6.12 reports it: the REQ's

@@ -109,19 +109,28 @@ impl MadPath {
     }
 
     /// The path a peer proposed (a REQ's alternate path, a LAP's), seen
-    /// from this side, on `device`; `sgid_attr` is the GID the peer's
-    /// message arrived on (its type picks the RoCE version).
+    /// from this side, on `device`. `sgid_attr` is the GID the peer's
+    /// message arrived on: its type gives the record type on RoCE, and
+    /// with `route_from_gid` the RoCE route is resolved through it (6.12
+    /// resolves a REQ's alternate path without it, which fails on RoCE).
     pub(crate) fn from_proposed(
         device: &Device<'_>,
         proposed: &bindings::rcm_h_lap_path,
         sgid_attr: Option<&GidAttr>,
+        route_from_gid: bool,
     ) -> Result<Self> {
         let mut raw = bindings::rcm_h_path::default();
         let sgid_attr = sgid_attr.map_or(core::ptr::null(), GidAttr::as_ptr);
         // SAFETY: the device is registered (type invariant of `Device`),
         // `sgid_attr` NULL or held by the caller; the rest is ours.
         to_result(unsafe {
-            bindings::rcm_h_path_from_lap_path(device.as_raw(), proposed, sgid_attr, &mut raw)
+            bindings::rcm_h_path_from_lap_path(
+                device.as_raw(),
+                proposed,
+                sgid_attr,
+                route_from_gid,
+                &mut raw,
+            )
         })?;
         Ok(MadPath::from_raw(&raw))
     }

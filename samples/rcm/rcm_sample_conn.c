@@ -52,7 +52,7 @@ module_param(server_disconnects, bool, 0444);
 MODULE_PARM_DESC(server_disconnects, "client: ask the server to send the DREQ");
 static char *expect = "connect";
 module_param(expect, charp, 0444);
-MODULE_PARM_DESC(expect, "client: connect, reject, timeout or sidr");
+MODULE_PARM_DESC(expect, "client: connect, reject, reject_alt (REJ 18), timeout or sidr");
 static int cm_timeout = 20;
 module_param(cm_timeout, int, 0444);
 MODULE_PARM_DESC(cm_timeout, "client: remote CM response timeout (IBA exponent)");
@@ -934,6 +934,32 @@ static void client_wait_data(struct conn *c)
 }
 
 /*
+ * After an accepted LAP, the attributes for RTS only load the alternate
+ * path (ALT_PATH and PATH_MIG_STATE), as 6.12 computes them; ib_core bans
+ * alternate paths on RoCE QPs, so they are checked, not applied.
+ */
+static int check_rts_after_lap(struct conn *c)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
+	int mask = 0, ret;
+
+	ret = ib_cm_init_qp_attr(c->cm_id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (mask != (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE) ||
+	    attr.path_mig_state != IB_MIG_REARM || attr.alt_port_num != 1 ||
+	    memcmp(attr.alt_ah_attr.grh.dgid.raw, path.dgid.raw, 16)) {
+		pr_info("rcm_sample_conn: conn %d: RTS after the APR: mask %#x, alternate port %u to %pI6: wrong\n",
+			c->index, mask, attr.alt_port_num,
+			attr.alt_ah_attr.grh.dgid.raw);
+		return -EINVAL;
+	}
+	pr_info("rcm_sample_conn: conn %d: RTS after the APR: mask %#x, alternate path loaded\n",
+		c->index, mask);
+	return 0;
+}
+
+/*
  * Disconnects (unless the peer did), waits for the connection's end and
  * frees it; true if it met `expect`.
  */
@@ -955,6 +981,8 @@ static bool client_finish_conn(struct conn *c, int *stats)
 				c->result = -ETIME;
 			if (!c->result && c->apr_status)
 				c->result = -EREMOTEIO;
+			if (!c->result)
+				c->result = check_rts_after_lap(c);
 		}
 	}
 	if (!c->result && !strcmp(expect, "connect") && !server_disconnects &&
@@ -968,6 +996,9 @@ static bool client_finish_conn(struct conn *c, int *stats)
 	else if (!strcmp(expect, "reject"))
 		ok = c->result == -ECONNREFUSED &&
 		     c->rej_reason == IB_CM_REJ_CONSUMER_DEFINED && c->rej_data_ok;
+	else if (!strcmp(expect, "reject_alt"))
+		ok = c->result == -ECONNREFUSED &&
+		     c->rej_reason == IB_CM_REJ_INVALID_ALT_GID;
 	else if (!strcmp(expect, "timeout"))
 		ok = c->result == -ETIMEDOUT;
 	else if (!strcmp(expect, "sidr"))

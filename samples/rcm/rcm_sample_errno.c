@@ -40,6 +40,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
+#include "rcm_sample_path.h"
 
 static char *ibdev = "rxe0";
 module_param_named(dev, ibdev, charp, 0444);
@@ -979,54 +980,14 @@ static void run_all(void)
 	}
 }
 
-/*
- * A RoCE v2 path from the port's first RoCE v2 GID (index 0 on rxe, whose
- * GIDs are all v2) to itself, resolved already: it never reaches the wire.
- */
+/* The loop path, and the same with a P_Key the port lacks. */
 static int find_path(void)
 {
-	const struct ib_gid_attr *attr;
-	struct net_device *ndev;
-	int i, len;
-
-	if (!rdma_is_port_valid(device, 1) || !rdma_protocol_roce(device, 1))
-		return -EOPNOTSUPP;
-	len = device->port_data[1].immutable.gid_tbl_len;
-	for (i = 0; i < len && !sgid_attr; i++) {
-		attr = rdma_get_gid_attr(device, 1, i);
-		if (IS_ERR(attr))
-			continue;
-		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
-			sgid_attr = attr;
-		else
-			rdma_put_gid_attr(attr);
-	}
-	if (!sgid_attr)
-		return -EADDRNOTAVAIL;
-
-	memset(&path, 0, sizeof(path));
-	path.rec_type = SA_PATH_REC_TYPE_ROCE_V2;
-	path.sgid = sgid_attr->gid;
-	path.dgid = sgid_attr->gid;
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
-	if (!IS_ERR(ndev))
-		memcpy(path.roce.dmac, ndev->dev_addr, ETH_ALEN);
-	rcu_read_unlock();
-	path.roce.route_resolved = true;
-	path.service_id = SID_NOBODY;
-	path.hop_limit = 64;
-	path.reversible = 1;
-	path.pkey = cpu_to_be16(0xffff);
-	path.mtu = IB_MTU_1024;
-	path.mtu_selector = IB_SA_EQ;
-	path.rate = IB_RATE_PORT_CURRENT;
-	path.packet_life_time = 14;
-	path.packet_life_time_selector = IB_SA_EQ;
+	int ret = rcm_sample_loop_path(device, SID_NOBODY, &sgid_attr, &path);
 
 	bad_pkey_path = path;
 	bad_pkey_path.pkey = cpu_to_be16(BAD_PKEY);
-	return 0;
+	return ret;
 }
 
 static int __init errno_init(void)

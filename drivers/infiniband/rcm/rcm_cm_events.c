@@ -44,14 +44,15 @@ static void rcm_lap_path(const struct rcm_h_lap_path *l,
 int rcm_h_path_from_lap_path(struct ib_device *ibdev,
 			     const struct rcm_h_lap_path *l,
 			     const struct ib_gid_attr *sgid_attr,
-			     struct rcm_h_path *out)
+			     bool route_from_gid, struct rcm_h_path *out)
 {
 	struct sa_path_rec rec = {};
 	const struct ib_gid_attr *held;
 	int ret;
 
 	rcm_lap_path(l, rcm_rec_type(l->roce, sgid_attr), &rec);
-	ret = rcm_h_path_from_sa(ibdev, &rec, NULL, out, &held);
+	ret = rcm_h_path_from_sa(ibdev, &rec, route_from_gid ? sgid_attr : NULL,
+				 out, &held);
 	if (!ret)
 		rdma_put_gid_attr(held);
 	return ret;

@@ -58,7 +58,7 @@ run_connect_scenarios() {
 		ktap_skip_all "needs a peer guest"
 		exit "$KSFT_SKIP"
 	fi
-	ktap_set_plan 18
+	ktap_set_plan 19
 
 	peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 	rcm_kmemleak_clear
@@ -113,19 +113,27 @@ run_connect_scenarios() {
 	}
 	rcm_expect "SIDR resolves the server's UD QP and Q_Key" sidr_resolves
 
+	# A REQ with an alternate path: 6.12 resolves it from the path alone,
+	# which never succeeds on RoCE, and rejects with reason 18 (invalid
+	# alternate GID) before the server sees the REQ.
+	rcm_expect "REQ with an alternate path: REJ 18 (invalid alt GID), as 6.12 on RoCE" \
+		client conns=2 alt=1 expect=reject_alt
+
 	# LAP/APR: rcm's own export (6.12's ib_cm cannot send either, and
-	# drops LAPs on RoCE).
+	# drops LAPs on RoCE). After the APR the client's QP takes the
+	# alternate path (ib_cm_init_qp_attr for RTS: ALT_PATH and
+	# PATH_MIG_STATE, applied with ib_modify_qp).
 	lap_apr() {
 		server > /dev/null || return 1
-		client conns=2 messages=1 lap=1 alt=1 || return 1
+		client conns=2 messages=1 lap=1 || return 1
 		local n
 		n=$(last_count APRs)
 		echo "the client received $n APR(s) for 2 LAPs"
-		[ "${n:-0}" = 2 ] && peer_run dmesg | grep -q 'conn 1: LAP for .* accepted (0)' &&
-			peer_run dmesg | grep -q "conn 1: REQ with an alternate path to ::ffff:$RCM_ADDR"
+		[ "${n:-0}" = 2 ] && peer_run dmesg | grep -q "conn 1: LAP for .* accepted (0)" &&
+			dmesg | grep -q 'conn 1: RTS after the APR: mask 0x[0-9a-f]*, alternate path loaded'
 	}
 	if [ "$mine" = rcm ] && [ "$theirs" = rcm ]; then
-		rcm_expect "REQ with an alternate path; LAP answered by APR (success)" lap_apr
+		rcm_expect "LAP answered by APR (success); RTS after it loads the alternate path" lap_apr
 	else
 		ktap_test_skip "LAP/APR needs rcm on both sides"
 	fi

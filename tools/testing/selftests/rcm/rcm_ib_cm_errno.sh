@@ -11,6 +11,13 @@
 # place, and the same module runs again; both runs must pass, and pass the
 # same list of checks.
 #
+# In each of the two runs samples/rcm/rcm_sample_qp_attr then connects RC,
+# UC and XRC ids to a listener on the same device, with and without an
+# alternate path, and logs what ib_cm_init_qp_attr returns for INIT, RTR
+# and RTS on both sides at every stage, and each REJ (on RoCE 6.12 rejects
+# an alternate path with reason 18): rcm's lines must be the C CM's. Each
+# connection must end with the server's DREP.
+#
 # kmemleak: 6.12's ib_send_cm_drep returns -EINVAL for too much private
 # data without freeing its copy of it, so after the C run kmemleak may
 # report objects allocated under ib_send_cm_drep; nothing else may leak.
@@ -21,6 +28,7 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
 
 SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_errno.ko
+QP_ATTR_KO=/lib/modules/$(uname -r)/extra/rcm_sample_qp_attr.ko
 RCM_KO=/usr/lib/rcm/rcm.ko
 C_STACK="rdma_ucm rdma_cm iw_cm ib_cm"
 KMEMLEAK=/sys/kernel/debug/kmemleak
@@ -31,7 +39,7 @@ if [ ! -f "$RCM_KO" ] || [ ! -f "$SAMPLE_KO" ]; then
 	ktap_skip_all "needs CM mode both ($RCM_KO) and $SAMPLE_KO"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 8
+ktap_set_plan 11
 mkdir -p "$OUT"
 # Report (and so clear) what boot and module loading left unreferenced.
 [ -w "$KMEMLEAK" ] && echo scan > "$KMEMLEAK"
@@ -74,6 +82,22 @@ sample_passed() {
 	[ "$rc" = 0 ] && [ "$n" -gt 0 ] && [ "$summary" = "$n checks, 0 failed" ]
 }
 
+# qp_attr_run <cm>: rcm_sample_qp_attr on the CM loaded now; its
+# attribute lines go to $OUT/<cm>.qp_attr. Succeeds if every scenario
+# connected.
+qp_attr_run() {
+	local cm=$1 rc=0
+	mark "qp_attr on $cm"
+	insmod "$QP_ATTR_KO" dev=rxe0 || rc=$?
+	if grep -q '^rcm_sample_qp_attr ' /proc/modules; then
+		rmmod rcm_sample_qp_attr
+	fi
+	log_since "qp_attr on $cm" | sed -n 's/.*rcm_sample_qp_attr: //p' > "$OUT/$cm.qp_attr.log"
+	grep ':.* \(mask\|errno\|av\|alt\|REJ\) ' "$OUT/$cm.qp_attr.log" > "$OUT/$cm.qp_attr"
+	echo "$cm: $(tail -n 1 "$OUT/$cm.qp_attr.log"); $(wc -l < "$OUT/$cm.qp_attr") attribute lines"
+	[ "$rc" = 0 ] && [ -s "$OUT/$cm.qp_attr" ]
+}
+
 # 1. The reference: the C CM as CM mode both loaded it.
 c_run() {
 	grep -q '^rcm ' /proc/modules && { echo "rcm is loaded"; return 1; }
@@ -82,6 +106,7 @@ c_run() {
 	sample_passed c
 }
 rcm_expect "errno checks pass on the C CM (the reference)" c_run
+rcm_expect "QP attributes of RC, UC and XRC connections logged on the C CM" qp_attr_run c
 
 # The objects kmemleak reports now (objects older than 5 s, unreferenced
 # over two scans), less those whose report matches the regex $1.
@@ -152,6 +177,14 @@ rcm_run() {
 	sample_passed rcm
 }
 rcm_expect "errno checks pass on rcm" rcm_run
+rcm_expect "QP attributes of RC, UC and XRC connections logged on rcm" qp_attr_run rcm
+
+# Every line the same: the scenario, side, CM state, QP state, mask and
+# each attribute the mask names.
+same_qp_attrs() {
+	diff -u "$OUT/c.qp_attr" "$OUT/rcm.qp_attr"
+}
+rcm_expect "ib_cm_init_qp_attr on rcm: the C CM's attributes, field by field" same_qp_attrs
 
 # 5. Both runs went through the same checks, in the same order.
 same_checks() {

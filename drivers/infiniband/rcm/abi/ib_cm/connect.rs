@@ -97,7 +97,6 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     };
     // SAFETY: per this function's contract.
     let ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
-    let xrc = transport == Transport::Xrc;
     let mut req = Req::zeroed();
     req.vendor_id = p.ece.vendor_id & 0x00FF_FFFF;
     req.service_id = u64::from_be(p.service_id);
@@ -112,12 +111,11 @@ pub(crate) unsafe extern "C" fn ib_send_cm_req(
     req.partition_key = u16::from_be(pri.pkey);
     req.path_mtu = pri.mtu & 0xF;
     req.max_cm_retries = p.max_cm_retries & 0xF;
-    if !xrc {
-        req.responder_resources = p.responder_resources;
-        req.retry_count = p.retry_count & 0x7;
-        req.rnr_retry_count = p.rnr_retry_count & 0x7;
-        req.srq = p.srq != 0;
-    }
+    // The core leaves these off an XRC REQ.
+    req.responder_resources = p.responder_resources;
+    req.retry_count = p.retry_count & 0x7;
+    req.rnr_retry_count = p.rnr_retry_count & 0x7;
+    req.srq = p.srq != 0;
     // SAFETY: the paths are valid per this function's contract.
     unsafe {
         req.primary_path = req_path(p.primary_path, p.primary_path_inbound, ack_delay);

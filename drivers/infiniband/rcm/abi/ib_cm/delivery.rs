@@ -18,12 +18,14 @@ use super::{IbCm, Service};
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Event, Transport};
+use crate::proto::reason::RejectReason;
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::mad::MadPath;
 use crate::rdma::sync::{current_task, wait_until, wake_waiters};
+use crate::rdma::timer::now_ms;
 use crate::shell::{EventBatch, EventConsumer, Peer};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
@@ -135,6 +137,37 @@ impl IbCm {
             let (handler, context) = l.handler_and_context();
             (lb, handler, context, l.device())
         };
+        let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
+        // SAFETY: the listener's device is registered while the listener
+        // exists, which `delivering[1]` ensures.
+        let dev = unsafe { Device::from_raw(device) };
+        let port = peer.map_or(1, |p| p.path.port);
+        // The GID the message arrived on, held by the new id (RoCE).
+        let gid = peer
+            .filter(|p| p.path.has_grh)
+            .and_then(|p| GidAttr::get(&dev, port, p.path.sgid_index));
+        // A REQ's alternate path must resolve as 6.12 resolves it (from
+        // the path alone, which on RoCE never succeeds): else REJ 18,
+        // before the consumer sees the REQ.
+        let alternate = match (&incoming, peer) {
+            (Incoming::Req(req, _), Some(peer)) => match req_alternate(req, peer.path.has_grh) {
+                Some(proposed) => {
+                    match MadPath::from_proposed(&dev, &proposed, gid.as_ref(), false) {
+                        Ok(path) => Some(Peer {
+                            device: peer.device,
+                            path,
+                        }),
+                        Err(_) => {
+                            self.callback_done();
+                            reject_alternate(s, comm, req);
+                            return;
+                        }
+                    }
+                }
+                None => None,
+            },
+            _ => None,
+        };
         let Ok(b) = CmIdBox::new(comm, device, handler, context) else {
             self.callback_done();
             self.reject_orphan(s, comm);
@@ -147,24 +180,13 @@ impl IbCm {
             self.reject_orphan(s, comm);
             return;
         }
+        if alternate.is_some() {
+            // Without memory for the (empty) outbox the id goes on
+            // without it.
+            let _ = s.call_any_context(|ep, _| ep.set_alternate(comm, alternate, None));
+        }
         // SAFETY: `b` is live and registered.
         sync_id(s, unsafe { &*b });
-        let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
-        let port = peer.map_or(1, |p| p.path.port);
-        // The GID the message arrived on, held by the new id (RoCE).
-        let gid = peer.filter(|p| p.path.has_grh).and_then(|p| {
-            // SAFETY: the listener's device is registered while the
-            // listener exists, which `delivering[1]` ensures.
-            let dev = unsafe { Device::from_raw(device) };
-            GidAttr::get(&dev, port, p.path.sgid_index)
-        });
-        if let (Incoming::Req(req, _), Some(peer)) = (&incoming, peer) {
-            if let Some(alt) = req_alternate(req, peer.path.has_grh) {
-                // SAFETY: as for the GID above.
-                let dev = unsafe { Device::from_raw(device) };
-                learn_alternate(s, &dev, comm, peer, &alt, gid.as_ref());
-            }
-        }
         let sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
         // SAFETY: `b` is live and not yet handed to anyone.
         unsafe { (*b).hold_gid(gid) };
@@ -345,9 +367,18 @@ fn req_alternate(req: &Req, roce: bool) -> Option<bindings::rcm_h_lap_path> {
     has_alt.then(|| event_path(a, req.partition_key, req.path_mtu, req.service_id, roce))
 }
 
-/// Keeps the alternate path the peer proposed (REQ, LAP) for the QP
-/// attributes and path migration, if it resolves on this device (else the
-/// id goes on without one).
+/// Rejects a REQ whose alternate path does not resolve here (reason 18,
+/// our GID on the primary path as ARI, as 6.12) and forgets its id.
+fn reject_alternate(s: &Service, comm: CommId, req: &Req) {
+    let ari = req.primary_path.remote_port_gid;
+    let _ =
+        s.call(|ep, out| ep.send_rej(now_ms(), comm, RejectReason::InvalidAltGid, &ari, &[], out));
+    let _ = s.destroy(comm, false);
+}
+
+/// Keeps the alternate path a LAP proposed (rcm's extension: 6.12 has no
+/// LAP on RoCE) for the QP attributes and path migration, if it resolves
+/// on this device (else the id goes on without one).
 fn learn_alternate(
     s: &Service,
     device: &Device<'_>,
@@ -356,7 +387,7 @@ fn learn_alternate(
     proposed: &bindings::rcm_h_lap_path,
     sgid_attr: Option<&GidAttr>,
 ) {
-    let Ok(path) = MadPath::from_proposed(device, proposed, sgid_attr) else {
+    let Ok(path) = MadPath::from_proposed(device, proposed, sgid_attr, true) else {
         return;
     };
     let alternate = Peer {

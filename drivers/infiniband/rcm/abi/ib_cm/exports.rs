@@ -264,7 +264,12 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_rep(
     let p = unsafe { &*param };
     let mut rep = SidrRep::zeroed();
     // SAFETY: as above.
-    let (info, pd) = unsafe { (bytes(p.info, p.info_length), bytes(p.private_data, p.private_data_len)) };
+    let (info, pd) = unsafe {
+        (
+            bytes(p.info, p.info_length),
+            bytes(p.private_data, p.private_data_len),
+        )
+    };
     let (Some(info), Some(private_data)) = (fill(info), fill(pd)) else {
         return EINVAL.to_errno();
     };

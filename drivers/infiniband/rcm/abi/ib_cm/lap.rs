@@ -77,7 +77,12 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_apr(
 ) -> c_int {
     // SAFETY: per this function's contract; the core rejects more than
     // the APR holds.
-    let (info, pd) = unsafe { (bytes(info, info_length), bytes(private_data, private_data_len)) };
+    let (info, pd) = unsafe {
+        (
+            bytes(info, info_length),
+            bytes(private_data, private_data_len),
+        )
+    };
     let Ok(status) = u8::try_from(status) else {
         return EINVAL.to_errno();
     };

@@ -15,15 +15,33 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 /// Writes what the core chose into the consumer's `ib_qp_attr`; returns
-/// the attribute mask (one line per attribute: the field and its bit).
+/// the attribute mask (each attribute with its bit, once).
 fn write_attrs(attrs: &QpAttrs<Peer>, device: &Device<'_>, a: &mut b::ib_qp_attr) -> u32 {
     let mut mask = 0;
-    let mut set = |on: bool, bit: u32| {
-        if on {
-            mask |= bit;
-        }
-    };
-    set(attrs.state, b::ib_qp_attr_mask_IB_QP_STATE);
+    // The attributes copied as they are: the core's field, the C field,
+    // the mask bit.
+    macro_rules! copy {
+        ($($from:ident => $to:ident: $bit:ident),* $(,)?) => {$(
+            if let Some(value) = attrs.$from {
+                a.$to = value.into();
+                mask |= b::$bit;
+            }
+        )*};
+    }
+    copy!(
+        path_mtu => path_mtu: ib_qp_attr_mask_IB_QP_PATH_MTU,
+        dest_qpn => dest_qp_num: ib_qp_attr_mask_IB_QP_DEST_QPN,
+        rq_psn => rq_psn: ib_qp_attr_mask_IB_QP_RQ_PSN,
+        max_dest_rd_atomic => max_dest_rd_atomic: ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC,
+        min_rnr_timer => min_rnr_timer: ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER,
+        sq_psn => sq_psn: ib_qp_attr_mask_IB_QP_SQ_PSN,
+        retry_cnt => retry_cnt: ib_qp_attr_mask_IB_QP_RETRY_CNT,
+        rnr_retry => rnr_retry: ib_qp_attr_mask_IB_QP_RNR_RETRY,
+        max_rd_atomic => max_rd_atomic: ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC,
+    );
+    if attrs.state {
+        mask |= b::ib_qp_attr_mask_IB_QP_STATE;
+    }
     if let Some(read) = attrs.remote_read {
         let mut access = b::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
         if read {
@@ -32,38 +50,18 @@ fn write_attrs(attrs: &QpAttrs<Peer>, device: &Device<'_>, a: &mut b::ib_qp_attr
                 | device.flush_access();
         }
         a.qp_access_flags = access as c_int;
-        set(true, b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS);
+        mask |= b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
     }
     if let Some(primary) = attrs.port {
         a.pkey_index = primary.map_or(0, |p| p.path.pkey_index);
         if let Some(p) = primary {
             a.port_num = p.path.port;
         }
-        set(true, b::ib_qp_attr_mask_IB_QP_PKEY_INDEX | b::ib_qp_attr_mask_IB_QP_PORT);
+        mask |= b::ib_qp_attr_mask_IB_QP_PKEY_INDEX | b::ib_qp_attr_mask_IB_QP_PORT;
     }
     if let Some(p) = attrs.av {
         p.path.fill_ah_attr(device, &mut a.ah_attr);
-        set(true, b::ib_qp_attr_mask_IB_QP_AV);
-    }
-    if let Some(mtu) = attrs.path_mtu {
-        a.path_mtu = u32::from(mtu);
-        set(true, b::ib_qp_attr_mask_IB_QP_PATH_MTU);
-    }
-    if let Some(qpn) = attrs.dest_qpn {
-        a.dest_qp_num = qpn;
-        set(true, b::ib_qp_attr_mask_IB_QP_DEST_QPN);
-    }
-    if let Some(psn) = attrs.rq_psn {
-        a.rq_psn = psn;
-        set(true, b::ib_qp_attr_mask_IB_QP_RQ_PSN);
-    }
-    if let Some(n) = attrs.max_dest_rd_atomic {
-        a.max_dest_rd_atomic = n;
-        set(true, b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC);
-    }
-    if let Some(t) = attrs.min_rnr_timer {
-        a.min_rnr_timer = t;
-        set(true, b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER);
+        mask |= b::ib_qp_attr_mask_IB_QP_AV;
     }
     if let Some(alt) = attrs.alt_path {
         let path = alt.path.map(|p| p.path).unwrap_or_default();
@@ -75,31 +73,15 @@ fn write_attrs(attrs: &QpAttrs<Peer>, device: &Device<'_>, a: &mut b::ib_qp_attr
         }
         a.alt_pkey_index = path.pkey_index;
         a.alt_timeout = alt.ack_timeout.exponent();
-        set(true, b::ib_qp_attr_mask_IB_QP_ALT_PATH);
-    }
-    if let Some(psn) = attrs.sq_psn {
-        a.sq_psn = psn;
-        set(true, b::ib_qp_attr_mask_IB_QP_SQ_PSN);
-    }
-    if let Some(n) = attrs.retry_cnt {
-        a.retry_cnt = n;
-        set(true, b::ib_qp_attr_mask_IB_QP_RETRY_CNT);
-    }
-    if let Some(n) = attrs.rnr_retry {
-        a.rnr_retry = n;
-        set(true, b::ib_qp_attr_mask_IB_QP_RNR_RETRY);
-    }
-    if let Some(n) = attrs.max_rd_atomic {
-        a.max_rd_atomic = n;
-        set(true, b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC);
+        mask |= b::ib_qp_attr_mask_IB_QP_ALT_PATH;
     }
     if let Some(t) = attrs.timeout {
         a.timeout = t.exponent();
-        set(true, b::ib_qp_attr_mask_IB_QP_TIMEOUT);
+        mask |= b::ib_qp_attr_mask_IB_QP_TIMEOUT;
     }
     if attrs.path_mig_rearm {
         a.path_mig_state = b::ib_mig_state_IB_MIG_REARM;
-        set(true, b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE);
+        mask |= b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE;
     }
     mask
 }
@@ -133,7 +115,8 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
     let comm = id.comm;
     let attrs = with_service(|s| {
         s.read(|ep| {
-            ep.get(comm).map(|c| c.qp_attrs(target, |p: &Peer| p.path.dlid != 0))
+            ep.get(comm)
+                .map(|c| c.qp_attrs(target, |p: &Peer| p.path.dlid != 0))
         })
     });
     let attrs = match attrs {

@@ -146,6 +146,14 @@ fn xrc_initiator_takes_the_targets_number_from_the_eecn() {
     assert!(matches!(ev, Event::RepReceived { .. }));
     let qa = *f.nodes[0].ep.get(a).unwrap().qp_params();
     assert_eq!((qa.transport, qa.remote_qpn), (Transport::Xrc, 0x33));
+    // The target knows itself by that number: the initiator's DREQ, which
+    // names it, is answered.
+    assert_eq!(f.nodes[1].ep.get(b).unwrap().qp_params().local_qpn, 0x33);
+    f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
+    next_event(&mut f, B);
+    f.call(A, |ep, now, s| ep.send_dreq(now, a, &[], s))
+        .unwrap();
+    assert!(matches!(next_event(&mut f, B).1, Event::DreqReceived(_)));
     audit(&f);
 }
 
@@ -364,7 +372,10 @@ fn last_try_ends_a_dreq_after_its_current_timeout() {
     let sent_at = f.now;
     f.nodes[0].ep.last_try(a);
     assert!(f.nodes[0].ep.awaits_drep(a));
-    assert_eq!(next_event(&mut f, A), (a, Event::DreqError(Failure::Timeout)));
+    assert_eq!(
+        next_event(&mut f, A),
+        (a, Event::DreqError(Failure::Timeout))
+    );
     assert_eq!(f.sent - before, 1, "the DREQ once, no retry");
     assert!(f.now - sent_at < 1000, "one timeout of the path");
     assert_eq!(state(&f, A, a), Some(State::Timewait));
@@ -748,26 +759,38 @@ fn qp_attributes_per_transport_and_path() {
         listen(&mut f, B, SID);
         let a = create(&mut f, A);
         // INIT needs a REQ sent or received
-        let idle = f.nodes[0].ep.get(a).unwrap().qp_attrs(QpTarget::Init, |_| true);
+        let idle = f.nodes[0]
+            .ep
+            .get(a)
+            .unwrap()
+            .qp_attrs(QpTarget::Init, |_| true);
         assert_eq!(idle, Err(CmError::InvalidArgument));
         let mut req = sample_req(SID, 0x11, 5);
         (req.transport_service_type, req.extended_transport_type) = transport.req_fields();
-        f.call(A, |ep, now, s| ep.send_req(now, a, &req, 0, B, IbaTime::new(10), s))
-            .unwrap();
+        f.call(A, |ep, now, s| {
+            ep.send_req(now, a, &req, 0, B, IbaTime::new(10), s)
+        })
+        .unwrap();
         let init = qp_attrs(&f, A, a, QpTarget::Init, true);
         assert!(init.state && init.port == Some(Some(B)));
         assert_eq!(init.remote_read, Some(req.responder_resources != 0));
         // RTR and RTS need the peer's QP
-        let early = f.nodes[0].ep.get(a).unwrap().qp_attrs(QpTarget::Rtr, |_| true);
+        let early = f.nodes[0]
+            .ep
+            .get(a)
+            .unwrap()
+            .qp_attrs(QpTarget::Rtr, |_| true);
         assert_eq!(early, Err(CmError::InvalidArgument));
         let (b, _) = next_event(&mut f, B);
         let mut rep = sample_rep(if transport == Transport::Xrc { 0 } else { 0x22 });
         rep.local_eecn = 0x33;
-        f.call(B, |ep, now, s| ep.send_rep(now, b, &rep, 0, s)).unwrap();
+        f.call(B, |ep, now, s| ep.send_rep(now, b, &rep, 0, s))
+            .unwrap();
         next_event(&mut f, A);
         f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
         next_event(&mut f, B);
-        f.call(A, |ep, _, _| ep.set_alternate(a, Some(7), None)).unwrap();
+        f.call(A, |ep, _, _| ep.set_alternate(a, Some(7), None))
+            .unwrap();
         for (n, id) in [(A, a), (B, b)] {
             let conn = f.nodes[n as usize].ep.get(id).unwrap();
             let qp = *conn.qp_params();
@@ -779,7 +802,10 @@ fn qp_attributes_per_transport_and_path() {
                 (Some(qp.path_mtu), Some(qp.remote_qpn), Some(qp.rq_psn))
             );
             let responder = matches!(t, QpType::Rc | QpType::XrcTgt);
-            assert_eq!(rtr.max_dest_rd_atomic, responder.then_some(qp.responder_resources));
+            assert_eq!(
+                rtr.max_dest_rd_atomic,
+                responder.then_some(qp.responder_resources)
+            );
             assert_eq!(rtr.min_rnr_timer, responder.then_some(0));
             assert_eq!(rtr.alt_path, None, "no alternate on RoCE");
             let rts = qp_attrs(&f, n, id, QpTarget::Rts, false);
@@ -802,7 +828,8 @@ fn qp_attributes_per_transport_and_path() {
         // B has none.
         assert_eq!(qp_attrs(&f, B, b, QpTarget::Rtr, true).alt_path, None);
         // After a LAP, RTS only loads the new alternate path.
-        f.call(A, |ep, now, s| ep.send_lap(now, a, &sample_lap(), s)).unwrap();
+        f.call(A, |ep, now, s| ep.send_lap(now, a, &sample_lap(), s))
+            .unwrap();
         let rts = qp_attrs(&f, A, a, QpTarget::Rts, false);
         let lap_alt = f.nodes[0].ep.get(a).unwrap().qp_params().alt_ack_timeout;
         assert_eq!(
@@ -826,7 +853,8 @@ fn qp_attributes_per_transport_and_path() {
 fn path_migration_makes_the_alternate_primary() {
     let mut f = fabric();
     let (a, _) = established(&mut f);
-    f.call(A, |ep, _, _| ep.set_alternate(a, Some(9), None)).unwrap();
+    f.call(A, |ep, _, _| ep.set_alternate(a, Some(9), None))
+        .unwrap();
     f.call(A, |ep, _, _| ep.notify_path_migrated(a)).unwrap();
     assert_eq!(f.nodes[0].ep.get(a).unwrap().peer(), Some(&9));
 }

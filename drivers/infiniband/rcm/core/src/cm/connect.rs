@@ -87,6 +87,14 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         qp.ack_timeout = IbaTime::new(packet_life_time.exponent().saturating_add(1));
         qp.alt_ack_timeout = qp.ack_timeout;
         conn.state = State::ReqSent;
+        // An XRC initiator keeps what it asked for (its QP attributes use
+        // it) but the REQ does not carry it, as in 6.12.
+        if transport == Transport::Xrc {
+            req.responder_resources = 0;
+            req.retry_count = 0;
+            req.rnr_retry_count = 0;
+            req.srq = false;
+        }
         let mad = build(tid, attr_mod, CmMessage::Req(req));
         self.send_request(now, id, mad, sink);
         Ok(())
@@ -255,7 +263,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.qp.initiator_depth = rep.initiator_depth;
         conn.qp.responder_resources = rep.responder_resources;
         conn.qp.rq_psn = rep.starting_psn;
-        conn.qp.local_qpn = rep.local_qpn;
+        // An XRC target names its number as the EE context; the peer's
+        // DREQ and LAP carry it back.
+        conn.qp.local_qpn = if conn.qp.transport == Transport::Xrc {
+            rep.local_eecn
+        } else {
+            rep.local_qpn
+        };
         conn.qp.srq = rep.srq;
         let mad = build(conn.tid, attr_mod, CmMessage::Rep(rep));
         self.send_request(now, id, mad, sink);
