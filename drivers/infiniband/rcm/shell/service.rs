@@ -268,9 +268,6 @@ impl<C: EventConsumer> CmService<C> {
                 ep.last_try(*id);
             }
         }
-        if pending.is_empty() {
-            return;
-        }
         let start = now_ms();
         self.departing.fetch_add(1, Ordering::Relaxed);
         // Ids are checked in order and each is passed once: O(log n) per
