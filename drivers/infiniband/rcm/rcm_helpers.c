@@ -308,7 +308,12 @@ struct rcm_h_work *rcm_h_work_new(const char *name, void (*fn)(void *ctx),
 
 	if (!w)
 		return NULL;
-	w->wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
+	/*
+	 * Bound to the CPU that queues (no cross-CPU wakeup on the hot
+	 * path); one work item is never run twice at once, so its runs are
+	 * ordered all the same.
+	 */
+	w->wq = alloc_workqueue("%s", WQ_MEM_RECLAIM, 1, name);
 	if (!w->wq) {
 		kfree(w);
 		return NULL;
