@@ -2,7 +2,7 @@
 
 //! A one-shot timer on the system workqueue (6.12's kernel crate has no
 //! delayed work) that fires a callback in process context at a deadline,
-//! and a work item on an ordered workqueue of its own. Arming keeps the
+//! and a work item on a CPU-bound workqueue of its own. Arming keeps the
 //! earliest deadline, so arms racing with each other never postpone one.
 
 use crate::bindings;
@@ -78,8 +78,8 @@ pub(crate) trait WorkHandler: Send + Sync {
     fn run(&self);
 }
 
-/// A work item calling `H::run` on an ordered workqueue of its own;
-/// cancelled and freed on drop. It holds a reference on its handler, as
+/// A work item calling `H::run` on a CPU-bound workqueue of its own (its
+/// runs never overlap, so they are ordered); cancelled and freed on drop. It holds a reference on its handler, as
 /// [`Timer`] does.
 ///
 /// INVARIANT: `work` was created by `rcm_h_work_new` with the address of

@@ -13,8 +13,8 @@
 //! collected while it is locked and posted after, in process context.
 //!
 //! Two work items run the service: the protocol timer (retransmissions,
-//! timeouts, TIMEWAIT; system workqueue) and event delivery (an ordered
-//! workqueue of its own), so a consumer that blocks in its handler never
+//! timeouts, TIMEWAIT; system workqueue) and event delivery (a workqueue
+//! of its own, in order), so a consumer that blocks in its handler never
 //! holds up the protocol. Events go to the service's [`EventConsumer`],
 //! the ABI surface whose consumers own the ids.
 
