@@ -79,8 +79,8 @@ pub(crate) trait WorkHandler: Send + Sync {
 }
 
 /// A work item calling `H::run` on a CPU-bound workqueue of its own (its
-/// runs never overlap, so they are ordered); cancelled and freed on drop. It holds a reference on its handler, as
-/// [`Timer`] does.
+/// runs never overlap, so they are ordered); cancelled and freed on drop.
+/// It holds a reference on its handler, as [`Timer`] does.
 ///
 /// INVARIANT: `work` was created by `rcm_h_work_new` with the address of
 /// `handler`'s contents as context.
