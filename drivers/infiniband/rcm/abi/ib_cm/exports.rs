@@ -7,6 +7,7 @@
 
 use super::ffi::{bytes, err_ptr, id_call};
 use super::id::{sync_id, CmIdBox};
+use super::types::errno;
 use super::{with_service, Service};
 use crate::bindings;
 use crate::proto::cm::{fill, CmError, ListenSpec};
@@ -37,7 +38,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
         let dev = s.device_id(device as usize).ok_or(ENODEV)?;
         let comm = s
             .call(|ep, _| ep.create_id(dev, guid_of(device)))
-            .map_err(|e| Error::from_errno(e.errno()))?;
+            .map_err(|e| Error::from_errno(errno(e)))?;
         let undo = |s: &Service| {
             let _ = s.destroy(comm, false);
         };
@@ -135,7 +136,7 @@ pub(crate) unsafe extern "C" fn ib_cm_listen(
     let r = with_service(|s| listen_on(&s, cm_id, u64::from_be(service_id), false));
     match r {
         Some(Ok(_)) => 0,
-        Some(Err(e)) => e.errno(),
+        Some(Err(e)) => errno(e),
         None => ENODEV.to_errno(),
     }
 }
@@ -172,7 +173,7 @@ pub(crate) unsafe extern "C" fn ib_cm_insert_listen(
             err_ptr(if e == CmError::Busy {
                 EINVAL.to_errno()
             } else {
-                e.errno()
+                errno(e)
             })
         }
         None => err_ptr(ENODEV.to_errno()),

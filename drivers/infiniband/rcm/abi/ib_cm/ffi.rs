@@ -5,6 +5,7 @@
 //! record leads to.
 
 use super::id::{sync_id, CmIdBox};
+use super::types::errno;
 use super::with_service;
 use crate::bindings;
 use crate::proto::cm::{CmError, CommId};
@@ -53,7 +54,7 @@ pub(super) unsafe fn id_call(
     });
     match r {
         Some(Ok(())) => 0,
-        Some(Err(e)) => e.errno(),
+        Some(Err(e)) => errno(e),
         None => ENODEV.to_errno(),
     }
 }

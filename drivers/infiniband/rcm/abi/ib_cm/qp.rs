@@ -6,6 +6,7 @@
 //! connection come up, or migrated).
 
 use super::id::{sync_id, CmIdBox};
+use super::types::errno;
 use super::with_service;
 use crate::bindings as b;
 use crate::proto::cm::{CmError, CommId, QpAttrs, QpTarget};
@@ -122,7 +123,7 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
     let attrs = match attrs {
         None => return ENODEV.to_errno(),
         Some(None) => return EINVAL.to_errno(),
-        Some(Some(Err(e))) => return e.errno(),
+        Some(Some(Err(e))) => return errno(e),
         Some(Some(Ok(attrs))) => attrs,
     };
     // SAFETY: the id's device is registered while the id exists.
@@ -163,7 +164,7 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     });
     match r {
         Some(Ok(())) => 0,
-        Some(Err(e)) => e.errno(),
+        Some(Err(e)) => errno(e),
         None => ENODEV.to_errno(),
     }
 }

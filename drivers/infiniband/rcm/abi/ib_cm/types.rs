@@ -4,7 +4,9 @@
 //! each mapping declared once, here.
 
 use crate::bindings;
-use crate::proto::cm::{QpType, State};
+use crate::proto::cm::{CmError, QpType, State};
+use kernel::error::code;
+use kernel::ffi::c_int;
 
 /// The kernel's `enum ib_qp_type` of a connected QP type.
 pub(crate) fn kernel_qp_type(qp_type: QpType) -> bindings::ib_qp_type {
@@ -31,4 +33,18 @@ pub(crate) fn qp_type_of(qp_type: bindings::ib_qp_type) -> Option<QpType> {
 /// its states as the kernel does).
 pub(crate) fn kernel_state(state: State) -> bindings::ib_cm_state {
     state as bindings::ib_cm_state
+}
+
+/// The negative errno 6.12's ib_cm returns for a refused call.
+pub(crate) fn errno(e: CmError) -> c_int {
+    match e {
+        CmError::InvalidState | CmError::InvalidArgument | CmError::NoSuchId => {
+            code::EINVAL.to_errno()
+        }
+        CmError::Busy => code::EBUSY.to_errno(),
+        // 6.12's kernel crate names no EISCONN.
+        CmError::AlreadyConnected => -(kernel::bindings::EISCONN as c_int),
+        CmError::NoMemory => code::ENOMEM.to_errno(),
+        CmError::NoSpace => code::ENOSPC.to_errno(),
+    }
 }

@@ -1056,9 +1056,6 @@ fn api_errors_match_the_c_cm() {
         f.call(A, |ep, now, s| ep.destroy(now, a, true, s)),
         Err(CmError::NoSuchId)
     );
-    assert_eq!(CmError::InvalidState.errno(), -22);
-    assert_eq!(CmError::Busy.errno(), -16);
-    assert_eq!(CmError::AlreadyConnected.errno(), -106);
 }
 
 #[test]

@@ -1,42 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Errors of the CM API, with the errno the C ib_cm returns for each.
+//! Errors of the CM API (each ABI surface maps them to its errnos).
 
 /// Why a CM API call was refused. Nothing changed when one is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmError {
-    /// The call is not valid in the id's current state (`-EINVAL`).
+    /// The call is not valid in the id's current state.
     InvalidState,
-    /// An argument is out of range (`-EINVAL`).
+    /// An argument is out of range.
     InvalidArgument,
-    /// No such id, or it was destroyed (`-EINVAL`).
+    /// No such id, or it was destroyed.
     NoSuchId,
-    /// Another id listens on that service id (`-EBUSY`).
+    /// Another id listens on that service id.
     Busy,
-    /// The connection is already established (`-EISCONN`).
+    /// The connection is already established.
     AlreadyConnected,
-    /// The embedding environment ran out of memory (`-ENOMEM`).
+    /// The embedding environment ran out of memory.
     NoMemory,
-    /// Every local communication id is in use (`-ENOSPC`).
+    /// Every local communication id is in use.
     NoSpace,
-}
-
-impl CmError {
-    /// The negative errno the kernel's ib_cm returns for this case.
-    pub const fn errno(self) -> i32 {
-        const EINVAL: i32 = 22;
-        const EBUSY: i32 = 16;
-        const EISCONN: i32 = 106;
-        const ENOMEM: i32 = 12;
-        const ENOSPC: i32 = 28;
-        -match self {
-            CmError::InvalidState | CmError::InvalidArgument | CmError::NoSuchId => EINVAL,
-            CmError::Busy => EBUSY,
-            CmError::AlreadyConnected => EISCONN,
-            CmError::NoMemory => ENOMEM,
-            CmError::NoSpace => ENOSPC,
-        }
-    }
 }
 
 impl core::fmt::Display for CmError {
