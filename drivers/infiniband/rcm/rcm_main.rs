@@ -42,6 +42,7 @@ mod shell;
 #[allow(dead_code, unused_imports)]
 pub(crate) mod proto {
     pub mod cm;
+    pub mod rdma_cm;
     pub mod reason;
     pub mod timer;
     pub mod wire;

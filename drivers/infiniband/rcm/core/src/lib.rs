@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod cm;
+pub mod rdma_cm;
 pub mod reason;
 pub mod timer;
 pub mod wire;

@@ -7,6 +7,7 @@
 mod layout;
 
 pub mod class_port_info;
+pub mod cma_hdr;
 pub mod disconnect;
 pub mod field;
 pub mod lap;
