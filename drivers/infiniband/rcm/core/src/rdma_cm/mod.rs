@@ -5,6 +5,10 @@
 //! here piece by piece; the kernel's `rdma_cm.ko` still provides the
 //! layer today (CM mode `hybrid`).
 
+pub mod addr;
+pub mod bind;
 pub mod port_space;
 
+pub use addr::{Family, SockAddr};
+pub use bind::{BindError, BindRequest, PortKey, PortTable};
 pub use port_space::PortSpace;

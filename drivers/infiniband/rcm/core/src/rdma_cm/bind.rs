@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ports rdma_cm ids hold, per network namespace and port space, and
+//! the rules 6.12's cma.c binds by: a given port is shared only as
+//! REUSEADDR, AFONLY and the addresses allow (`cma_check_port`); port 0
+//! takes the first usable port from a random start in the namespace's
+//! local port range (`cma_alloc_any_port`), never the one taken last.
+//!
+//! Each port's holders form a list threaded through their records (as the
+//! C code's `hlist`), so a holder costs one record and a port one head.
+
+use super::addr::SockAddr;
+use super::port_space::PortSpace;
+use crate::cm::store::{Collections, InsertError, OrderedMap};
+
+/// Identifies a network namespace (chosen by the embedding).
+pub type NetId = u64;
+
+/// Identifies a holder (the rdma_cm id).
+pub type HolderId = u32;
+
+/// Ports below this need `CAP_NET_BIND_SERVICE` (`PROT_SOCK`).
+pub const PRIVILEGED_PORTS: u16 = 1024;
+
+/// A port of one port space in one namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PortKey {
+    /// The namespace.
+    pub net: NetId,
+    /// The port space.
+    pub ps: PortSpace,
+    /// The port.
+    pub port: u16,
+}
+
+/// What a holder asks to bind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindRequest {
+    /// The namespace.
+    pub net: NetId,
+    /// The port space.
+    pub ps: PortSpace,
+    /// The source address; port 0 asks for any port.
+    pub src: SockAddr,
+    /// The destination, if resolving one (ephemeral ports are unique per
+    /// destination).
+    pub dst: Option<SockAddr>,
+    /// `RDMA_OPTION_ID_REUSEADDR`.
+    pub reuseaddr: bool,
+    /// `RDMA_OPTION_ID_AFONLY`.
+    pub afonly: bool,
+    /// The caller may bind ports below [`PRIVILEGED_PORTS`].
+    pub privileged: bool,
+}
+
+/// Why a bind failed (6.12's errnos).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindError {
+    /// The address is taken (`-EADDRINUSE`).
+    InUse,
+    /// No port can be had, or a wildcard conflicts (`-EADDRNOTAVAIL`).
+    NotAvailable,
+    /// A privileged port without the capability (`-EACCES`).
+    NoPermission,
+    /// The holder already holds a port (`-EINVAL`).
+    AlreadyBound,
+    /// No memory for the records (`-ENOMEM`).
+    NoMemory,
+}
+
+/// A holder's record.
+#[derive(Clone, Copy, Debug)]
+struct Holder {
+    port: PortKey,
+    src: SockAddr,
+    dst: Option<SockAddr>,
+    reuseaddr: bool,
+    afonly: bool,
+    /// The next holder of the same port.
+    next: Option<HolderId>,
+}
+
+/// Every bound port, per namespace and port space.
+pub struct PortTable<C: Collections> {
+    /// Each port's first holder.
+    heads: C::Map<PortKey, HolderId>,
+    holders: C::Map<HolderId, Holder>,
+    /// The port an ephemeral bind took last (6.12 keeps one for all).
+    last_ephemeral: Option<u16>,
+}
+
+impl<C: Collections> Default for PortTable<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Collections> PortTable<C> {
+    /// No port bound.
+    pub fn new() -> Self {
+        PortTable {
+            heads: OrderedMap::new_empty(),
+            holders: OrderedMap::new_empty(),
+            last_ephemeral: None,
+        }
+    }
+
+    /// Binds `holder` as `req` asks; returns the port it got. For port 0
+    /// the search starts at `random` folded into `local_ports` (an
+    /// inclusive range, the namespace's `ip_local_port_range`).
+    pub fn bind(
+        &mut self,
+        holder: HolderId,
+        req: &BindRequest,
+        local_ports: (u16, u16),
+        random: u32,
+    ) -> Result<u16, BindError> {
+        if self.holders.get(&holder).is_some() {
+            return Err(BindError::AlreadyBound);
+        }
+        if !req.src.is_any_port() {
+            let port = req.src.port();
+            if port < PRIVILEGED_PORTS && !req.privileged {
+                return Err(BindError::NoPermission);
+            }
+            let key = PortKey {
+                net: req.net,
+                ps: req.ps,
+                port,
+            };
+            self.check_shared(key, holder, req, req.reuseaddr)?;
+            return self.add(holder, key, req).map(|()| port);
+        }
+        let (low, high) = (
+            local_ports.0.min(local_ports.1),
+            local_ports.0.max(local_ports.1),
+        );
+        let count = u32::from(high - low) + 1;
+        let start = u32::from(low) + random % count;
+        for step in 0..count {
+            let port = low + ((start - u32::from(low) + step) % count) as u16;
+            if self.last_ephemeral == Some(port) {
+                continue;
+            }
+            let key = PortKey {
+                net: req.net,
+                ps: req.ps,
+                port,
+            };
+            if self.heads.get(&key).is_some() && !self.unique(key, holder, req) {
+                continue;
+            }
+            self.add(holder, key, req)?;
+            self.last_ephemeral = Some(port);
+            return Ok(port);
+        }
+        Err(BindError::NotAvailable)
+    }
+
+    /// Whether `holder` may listen on the port it holds: as a bind without
+    /// REUSEADDR (6.12 checks the port again when an id listens).
+    pub fn check_listen(&self, holder: HolderId) -> Result<(), BindError> {
+        let Some(h) = self.holders.get(&holder) else {
+            return Ok(());
+        };
+        let req = BindRequest {
+            net: h.port.net,
+            ps: h.port.ps,
+            src: h.src,
+            dst: h.dst,
+            reuseaddr: false,
+            afonly: h.afonly,
+            privileged: true,
+        };
+        self.check_shared(h.port, holder, &req, false)
+    }
+
+    /// Releases the holder's port (the port goes when its last holder
+    /// does); `None` if it held none.
+    pub fn unbind(&mut self, holder: HolderId) -> Option<PortKey> {
+        let h = self.holders.remove(&holder)?;
+        let head = self.heads.get(&h.port).copied();
+        if head == Some(holder) {
+            match h.next {
+                Some(next) => {
+                    if let Some(slot) = self.heads.get_mut(&h.port) {
+                        *slot = next;
+                    }
+                }
+                None => {
+                    self.heads.remove(&h.port);
+                }
+            }
+        } else {
+            let mut cur = head;
+            while let Some(id) = cur {
+                let Some(prev) = self.holders.get_mut(&id) else {
+                    break;
+                };
+                if prev.next == Some(holder) {
+                    prev.next = h.next;
+                    break;
+                }
+                cur = prev.next;
+            }
+        }
+        Some(h.port)
+    }
+
+    /// The port a holder holds.
+    pub fn port_of(&self, holder: HolderId) -> Option<PortKey> {
+        self.holders.get(&holder).map(|h| h.port)
+    }
+
+    /// Holders of `port`, first bound last.
+    pub fn holders_of(&self, port: PortKey) -> impl Iterator<Item = HolderId> + '_ {
+        let mut cur = self.heads.get(&port).copied();
+        core::iter::from_fn(move || {
+            let id = cur?;
+            cur = self.holders.get(&id).and_then(|h| h.next);
+            Some(id)
+        })
+    }
+
+    /// Number of bound ports.
+    pub fn ports(&self) -> usize {
+        self.heads.len()
+    }
+
+    /// `cma_check_port`: may `req` share `key` with its holders?
+    fn check_shared(
+        &self,
+        key: PortKey,
+        holder: HolderId,
+        req: &BindRequest,
+        reuseaddr: bool,
+    ) -> Result<(), BindError> {
+        for id in self.holders_of(key).filter(|id| *id != holder) {
+            let Some(cur) = self.holders.get(&id) else {
+                continue;
+            };
+            if reuseaddr && cur.reuseaddr {
+                continue;
+            }
+            if req.afonly && cur.afonly && req.src.family() != cur.src.family() {
+                continue;
+            }
+            if req.src.is_any() || cur.src.is_any() {
+                return Err(BindError::NotAvailable);
+            }
+            if req.src.same_addr(&cur.src) {
+                return Err(BindError::InUse);
+            }
+        }
+        Ok(())
+    }
+
+    /// `cma_port_is_unique`: does `req` differ from every holder of `key`
+    /// in destination port, source address or destination address? An
+    /// unset destination has no port and differs from any set address
+    /// that is not a wildcard (6.12 compares it as family 0).
+    fn unique(&self, key: PortKey, holder: HolderId, req: &BindRequest) -> bool {
+        let addrs_differ = |a: Option<SockAddr>, b: Option<SockAddr>| match (a, b) {
+            (None, None) => false,
+            (None, Some(x)) | (Some(x), None) => !x.is_any(),
+            (Some(a), Some(b)) => !a.is_any() && !b.is_any() && !a.same_addr(&b),
+        };
+        let port = |a: Option<SockAddr>| a.map_or(0, |a| a.port());
+        self.holders_of(key)
+            .filter(|id| *id != holder)
+            .filter_map(|id| self.holders.get(&id))
+            .all(|cur| {
+                let (p, q) = (port(req.dst), port(cur.dst));
+                (p != 0 && q != 0 && p != q)
+                    || addrs_differ(Some(req.src), Some(cur.src))
+                    || addrs_differ(req.dst, cur.dst)
+            })
+    }
+
+    /// Records `holder` at the head of `key`'s list.
+    fn add(&mut self, holder: HolderId, key: PortKey, req: &BindRequest) -> Result<(), BindError> {
+        let next = self.heads.get(&key).copied();
+        let record = Holder {
+            port: key,
+            src: req.src.with_port(key.port),
+            dst: req.dst,
+            reuseaddr: req.reuseaddr,
+            afonly: req.afonly,
+            next,
+        };
+        match self.holders.try_insert(holder, record) {
+            Ok(()) => {}
+            Err(InsertError::Occupied(_)) => return Err(BindError::AlreadyBound),
+            Err(InsertError::NoMemory(_)) => return Err(BindError::NoMemory),
+        }
+        match next {
+            Some(_) => {
+                if let Some(slot) = self.heads.get_mut(&key) {
+                    *slot = holder;
+                }
+                Ok(())
+            }
+            None => match self.heads.try_insert(key, holder) {
+                Ok(()) => Ok(()),
+                Err(_) => {
+                    self.holders.remove(&holder);
+                    Err(BindError::NoMemory)
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::cm::store::btree::Std;
+    use std::{vec, vec::Vec};
+
+    const RANGE: (u16, u16) = (32768, 32770);
+
+    fn v4(last: u8, port: u16) -> SockAddr {
+        SockAddr::V4 {
+            addr: if last == 0 { [0; 4] } else { [10, 0, 0, last] },
+            port,
+        }
+    }
+
+    fn req(src: SockAddr) -> BindRequest {
+        BindRequest {
+            net: 1,
+            ps: PortSpace::Tcp,
+            src,
+            dst: None,
+            reuseaddr: false,
+            afonly: false,
+            privileged: false,
+        }
+    }
+
+    #[test]
+    fn a_port_is_shared_as_6_12_allows() {
+        let mut t = PortTable::<Std>::new();
+        assert_eq!(t.bind(1, &req(v4(1, 7174)), RANGE, 0), Ok(7174));
+        // same address: in use; a wildcard beside it: not available
+        assert_eq!(
+            t.bind(2, &req(v4(1, 7174)), RANGE, 0),
+            Err(BindError::InUse)
+        );
+        assert_eq!(
+            t.bind(2, &req(v4(0, 7174)), RANGE, 0),
+            Err(BindError::NotAvailable)
+        );
+        // another address: fine
+        assert_eq!(t.bind(2, &req(v4(2, 7174)), RANGE, 0), Ok(7174));
+        // both REUSEADDR: fine; one of them only: not
+        let mut t = PortTable::<Std>::new();
+        let reuse = BindRequest {
+            reuseaddr: true,
+            ..req(v4(1, 7174))
+        };
+        assert_eq!(t.bind(1, &reuse, RANGE, 0), Ok(7174));
+        assert_eq!(t.bind(2, &reuse, RANGE, 0), Ok(7174));
+        assert_eq!(
+            t.bind(3, &req(v4(1, 7174)), RANGE, 0),
+            Err(BindError::InUse)
+        );
+        // but a listener must hold it alone
+        assert_eq!(t.check_listen(1), Err(BindError::InUse));
+        // another namespace or port space is another table
+        assert_eq!(
+            t.bind(
+                4,
+                &BindRequest {
+                    net: 2,
+                    ..req(v4(1, 7174))
+                },
+                RANGE,
+                0
+            ),
+            Ok(7174)
+        );
+        let udp = BindRequest {
+            ps: PortSpace::Udp,
+            ..req(v4(1, 7174))
+        };
+        assert_eq!(t.bind(5, &udp, RANGE, 0), Ok(7174));
+        // AFONLY on both, families differ: no conflict even on wildcards
+        let mut t = PortTable::<Std>::new();
+        let only4 = BindRequest {
+            afonly: true,
+            ..req(v4(0, 9000))
+        };
+        let only6 = BindRequest {
+            afonly: true,
+            src: SockAddr::V6 {
+                addr: [0; 16],
+                port: 9000,
+                flowinfo: 0,
+                scope_id: 0,
+            },
+            ..req(v4(0, 9000))
+        };
+        assert_eq!(t.bind(1, &only4, RANGE, 0), Ok(9000));
+        assert_eq!(t.bind(2, &only6, RANGE, 0), Ok(9000));
+        assert_eq!(t.check_listen(1), Ok(()));
+    }
+
+    #[test]
+    fn privileged_ports_and_rebinding() {
+        let mut t = PortTable::<Std>::new();
+        assert_eq!(
+            t.bind(1, &req(v4(1, 80)), RANGE, 0),
+            Err(BindError::NoPermission)
+        );
+        let root = BindRequest {
+            privileged: true,
+            ..req(v4(1, 80))
+        };
+        assert_eq!(t.bind(1, &root, RANGE, 0), Ok(80));
+        assert_eq!(
+            t.bind(1, &req(v4(1, 9000)), RANGE, 0),
+            Err(BindError::AlreadyBound)
+        );
+    }
+
+    #[test]
+    fn ephemeral_ports_from_a_random_start_never_the_last_one() {
+        let mut t = PortTable::<Std>::new();
+        // random 1 starts at 32769; a port just given up is not reused
+        assert_eq!(t.bind(1, &req(v4(1, 0)), RANGE, 1), Ok(32769));
+        t.unbind(1);
+        assert_eq!(t.bind(1, &req(v4(1, 0)), RANGE, 1), Ok(32770));
+        t.unbind(1);
+        assert_eq!(t.bind(1, &req(v4(1, 0)), RANGE, 1), Ok(32769));
+        // the same start again: 32769 is held, so 32770, then 32768
+        assert_eq!(t.bind(2, &req(v4(1, 0)), RANGE, 1), Ok(32770));
+        assert_eq!(t.bind(3, &req(v4(1, 0)), RANGE, 1), Ok(32768));
+        // all three taken by the same source and no destination
+        assert_eq!(
+            t.bind(4, &req(v4(1, 0)), RANGE, 1),
+            Err(BindError::NotAvailable)
+        );
+        // another source address may share one
+        assert_eq!(t.bind(4, &req(v4(2, 0)), RANGE, 1), Ok(32769));
+        // a connecting id with a destination port differs from them all
+        let connecting = BindRequest {
+            dst: Some(v4(9, 7174)),
+            ..req(v4(1, 0))
+        };
+        t.unbind(4);
+        assert!(t.bind(5, &connecting, RANGE, 0).is_ok());
+        assert_eq!(t.ports(), 3);
+    }
+
+    #[test]
+    fn unbinding_keeps_the_other_holders() {
+        let mut t = PortTable::<Std>::new();
+        let key = PortKey {
+            net: 1,
+            ps: PortSpace::Tcp,
+            port: 7174,
+        };
+        for (id, last) in [(1, 1), (2, 2), (3, 3)] {
+            assert_eq!(t.bind(id, &req(v4(last, 7174)), RANGE, 0), Ok(7174));
+        }
+        assert_eq!(t.holders_of(key).collect::<Vec<_>>(), vec![3, 2, 1]);
+        assert_eq!(t.unbind(2), Some(key));
+        assert_eq!(t.holders_of(key).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(t.unbind(3), Some(key));
+        assert_eq!(t.holders_of(key).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(t.unbind(3), None);
+        assert_eq!(t.unbind(1), Some(key));
+        assert_eq!(t.ports(), 0);
+        // the port is free again
+        assert_eq!(t.bind(4, &req(v4(0, 7174)), RANGE, 0), Ok(7174));
+    }
+}
