@@ -49,7 +49,7 @@ pub(crate) mod proto {
 }
 // The core names its modules from its crate root (`crate::timer`,
 // `$crate::wire`); these make the same paths resolve inside rcm.ko.
-use proto::{reason, timer, wire};
+use proto::{cm, reason, timer, wire};
 
 module! {
     type: RcmModule,
