@@ -257,13 +257,12 @@ impl<C: Collections> PortTable<C> {
 
     /// `cma_port_is_unique`: does `req` differ from every holder of `key`
     /// in destination port, source address or destination address? An
-    /// unset destination has no port and differs from any set address
-    /// that is not a wildcard (6.12 compares it as family 0).
+    /// unset destination is a wildcard (6.12 zeroes it when it binds), so
+    /// it differs from nothing.
     fn unique(&self, key: PortKey, holder: HolderId, req: &BindRequest) -> bool {
         let addrs_differ = |a: Option<SockAddr>, b: Option<SockAddr>| match (a, b) {
-            (None, None) => false,
-            (None, Some(x)) | (Some(x), None) => !x.is_any(),
             (Some(a), Some(b)) => !a.is_any() && !b.is_any() && !a.same_addr(&b),
+            _ => false,
         };
         let port = |a: Option<SockAddr>| a.map_or(0, |a| a.port());
         self.holders_of(key)
@@ -444,14 +443,35 @@ mod tests {
         );
         // another source address may share one
         assert_eq!(t.bind(4, &req(v4(2, 0)), RANGE, 1), Ok(32769));
-        // a connecting id with a destination port differs from them all
-        let connecting = BindRequest {
-            dst: Some(v4(9, 7174)),
-            ..req(v4(1, 0))
+    }
+
+    /// Ids that resolve a destination share an ephemeral port when their
+    /// destination ports, source or destination addresses differ.
+    #[test]
+    fn connecting_ids_share_ephemeral_ports_by_destination() {
+        let mut t = PortTable::<Std>::new();
+        let range = (40000, 40001);
+        let to = |src: u8, port: u16| BindRequest {
+            dst: Some(v4(9, port)),
+            ..req(v4(src, 0))
         };
-        t.unbind(4);
-        assert!(t.bind(5, &connecting, RANGE, 0).is_ok());
-        assert_eq!(t.ports(), 3);
+        assert_eq!(t.bind(1, &to(1, 7174), range, 0), Ok(40000));
+        // 40000 was taken last: the next one
+        assert_eq!(t.bind(2, &to(1, 7174), range, 0), Ok(40001));
+        // another destination port shares 40000
+        assert_eq!(t.bind(3, &to(1, 7175), range, 0), Ok(40000));
+        // the same destination again: nothing left (40000 was taken last)
+        assert_eq!(
+            t.bind(4, &to(1, 7174), range, 0),
+            Err(BindError::NotAvailable)
+        );
+        // no destination is a wildcard: it differs from nothing
+        assert_eq!(
+            t.bind(4, &req(v4(1, 0)), range, 0),
+            Err(BindError::NotAvailable)
+        );
+        // another source address
+        assert_eq!(t.bind(4, &to(2, 7174), range, 1), Ok(40001));
     }
 
     #[test]
