@@ -68,6 +68,26 @@ impl PortSpace {
     }
 }
 
+/// The port space an AF_IB address binds in (`cma_select_ib_ps`): the
+/// one its service id's masked bits name, if the id's own space allows
+/// it (an `Ib` id any of IB, TCP, UDP; a TCP or UDP id only its own).
+/// Returns the space and the address's service id and mask with the
+/// space's bits filled in; `None` if none fits (`-EPROTONOSUPPORT`).
+pub fn ib_address_space(
+    id_ps: PortSpace,
+    sid: u64,
+    sid_mask: u64,
+) -> Option<(PortSpace, u64, u64)> {
+    let mask = sid_mask & SERVICE_ID_PS_MASK;
+    let masked = sid & mask;
+    let allowed = |ps: PortSpace| id_ps == PortSpace::Ib || id_ps == ps;
+    let ps = [PortSpace::Ib, PortSpace::Tcp, PortSpace::Udp]
+        .into_iter()
+        .find(|ps| allowed(*ps) && masked == (ps.service_id(0) & mask))?;
+    let port = (sid & sid_mask) as u16;
+    Some((ps, ps.service_id(port), SERVICE_ID_PS_MASK | sid_mask))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +108,39 @@ mod tests {
         }
         assert_eq!(PortSpace::of_service_id(0x0200_0000_0000_0001), None);
         assert_eq!(PortSpace::from_raw(0x0107), None);
+    }
+
+    #[test]
+    fn af_ib_addresses_pick_their_space_from_the_service_id() {
+        let tcp = PortSpace::Tcp.service_id(0);
+        // a wildcard mask: an IB id gets the IB space first
+        assert_eq!(
+            ib_address_space(PortSpace::Ib, 0, 0),
+            Some((
+                PortSpace::Ib,
+                PortSpace::Ib.service_id(0),
+                SERVICE_ID_PS_MASK
+            ))
+        );
+        // the TCP space named in full, with a port
+        assert_eq!(
+            ib_address_space(PortSpace::Ib, tcp | 7174, u64::MAX),
+            Some((PortSpace::Tcp, tcp | 7174, u64::MAX))
+        );
+        assert_eq!(
+            ib_address_space(PortSpace::Tcp, tcp, SERVICE_ID_PS_MASK),
+            Some((PortSpace::Tcp, tcp, SERVICE_ID_PS_MASK))
+        );
+        // a UDP id cannot bind in the TCP space, an IPoIB id in none
+        assert_eq!(
+            ib_address_space(PortSpace::Udp, tcp, SERVICE_ID_PS_MASK),
+            None
+        );
+        assert_eq!(ib_address_space(PortSpace::Ipoib, 0, 0), None);
+        // a service id outside the IP spaces
+        assert_eq!(
+            ib_address_space(PortSpace::Ib, 0x1234_0000, SERVICE_ID_PS_MASK),
+            None
+        );
     }
 }

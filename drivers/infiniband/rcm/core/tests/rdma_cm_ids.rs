@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rdma_cm ids before any message flows: options, bind and listen, with
+//! 6.12's transitions and errnos.
+
+use rcm_core::cm::store::btree::Std;
+use rcm_core::cm::DeviceId;
+use rcm_core::rdma_cm::{BindContext, IdState, PortSpace, RdmaCm, RdmaCmError, RdmaId, SockAddr};
+
+const NET: u64 = 1;
+
+fn cx() -> BindContext {
+    BindContext {
+        device: Ok(DeviceId(3)),
+        local_ports: (32768, 60999),
+        random: 7,
+        privileged: false,
+        bindv6only: false,
+    }
+}
+
+fn v4(last: u8, port: u16) -> SockAddr {
+    SockAddr::V4 {
+        addr: if last == 0 { [0; 4] } else { [10, 0, 0, last] },
+        port,
+    }
+}
+
+fn v6_any(port: u16) -> SockAddr {
+    SockAddr::V6 {
+        addr: [0; 16],
+        port,
+        flowinfo: 0,
+        scope_id: 0,
+    }
+}
+
+fn state(cm: &RdmaCm<Std>, id: RdmaId) -> IdState {
+    cm.get(id).unwrap().state()
+}
+
+#[test]
+fn bind_takes_the_address_its_device_and_a_port() {
+    let mut cm = RdmaCm::<Std>::new();
+    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(state(&cm, a), IdState::Idle);
+    assert_eq!(cm.bind_addr(a, v4(1, 7174), &cx()), Ok(7174));
+    assert_eq!(state(&cm, a), IdState::AddrBound);
+    assert_eq!(cm.get(a).unwrap().device(), Some(DeviceId(3)));
+    assert_eq!(cm.get(a).unwrap().src(), Some(v4(1, 7174)));
+    // once only
+    assert_eq!(
+        cm.bind_addr(a, v4(1, 7175), &cx()),
+        Err(RdmaCmError::Invalid)
+    );
+    // the same address and port again
+    let b = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(
+        cm.bind_addr(b, v4(1, 7174), &cx()),
+        Err(RdmaCmError::AddrInUse)
+    );
+    assert_eq!(state(&cm, b), IdState::Idle, "nothing changed");
+    // the same port in the UDP space, or in another namespace
+    let u = cm.create_id(NET, PortSpace::Udp).unwrap();
+    assert_eq!(cm.bind_addr(u, v4(1, 7174), &cx()), Ok(7174));
+    let n = cm.create_id(NET + 1, PortSpace::Tcp).unwrap();
+    assert_eq!(cm.bind_addr(n, v4(1, 7174), &cx()), Ok(7174));
+    // a wildcard needs no device, an address one
+    let w = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let no_dev = BindContext {
+        device: Err(RdmaCmError::NoDevice),
+        ..cx()
+    };
+    assert_eq!(
+        cm.bind_addr(w, v4(2, 0), &no_dev),
+        Err(RdmaCmError::NoDevice)
+    );
+    assert_eq!(state(&cm, w), IdState::Idle);
+    let port = cm.bind_addr(w, v4(0, 0), &no_dev).unwrap();
+    assert!((32768..=60999).contains(&port));
+    assert_eq!(cm.get(w).unwrap().device(), None);
+    // privileged ports
+    let p = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(
+        cm.bind_addr(p, v4(1, 80), &cx()),
+        Err(RdmaCmError::NoPermission)
+    );
+    let root = BindContext {
+        privileged: true,
+        ..cx()
+    };
+    assert_eq!(cm.bind_addr(p, v4(1, 80), &root), Ok(80));
+    // destroy gives the ports back
+    for id in [a, b, u, n, w, p] {
+        cm.destroy(id).unwrap();
+    }
+    assert_eq!(cm.destroy(a), Err(RdmaCmError::NoSuchId));
+    assert_eq!((cm.len(), cm.ports_held()), (0, 0));
+}
+
+#[test]
+fn link_local_addresses_need_a_scope() {
+    let mut cm = RdmaCm::<Std>::new();
+    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let mut ll = [0u8; 16];
+    ll[0] = 0xfe;
+    ll[1] = 0x80;
+    ll[15] = 1;
+    let addr = |scope_id| SockAddr::V6 {
+        addr: ll,
+        port: 7174,
+        flowinfo: 0,
+        scope_id,
+    };
+    assert_eq!(cm.bind_addr(a, addr(0), &cx()), Err(RdmaCmError::Invalid));
+    assert_eq!(cm.bind_addr(a, addr(2), &cx()), Ok(7174));
+}
+
+#[test]
+fn options_follow_the_state() {
+    let mut cm = RdmaCm::<Std>::new();
+    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(cm.set_reuseaddr(a, true), Ok(()));
+    assert_eq!(cm.set_reuseaddr(a, false), Ok(()), "IDLE: either way");
+    assert_eq!(cm.set_afonly(a, true), Ok(()));
+    cm.bind_addr(a, v4(1, 7174), &cx()).unwrap();
+    assert_eq!(cm.set_reuseaddr(a, true), Ok(()));
+    assert_eq!(cm.set_reuseaddr(a, false), Err(RdmaCmError::Invalid));
+    assert_eq!(cm.set_afonly(a, false), Ok(()), "ADDR_BOUND");
+    cm.listen(a, 8, &cx()).unwrap();
+    assert_eq!(cm.set_reuseaddr(a, true), Err(RdmaCmError::Invalid));
+    assert_eq!(cm.set_afonly(a, true), Err(RdmaCmError::Invalid));
+}
+
+#[test]
+fn ipv4_binds_are_af_only_ipv6_ones_per_bindv6only() {
+    let mut cm = RdmaCm::<Std>::new();
+    // an IPv6 wildcard without AFONLY holds the IPv4 side too
+    let six = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    cm.bind_addr(six, v6_any(7174), &cx()).unwrap();
+    let four = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(
+        cm.bind_addr(four, v4(0, 7174), &cx()),
+        Err(RdmaCmError::AddrNotAvailable)
+    );
+    // with bindv6only, both wildcards coexist
+    let mut cm = RdmaCm::<Std>::new();
+    let only = BindContext {
+        bindv6only: true,
+        ..cx()
+    };
+    let six = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    cm.bind_addr(six, v6_any(7174), &only).unwrap();
+    let four = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(cm.bind_addr(four, v4(0, 7174), &only), Ok(7174));
+}
+
+#[test]
+fn listen_binds_if_needed_and_holds_its_port_alone() {
+    let mut cm = RdmaCm::<Std>::new();
+    // IDLE: the IPv4 wildcard, an ephemeral port
+    let l = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    cm.listen(l, 16, &cx()).unwrap();
+    let id = cm.get(l).unwrap();
+    assert_eq!((id.state(), id.backlog()), (IdState::Listen, 16));
+    assert!(matches!(id.src(), Some(SockAddr::V4 { addr: [0, 0, 0, 0], port }) if port >= 32768));
+    assert_eq!(cm.listen(l, 16, &cx()), Err(RdmaCmError::Invalid), "twice");
+    // two REUSEADDR ids on one address: the first may not listen
+    let (a, b) = (
+        cm.create_id(NET, PortSpace::Tcp).unwrap(),
+        cm.create_id(NET, PortSpace::Tcp).unwrap(),
+    );
+    for id in [a, b] {
+        cm.set_reuseaddr(id, true).unwrap();
+        cm.bind_addr(id, v4(1, 9000), &cx()).unwrap();
+    }
+    assert_eq!(cm.listen(a, 1, &cx()), Err(RdmaCmError::AddrInUse));
+    assert_eq!(state(&cm, a), IdState::AddrBound, "still bound");
+    cm.destroy(b).unwrap();
+    assert_eq!(cm.listen(a, 1, &cx()), Ok(()));
+}
+
+#[test]
+fn af_ib_binds_in_the_space_its_service_id_names() {
+    let mut cm = RdmaCm::<Std>::new();
+    let tcp = PortSpace::Tcp.service_id(0);
+    let ib = |sid, sid_mask| SockAddr::Ib {
+        gid: [0; 16],
+        sid,
+        sid_mask,
+        pkey: 0xffff,
+        flowinfo: 0,
+        scope_id: 0,
+    };
+    let a = cm.create_id(NET, PortSpace::Ib).unwrap();
+    assert_eq!(cm.bind_addr(a, ib(tcp | 7174, u64::MAX), &cx()), Ok(7174));
+    // it holds TCP port 7174: an IP id in the TCP space conflicts
+    let b = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(
+        cm.bind_addr(b, v4(0, 7174), &cx()),
+        Err(RdmaCmError::AddrNotAvailable)
+    );
+    assert_eq!(cm.bind_addr(b, v4(0, 7175), &cx()), Ok(7175));
+    let u = cm.create_id(NET, PortSpace::Udp).unwrap();
+    assert_eq!(
+        cm.bind_addr(u, ib(tcp, 0xFFFF_FFFF_FFFF_0000), &cx()),
+        Err(RdmaCmError::PortSpaceNotSupported)
+    );
+}
