@@ -15,8 +15,9 @@
  * usage: rcm_mad_inject <umad dev> <dgid> <sgid index> <count> <seed>
  *                       [<service id> <reason>]
  *        rcm_mad_inject <umad dev> <dgid> <sgid index> dup-stale <service id>
- * With a service id, every MAD is a well-formed REQ for it and must get a
- * REJ with <reason> (28 from a consumer that rejects, 8 with none).
+ * With a service id, every MAD is a REQ for it (random otherwise) and must
+ * get a REJ with <reason> (28 from a consumer that rejects, 8 with none),
+ * or 18 if there is a listener and the REQ names an alternate path.
  * Prints a summary; exits 1 on any wrong answer, an answer to a MAD that
  * must get none, or any expected answer missing.
  *
@@ -101,6 +102,16 @@ static void craft(uint8_t *mad, uint16_t attr, uint8_t version, uint8_t method,
 	put32(mad + 20, 0);		/* attribute modifier */
 }
 
+/* cm_req_has_alt_path(): REQ body @96 alternate local LID, @100 its GID. */
+static int has_alternate_path(const uint8_t *b)
+{
+	const uint8_t *interface_id = b + 100 + 8;
+
+	return get16(b + 96) != 0 ||
+	       (interface_id[0] == 0x00 && interface_id[1] == 0x06 &&
+		interface_id[2] == 0x6a);
+}
+
 /* The expected answer to a crafted MAD; fills in the ids it names. */
 static struct expect expected(const uint8_t *mad)
 {
@@ -114,6 +125,13 @@ static struct expect expected(const uint8_t *mad)
 	case REQ:
 		e = (struct expect){ .attr = REJ, .code = fixed_service ? fixed_reason : 8,
 				     .id = get32(b) };
+		/*
+		 * A listener is found first; then, as 6.12 on RoCE, an
+		 * alternate path (its local LID non-zero, or an Omni-Path
+		 * GID) gets REJ 18 before the consumer sees the REQ.
+		 */
+		if (e.code != 8 && has_alternate_path(b))
+			e.code = 18;
 		break;
 	case REP:
 	case RTU:
@@ -352,6 +370,10 @@ int main(int argc, char **argv)
 		if (fixed_service) {
 			put32(out.mad + BODY + 8, fixed_service >> 32);
 			put32(out.mad + BODY + 12, fixed_service);
+			/* three in four without an alternate path, so that
+			 * most reach the consumer */
+			if (i % 4)
+				memset(out.mad + BODY + 96, 0, 44);
 		}
 		/* REQ floods re-use comm ids now and then */
 		if (attr == REQ && i > 0 && (r >> 32) % 8 == 0)

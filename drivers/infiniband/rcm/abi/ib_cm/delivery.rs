@@ -362,9 +362,15 @@ impl IbCm {
 
 /// A REQ's alternate path as the event reports it, if it has one.
 fn req_alternate(req: &Req, roce: bool) -> Option<bindings::rcm_h_lap_path> {
-    let a = &req.alternate_path;
-    let has_alt = a.local_port_lid != 0 || a.local_port_gid != [0; 16];
-    has_alt.then(|| event_path(a, req.partition_key, req.path_mtu, req.service_id, roce))
+    req.has_alternate_path().then(|| {
+        event_path(
+            &req.alternate_path,
+            req.partition_key,
+            req.path_mtu,
+            req.service_id,
+            roce,
+        )
+    })
 }
 
 /// Rejects a REQ whose alternate path does not resolve here (reason 18,

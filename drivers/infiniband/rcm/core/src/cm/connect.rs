@@ -31,10 +31,6 @@ fn av_timeout_from_req(path: &ReqPath) -> IbaTime {
     IbaTime::new(lat - u8::from(lat > 0) + 1)
 }
 
-fn has_alternate(req: &Req) -> bool {
-    req.alternate_path.local_port_lid != 0 || req.alternate_path.local_port_gid != [0; 16]
-}
-
 impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// Sends a REQ from an IDLE id (`ib_send_cm_req`).
     ///
@@ -195,7 +191,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         qp.srq = req.srq;
         qp.qkey = req.local_qkey;
         qp.ack_timeout = av_timeout_from_req(&req.primary_path);
-        qp.alt_ack_timeout = if has_alternate(req) {
+        qp.alt_ack_timeout = if req.has_alternate_path() {
             av_timeout_from_req(&req.alternate_path)
         } else {
             qp.ack_timeout

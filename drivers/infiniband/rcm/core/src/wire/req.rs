@@ -91,3 +91,38 @@ wire_struct! {
         private_data: [u8; 92] = bytes(140, 92),
     }
 }
+
+/// The IEEE OUI in the interface id of an Omni-Path GID (`OPA_STL_OUI`).
+const OPA_OUI: u64 = 0x00_066A;
+
+impl Req {
+    /// Whether the REQ names an alternate path, by 6.12's rule
+    /// (`cm_req_has_alt_path`): a non-zero alternate local LID, or an
+    /// Omni-Path alternate local GID. A RoCE REQ's alternate path carries
+    /// the permissive LID.
+    pub fn has_alternate_path(&self) -> bool {
+        let gid = &self.alternate_path.local_port_gid;
+        let mut interface_id = [0u8; 8];
+        interface_id.copy_from_slice(&gid[8..]);
+        self.alternate_path.local_port_lid != 0 || u64::from_be_bytes(interface_id) >> 40 == OPA_OUI
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternate_path_by_lid_or_omni_path_gid() {
+        let mut req = Req::zeroed();
+        assert!(!req.has_alternate_path());
+        // a RoCE alternate path: GIDs, the permissive LID
+        req.alternate_path.local_port_gid = [0xfe; 16];
+        assert!(!req.has_alternate_path(), "a GID alone is not enough");
+        req.alternate_path.local_port_lid = 0xFFFF;
+        assert!(req.has_alternate_path());
+        req.alternate_path.local_port_lid = 0;
+        req.alternate_path.local_port_gid[8..11].copy_from_slice(&[0x00, 0x06, 0x6A]);
+        assert!(req.has_alternate_path(), "an Omni-Path GID");
+    }
+}
