@@ -5,7 +5,10 @@
 
 use rcm_core::cm::store::btree::Std;
 use rcm_core::cm::DeviceId;
-use rcm_core::rdma_cm::{BindContext, IdState, PortSpace, RdmaCm, RdmaCmError, RdmaId, SockAddr};
+use rcm_core::rdma_cm::{
+    AddrEvent, AddrResolution, AddrWork, BindContext, IdState, PortSpace, RdmaCm, RdmaCmError,
+    RdmaId, SockAddr,
+};
 
 const NET: u64 = 1;
 
@@ -205,5 +208,94 @@ fn af_ib_binds_in_the_space_its_service_id_names() {
     assert_eq!(
         cm.bind_addr(u, ib(tcp, 0xFFFF_FFFF_FFFF_0000), &cx()),
         Err(RdmaCmError::PortSpaceNotSupported)
+    );
+}
+
+/// rdma_resolve_addr and its outcome, as 6.12's addr_handler: an IDLE id
+/// binds the wildcard of the destination's family on an ephemeral port
+/// first; a second call while pending is refused; an error goes back to
+/// ADDR_BOUND, from where it may try again.
+#[test]
+fn address_resolution_is_work_out_and_a_result_in() {
+    let mut cm = RdmaCm::<Std>::new();
+    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let dst = v4(2, 7174);
+    let work = cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
+    let bound = cm.get(a).unwrap().src().unwrap();
+    assert!(matches!(bound, SockAddr::V4 { addr: [0, 0, 0, 0], port } if port >= 32768));
+    assert_eq!(
+        work,
+        AddrWork::ResolveIp {
+            src: bound,
+            dst,
+            timeout_ms: 2000
+        }
+    );
+    assert_eq!(state(&cm, a), IdState::AddrQuery);
+    assert_eq!(cm.get(a).unwrap().dst(), Some(dst));
+    assert_eq!(
+        cm.resolve_addr(a, None, dst, 2000, &cx()),
+        Err(RdmaCmError::Invalid),
+        "already resolving"
+    );
+    // the route fails: back to ADDR_BOUND, port kept
+    assert_eq!(cm.addr_resolved(a, Err(-110)), Some(AddrEvent::Error(-110)));
+    assert_eq!(state(&cm, a), IdState::AddrBound);
+    assert_eq!(cm.addr_resolved(a, Err(-110)), None, "nothing pending");
+    // again, from ADDR_BOUND: the route picks 10.0.0.1 on device 3
+    cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
+    let found = AddrResolution {
+        src: v4(1, 0),
+        device: DeviceId(3),
+    };
+    assert_eq!(cm.addr_resolved(a, Ok(found)), Some(AddrEvent::Resolved));
+    let id = cm.get(a).unwrap();
+    assert_eq!(id.state(), IdState::AddrResolved);
+    assert_eq!(id.src(), Some(v4(1, bound.port())));
+    assert_eq!(id.device(), Some(DeviceId(3)));
+    // a destroyed id's late result is dropped
+    let b = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    cm.resolve_addr(b, None, dst, 2000, &cx()).unwrap();
+    cm.destroy(b).unwrap();
+    assert_eq!(cm.addr_resolved(b, Ok(found)), None);
+}
+
+#[test]
+fn resolution_kinds_and_family_checks() {
+    let mut cm = RdmaCm::<Std>::new();
+    // a wildcard destination resolves to a local device
+    let l = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    assert_eq!(
+        cm.resolve_addr(l, None, v4(0, 7174), 100, &cx()),
+        Ok(AddrWork::Loopback)
+    );
+    // bound to IPv4, resolving IPv6: refused, still bound
+    let m = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    cm.bind_addr(m, v4(1, 0), &cx()).unwrap();
+    let mut six = [0u8; 16];
+    six[0] = 0x20;
+    let dst6 = SockAddr::V6 {
+        addr: six,
+        port: 7174,
+        flowinfo: 0,
+        scope_id: 0,
+    };
+    assert_eq!(
+        cm.resolve_addr(m, None, dst6, 100, &cx()),
+        Err(RdmaCmError::Invalid)
+    );
+    assert_eq!(state(&cm, m), IdState::AddrBound);
+    // an explicit source is bound as given
+    let n = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let work = cm
+        .resolve_addr(n, Some(v4(1, 9000)), v4(2, 7174), 100, &cx())
+        .unwrap();
+    assert!(matches!(work, AddrWork::ResolveIp { src, .. } if src == v4(1, 9000)));
+    // a listener cannot resolve
+    let o = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    cm.listen(o, 1, &cx()).unwrap();
+    assert_eq!(
+        cm.resolve_addr(o, None, v4(2, 7174), 100, &cx()),
+        Err(RdmaCmError::Invalid)
     );
 }

@@ -73,16 +73,17 @@ pub struct BindContext {
 /// One id.
 #[derive(Clone, Copy, Debug)]
 pub struct Id {
-    state: IdState,
-    net: NetId,
-    ps: PortSpace,
-    src: Option<SockAddr>,
-    device: Option<DeviceId>,
-    reuseaddr: bool,
-    afonly: bool,
+    pub(crate) state: IdState,
+    pub(crate) net: NetId,
+    pub(crate) ps: PortSpace,
+    pub(crate) src: Option<SockAddr>,
+    pub(crate) dst: Option<SockAddr>,
+    pub(crate) device: Option<DeviceId>,
+    pub(crate) reuseaddr: bool,
+    pub(crate) afonly: bool,
     /// AFONLY was set explicitly (else bind derives it).
-    afonly_set: bool,
-    backlog: u32,
+    pub(crate) afonly_set: bool,
+    pub(crate) backlog: u32,
 }
 
 impl Id {
@@ -93,6 +94,10 @@ impl Id {
     /// The bound source address, with its port.
     pub fn src(&self) -> Option<SockAddr> {
         self.src
+    }
+    /// The destination being resolved or connected to.
+    pub fn dst(&self) -> Option<SockAddr> {
+        self.dst
     }
     /// The device the id is bound to, if any (wildcard ids have none).
     pub fn device(&self) -> Option<DeviceId> {
@@ -110,7 +115,7 @@ impl Id {
 
 /// The rdma_cm ids of a host.
 pub struct RdmaCm<C: Collections> {
-    ids: C::Map<RdmaId, Id>,
+    pub(crate) ids: C::Map<RdmaId, Id>,
     ports: PortTable<C>,
     next_id: u32,
 }
@@ -140,6 +145,7 @@ impl<C: Collections> RdmaCm<C> {
             net,
             ps,
             src: None,
+            dst: None,
             device: None,
             reuseaddr: false,
             afonly: false,
@@ -190,6 +196,18 @@ impl<C: Collections> RdmaCm<C> {
         &mut self,
         id: RdmaId,
         addr: SockAddr,
+        cx: &BindContext,
+    ) -> Result<u16, RdmaCmError> {
+        self.bind_to(id, addr, None, cx)
+    }
+
+    /// Binds as [`RdmaCm::bind_addr`]; with the destination an id resolves
+    /// (an ephemeral port is then unique per destination).
+    pub(crate) fn bind_to(
+        &mut self,
+        id: RdmaId,
+        addr: SockAddr,
+        dst: Option<SockAddr>,
         cx: &BindContext,
     ) -> Result<u16, RdmaCmError> {
         let r = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
@@ -245,7 +263,7 @@ impl<C: Collections> RdmaCm<C> {
             net: r.net,
             ps,
             src: addr,
-            dst: None,
+            dst,
             reuseaddr: r.reuseaddr,
             afonly,
             privileged: cx.privileged,
@@ -257,6 +275,7 @@ impl<C: Collections> RdmaCm<C> {
         if let Some(rec) = self.ids.get_mut(&id) {
             rec.state = IdState::AddrBound;
             rec.src = Some(addr.with_port(port));
+            rec.dst = dst;
             rec.device = device;
             rec.afonly = afonly;
         }

@@ -9,10 +9,12 @@ pub mod addr;
 pub mod bind;
 pub mod endpoint;
 pub mod port_space;
+pub mod resolve;
 pub mod state;
 
 pub use addr::{Family, SockAddr};
 pub use bind::{BindError, BindRequest, PortKey, PortTable};
 pub use endpoint::{BindContext, RdmaCm, RdmaCmError, RdmaId};
 pub use port_space::PortSpace;
+pub use resolve::{AddrEvent, AddrResolution, AddrWork};
 pub use state::IdState;
