@@ -2,6 +2,7 @@
 # rcm: an RDMA connection manager for Linux in Rust.
 #
 #   make test        host unit tests + the kselftests in QEMU guests
+#   make test-full   the same with the long scale scenarios (outside CI)
 #   make run         the demo: a connection's life cycle between two guests
 #   make modules     build rcm.ko against the cached kernel
 #   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
@@ -16,7 +17,7 @@ SHELL := /bin/bash
 FLAVOR ?= debug
 export RCM_FLAVOR := $(FLAVOR)
 
-.PHONY: all toolchain kernel modules selftests image test test-host run shell clean \
+.PHONY: all toolchain kernel modules selftests image test test-full test-host run shell clean \
 	fuzz bench-host bench
 
 all: modules
@@ -35,6 +36,11 @@ selftests:
 
 test:
 	scripts/run-tests.sh
+
+# make test with the long scale scenarios (1000 sequential connections
+# per pairing instead of 300); outside the CI budget.
+test-full:
+	RCM_TEST_FULL=1 scripts/run-tests.sh
 
 test-host:
 	scripts/run-tests.sh --host-only

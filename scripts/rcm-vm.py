@@ -147,6 +147,9 @@ def run(args):
     if os.environ.get("RCM_CAMPAIGN_SEED", "").isdigit():
         # replays a seeded test (rcm_mad_campaign.sh)
         common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
+    if os.environ.get("RCM_TEST_FULL") == "1":
+        # the long variants of the scale scenarios (make test-full)
+        common.append("rcmvm.full=1")
     if args.script:
         common.append(f"rcmvm.test={os.path.basename(args.script)}")
     if args.guest_exec:
