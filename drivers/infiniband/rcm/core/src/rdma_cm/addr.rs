@@ -92,21 +92,31 @@ impl SockAddr {
                 flowinfo,
                 scope_id,
             },
+            SockAddr::Ib { sid, sid_mask, .. } => {
+                self.with_service_id((sid & sid_mask) | port as u64, u64::MAX)
+            }
+        }
+    }
+
+    /// An AF_IB address with another service id and mask; others as
+    /// they are.
+    pub const fn with_service_id(self, sid: u64, sid_mask: u64) -> Self {
+        match self {
             SockAddr::Ib {
+                gid,
+                pkey,
+                flowinfo,
+                scope_id,
+                ..
+            } => SockAddr::Ib {
                 gid,
                 sid,
                 sid_mask,
                 pkey,
                 flowinfo,
                 scope_id,
-            } => SockAddr::Ib {
-                gid,
-                sid: (sid & sid_mask) | port as u64,
-                sid_mask: u64::MAX,
-                pkey,
-                flowinfo,
-                scope_id,
             },
+            other => other,
         }
     }
 

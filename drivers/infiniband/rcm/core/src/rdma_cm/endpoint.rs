@@ -237,25 +237,10 @@ impl<C: Collections> RdmaCm<C> {
         // An AF_IB address picks its space by its service id, whose
         // space bits are then filled in.
         let (ps, addr) = match addr {
-            SockAddr::Ib {
-                gid,
-                sid,
-                sid_mask,
-                pkey,
-                flowinfo,
-                scope_id,
-            } => {
+            SockAddr::Ib { sid, sid_mask, .. } => {
                 let (ps, sid, sid_mask) = ib_address_space(r.ps, sid, sid_mask)
                     .ok_or(RdmaCmError::PortSpaceNotSupported)?;
-                let addr = SockAddr::Ib {
-                    gid,
-                    sid,
-                    sid_mask,
-                    pkey,
-                    flowinfo,
-                    scope_id,
-                };
-                (ps, addr)
+                (ps, addr.with_service_id(sid, sid_mask))
             }
             _ => (r.ps, addr),
         };
