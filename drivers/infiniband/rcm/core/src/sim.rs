@@ -10,6 +10,8 @@
 
 extern crate std;
 
+pub mod rdma;
+
 use crate::cm::store::btree::Std;
 use crate::cm::{
     CommId, Config, DeviceId, Endpoint, Event, Handled, Millis, Received, Sink, Transmit,

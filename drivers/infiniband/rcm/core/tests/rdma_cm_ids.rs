@@ -7,8 +7,10 @@ use rcm_core::cm::store::btree::Std;
 use rcm_core::cm::DeviceId;
 use rcm_core::rdma_cm::{
     AddrEvent, AddrResolution, AddrWork, BindContext, IdState, PortSpace, RdmaCm, RdmaCmError,
-    RdmaId, SockAddr,
+    RdmaId, RdmaQpType, SockAddr,
 };
+use rcm_core::sim::rdma::RdmaFabric;
+use rcm_core::sim::Faults;
 
 const NET: u64 = 1;
 
@@ -38,17 +40,21 @@ fn v6_any(port: u16) -> SockAddr {
     }
 }
 
-fn state(cm: &RdmaCm<Std>, id: RdmaId) -> IdState {
+fn state(cm: &RdmaCm<Std, u32>, id: RdmaId) -> IdState {
     cm.get(id).unwrap().state()
 }
 
 #[test]
 fn bind_takes_the_address_its_device_and_a_port() {
-    let mut cm = RdmaCm::<Std>::new();
-    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
-    assert_eq!(state(&cm, a), IdState::Idle);
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
+    let a = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
+    assert_eq!(state(cm, a), IdState::Idle);
     assert_eq!(cm.bind_addr(a, v4(1, 7174), &cx()), Ok(7174));
-    assert_eq!(state(&cm, a), IdState::AddrBound);
+    assert_eq!(state(cm, a), IdState::AddrBound);
     assert_eq!(cm.get(a).unwrap().device(), Some(DeviceId(3)));
     assert_eq!(cm.get(a).unwrap().src(), Some(v4(1, 7174)));
     // once only
@@ -57,19 +63,27 @@ fn bind_takes_the_address_its_device_and_a_port() {
         Err(RdmaCmError::Invalid)
     );
     // the same address and port again
-    let b = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let b = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(
         cm.bind_addr(b, v4(1, 7174), &cx()),
         Err(RdmaCmError::AddrInUse)
     );
-    assert_eq!(state(&cm, b), IdState::Idle, "nothing changed");
+    assert_eq!(state(cm, b), IdState::Idle, "nothing changed");
     // the same port in the UDP space, or in another namespace
-    let u = cm.create_id(NET, PortSpace::Udp).unwrap();
+    let u = cm
+        .create_id(NET, PortSpace::Udp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(cm.bind_addr(u, v4(1, 7174), &cx()), Ok(7174));
-    let n = cm.create_id(NET + 1, PortSpace::Tcp).unwrap();
+    let n = cm
+        .create_id(NET + 1, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(cm.bind_addr(n, v4(1, 7174), &cx()), Ok(7174));
     // a wildcard needs no device, an address one
-    let w = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let w = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     let no_dev = BindContext {
         device: Err(RdmaCmError::NoDevice),
         ..cx()
@@ -78,12 +92,14 @@ fn bind_takes_the_address_its_device_and_a_port() {
         cm.bind_addr(w, v4(2, 0), &no_dev),
         Err(RdmaCmError::NoDevice)
     );
-    assert_eq!(state(&cm, w), IdState::Idle);
+    assert_eq!(state(cm, w), IdState::Idle);
     let port = cm.bind_addr(w, v4(0, 0), &no_dev).unwrap();
     assert!((32768..=60999).contains(&port));
     assert_eq!(cm.get(w).unwrap().device(), None);
     // privileged ports
-    let p = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let p = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(
         cm.bind_addr(p, v4(1, 80), &cx()),
         Err(RdmaCmError::NoPermission)
@@ -95,16 +111,20 @@ fn bind_takes_the_address_its_device_and_a_port() {
     assert_eq!(cm.bind_addr(p, v4(1, 80), &root), Ok(80));
     // destroy gives the ports back
     for id in [a, b, u, n, w, p] {
-        cm.destroy(id).unwrap();
+        cm.destroy(&mut h, id).unwrap();
     }
-    assert_eq!(cm.destroy(a), Err(RdmaCmError::NoSuchId));
+    assert_eq!(cm.destroy(&mut h, a), Err(RdmaCmError::NoSuchId));
     assert_eq!((cm.len(), cm.ports_held()), (0, 0));
 }
 
 #[test]
 fn link_local_addresses_need_a_scope() {
-    let mut cm = RdmaCm::<Std>::new();
-    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
+    let a = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     let mut ll = [0u8; 16];
     ll[0] = 0xfe;
     ll[1] = 0x80;
@@ -121,8 +141,12 @@ fn link_local_addresses_need_a_scope() {
 
 #[test]
 fn options_follow_the_state() {
-    let mut cm = RdmaCm::<Std>::new();
-    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
+    let a = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(cm.set_reuseaddr(a, true), Ok(()));
     assert_eq!(cm.set_reuseaddr(a, false), Ok(()), "IDLE: either way");
     assert_eq!(cm.set_afonly(a, true), Ok(()));
@@ -130,62 +154,86 @@ fn options_follow_the_state() {
     assert_eq!(cm.set_reuseaddr(a, true), Ok(()));
     assert_eq!(cm.set_reuseaddr(a, false), Err(RdmaCmError::Invalid));
     assert_eq!(cm.set_afonly(a, false), Ok(()), "ADDR_BOUND");
-    cm.listen(a, 8, &cx()).unwrap();
+    cm.listen(&mut h, a, 8, &cx()).unwrap();
     assert_eq!(cm.set_reuseaddr(a, true), Err(RdmaCmError::Invalid));
     assert_eq!(cm.set_afonly(a, true), Err(RdmaCmError::Invalid));
 }
 
 #[test]
 fn ipv4_binds_are_af_only_ipv6_ones_per_bindv6only() {
-    let mut cm = RdmaCm::<Std>::new();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
     // an IPv6 wildcard without AFONLY holds the IPv4 side too
-    let six = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let six = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     cm.bind_addr(six, v6_any(7174), &cx()).unwrap();
-    let four = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let four = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(
         cm.bind_addr(four, v4(0, 7174), &cx()),
         Err(RdmaCmError::AddrNotAvailable)
     );
     // with bindv6only, both wildcards coexist
-    let mut cm = RdmaCm::<Std>::new();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
     let only = BindContext {
         bindv6only: true,
         ..cx()
     };
-    let six = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let six = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     cm.bind_addr(six, v6_any(7174), &only).unwrap();
-    let four = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let four = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(cm.bind_addr(four, v4(0, 7174), &only), Ok(7174));
 }
 
 #[test]
 fn listen_binds_if_needed_and_holds_its_port_alone() {
-    let mut cm = RdmaCm::<Std>::new();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
     // IDLE: the IPv4 wildcard, an ephemeral port
-    let l = cm.create_id(NET, PortSpace::Tcp).unwrap();
-    cm.listen(l, 16, &cx()).unwrap();
+    let l = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
+    cm.listen(&mut h, l, 16, &cx()).unwrap();
     let id = cm.get(l).unwrap();
     assert_eq!((id.state(), id.backlog()), (IdState::Listen, 16));
     assert!(matches!(id.src(), Some(SockAddr::V4 { addr: [0, 0, 0, 0], port }) if port >= 32768));
-    assert_eq!(cm.listen(l, 16, &cx()), Err(RdmaCmError::Invalid), "twice");
+    assert_eq!(
+        cm.listen(&mut h, l, 16, &cx()),
+        Err(RdmaCmError::Invalid),
+        "twice"
+    );
     // two REUSEADDR ids on one address: the first may not listen
     let (a, b) = (
-        cm.create_id(NET, PortSpace::Tcp).unwrap(),
-        cm.create_id(NET, PortSpace::Tcp).unwrap(),
+        cm.create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+            .unwrap(),
+        cm.create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+            .unwrap(),
     );
     for id in [a, b] {
         cm.set_reuseaddr(id, true).unwrap();
         cm.bind_addr(id, v4(1, 9000), &cx()).unwrap();
     }
-    assert_eq!(cm.listen(a, 1, &cx()), Err(RdmaCmError::AddrInUse));
-    assert_eq!(state(&cm, a), IdState::AddrBound, "still bound");
-    cm.destroy(b).unwrap();
-    assert_eq!(cm.listen(a, 1, &cx()), Ok(()));
+    assert_eq!(cm.listen(&mut h, a, 1, &cx()), Err(RdmaCmError::AddrInUse));
+    assert_eq!(state(cm, a), IdState::AddrBound, "still bound");
+    cm.destroy(&mut h, b).unwrap();
+    assert_eq!(cm.listen(&mut h, a, 1, &cx()), Ok(()));
 }
 
 #[test]
 fn af_ib_binds_in_the_space_its_service_id_names() {
-    let mut cm = RdmaCm::<Std>::new();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
     let tcp = PortSpace::Tcp.service_id(0);
     let ib = |sid, sid_mask| SockAddr::Ib {
         gid: [0; 16],
@@ -195,16 +243,20 @@ fn af_ib_binds_in_the_space_its_service_id_names() {
         flowinfo: 0,
         scope_id: 0,
     };
-    let a = cm.create_id(NET, PortSpace::Ib).unwrap();
+    let a = cm.create_id(NET, PortSpace::Ib, RdmaQpType::Rc, 0).unwrap();
     assert_eq!(cm.bind_addr(a, ib(tcp | 7174, u64::MAX), &cx()), Ok(7174));
     // it holds TCP port 7174: an IP id in the TCP space conflicts
-    let b = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let b = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(
         cm.bind_addr(b, v4(0, 7174), &cx()),
         Err(RdmaCmError::AddrNotAvailable)
     );
     assert_eq!(cm.bind_addr(b, v4(0, 7175), &cx()), Ok(7175));
-    let u = cm.create_id(NET, PortSpace::Udp).unwrap();
+    let u = cm
+        .create_id(NET, PortSpace::Udp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(
         cm.bind_addr(u, ib(tcp, 0xFFFF_FFFF_FFFF_0000), &cx()),
         Err(RdmaCmError::PortSpaceNotSupported)
@@ -217,8 +269,12 @@ fn af_ib_binds_in_the_space_its_service_id_names() {
 /// ADDR_BOUND, from where it may try again.
 #[test]
 fn address_resolution_is_work_out_and_a_result_in() {
-    let mut cm = RdmaCm::<Std>::new();
-    let a = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
+    let a = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     let dst = v4(2, 7174);
     let work = cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
     let bound = cm.get(a).unwrap().src().unwrap();
@@ -231,7 +287,7 @@ fn address_resolution_is_work_out_and_a_result_in() {
             timeout_ms: 2000
         }
     );
-    assert_eq!(state(&cm, a), IdState::AddrQuery);
+    assert_eq!(state(cm, a), IdState::AddrQuery);
     assert_eq!(cm.get(a).unwrap().dst(), Some(dst));
     assert_eq!(
         cm.resolve_addr(a, None, dst, 2000, &cx()),
@@ -240,7 +296,7 @@ fn address_resolution_is_work_out_and_a_result_in() {
     );
     // the route fails: back to ADDR_BOUND, port kept
     assert_eq!(cm.addr_resolved(a, Err(-110)), Some(AddrEvent::Error(-110)));
-    assert_eq!(state(&cm, a), IdState::AddrBound);
+    assert_eq!(state(cm, a), IdState::AddrBound);
     assert_eq!(cm.addr_resolved(a, Err(-110)), None, "nothing pending");
     // again, from ADDR_BOUND: the route picks 10.0.0.1 on device 3
     cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
@@ -254,23 +310,31 @@ fn address_resolution_is_work_out_and_a_result_in() {
     assert_eq!(id.src(), Some(v4(1, bound.port())));
     assert_eq!(id.device(), Some(DeviceId(3)));
     // a destroyed id's late result is dropped
-    let b = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let b = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     cm.resolve_addr(b, None, dst, 2000, &cx()).unwrap();
-    cm.destroy(b).unwrap();
+    cm.destroy(&mut h, b).unwrap();
     assert_eq!(cm.addr_resolved(b, Ok(found)), None);
 }
 
 #[test]
 fn resolution_kinds_and_family_checks() {
-    let mut cm = RdmaCm::<Std>::new();
+    let mut f = RdmaFabric::new(1, 0, Faults::default());
+    let (cm, mut h) = f.split(0);
+    let _ = &mut h;
     // a wildcard destination resolves to a local device
-    let l = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let l = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     assert_eq!(
         cm.resolve_addr(l, None, v4(0, 7174), 100, &cx()),
         Ok(AddrWork::Loopback)
     );
     // bound to IPv4, resolving IPv6: refused, still bound
-    let m = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let m = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     cm.bind_addr(m, v4(1, 0), &cx()).unwrap();
     let mut six = [0u8; 16];
     six[0] = 0x20;
@@ -284,16 +348,20 @@ fn resolution_kinds_and_family_checks() {
         cm.resolve_addr(m, None, dst6, 100, &cx()),
         Err(RdmaCmError::Invalid)
     );
-    assert_eq!(state(&cm, m), IdState::AddrBound);
+    assert_eq!(state(cm, m), IdState::AddrBound);
     // an explicit source is bound as given
-    let n = cm.create_id(NET, PortSpace::Tcp).unwrap();
+    let n = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
     let work = cm
         .resolve_addr(n, Some(v4(1, 9000)), v4(2, 7174), 100, &cx())
         .unwrap();
     assert!(matches!(work, AddrWork::ResolveIp { src, .. } if src == v4(1, 9000)));
     // a listener cannot resolve
-    let o = cm.create_id(NET, PortSpace::Tcp).unwrap();
-    cm.listen(o, 1, &cx()).unwrap();
+    let o = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
+    cm.listen(&mut h, o, 1, &cx()).unwrap();
     assert_eq!(
         cm.resolve_addr(o, None, v4(2, 7174), 100, &cx()),
         Err(RdmaCmError::Invalid)

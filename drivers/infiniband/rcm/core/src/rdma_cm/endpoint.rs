@@ -8,10 +8,12 @@
 
 use super::addr::{Family, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
+use super::host::Host;
 use super::port_space::{ib_address_space, PortSpace};
+use super::route::Route;
 use super::state::IdState;
 use crate::cm::store::{Collections, InsertError, OrderedMap};
-use crate::cm::DeviceId;
+use crate::cm::{CmError, CommId, DeviceId};
 
 /// An rdma_cm id of this host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -40,6 +42,19 @@ pub enum RdmaCmError {
     NoSuchId,
     /// Out of memory (`-ENOMEM`).
     NoMemory,
+    /// The CM refused (each ABI maps it as its ib_cm call would).
+    Cm(CmError),
+    /// The consumer's QP could not be moved (a negative errno).
+    Qp(i32),
+}
+
+impl From<CmError> for RdmaCmError {
+    fn from(e: CmError) -> Self {
+        match e {
+            CmError::NoMemory => RdmaCmError::NoMemory,
+            e => RdmaCmError::Cm(e),
+        }
+    }
 }
 
 impl From<BindError> for RdmaCmError {
@@ -70,9 +85,21 @@ pub struct BindContext {
     pub bindv6only: bool,
 }
 
+/// The QP type an id connects (`enum ib_qp_type`, the ones rdma_cm
+/// serves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RdmaQpType {
+    /// `IB_QPT_RC`.
+    Rc,
+    /// `IB_QPT_UC`.
+    Uc,
+    /// `IB_QPT_UD` (connects through SIDR).
+    Ud,
+}
+
 /// One id.
 #[derive(Clone, Copy, Debug)]
-pub struct Id {
+pub struct Id<A> {
     pub(crate) state: IdState,
     pub(crate) net: NetId,
     pub(crate) ps: PortSpace,
@@ -84,9 +111,24 @@ pub struct Id {
     /// AFONLY was set explicitly (else bind derives it).
     pub(crate) afonly_set: bool,
     pub(crate) backlog: u32,
+    pub(crate) qp_type: RdmaQpType,
+    /// The CM id of the connection (or the CM listener of a listening id).
+    pub(crate) cm: Option<CommId>,
+    pub(crate) route: Option<Route<A>>,
+    /// A QP was created through rdma_cm (`rdma_create_qp`): rdma_cm moves it.
+    pub(crate) has_qp: bool,
+    pub(crate) qp_num: u32,
+    pub(crate) srq: bool,
+    /// Our starting PSN.
+    pub(crate) psn: u32,
+    pub(crate) tos: Option<u8>,
+    /// ECE (vendor id, options) to offer.
+    pub(crate) ece: (u32, u32),
+    /// The listener a passive id came from.
+    pub(crate) listener: Option<RdmaId>,
 }
 
-impl Id {
+impl<A: Copy> Id<A> {
     /// The state.
     pub fn state(&self) -> IdState {
         self.state
@@ -111,36 +153,65 @@ impl Id {
     pub fn port_space(&self) -> PortSpace {
         self.ps
     }
+    /// The QP type.
+    pub fn qp_type(&self) -> RdmaQpType {
+        self.qp_type
+    }
+    /// The route, once resolved (or, on a passive id, from the REQ).
+    pub fn route(&self) -> Option<&Route<A>> {
+        self.route.as_ref()
+    }
+    /// The CM id of the connection.
+    pub fn cm(&self) -> Option<CommId> {
+        self.cm
+    }
+    /// The listener a passive id came from.
+    pub fn listener(&self) -> Option<RdmaId> {
+        self.listener
+    }
 }
 
-/// The rdma_cm ids of a host.
-pub struct RdmaCm<C: Collections> {
-    pub(crate) ids: C::Map<RdmaId, Id>,
-    ports: PortTable<C>,
+/// The rdma_cm ids of a host, reaching their peers through CM addresses
+/// `A`.
+pub struct RdmaCm<C: Collections, A> {
+    pub(crate) ids: C::Map<RdmaId, Id<A>>,
+    pub(crate) ports: PortTable<C>,
+    /// The rdma_cm id of each connection's CM id.
+    pub(crate) by_comm: C::Map<CommId, RdmaId>,
+    /// The CM listeners rdma_cm holds, with how many ids share each.
+    pub(crate) cm_listeners: C::Map<CommId, u32>,
     next_id: u32,
 }
 
-impl<C: Collections> Default for RdmaCm<C> {
+impl<C: Collections, A: Copy + Ord> Default for RdmaCm<C, A> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<C: Collections> RdmaCm<C> {
+impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// No ids.
     pub fn new() -> Self {
         RdmaCm {
             ids: OrderedMap::new_empty(),
             ports: PortTable::new(),
+            by_comm: OrderedMap::new_empty(),
+            cm_listeners: OrderedMap::new_empty(),
             next_id: 1,
         }
     }
 
-    /// A new IDLE id in namespace `net` and port space `ps`
+    /// A new IDLE id in namespace `net` and port space `ps`, connecting
+    /// `qp_type` QPs, starting its packets at `psn`
     /// (`__rdma_create_kernel_id`).
-    pub fn create_id(&mut self, net: NetId, ps: PortSpace) -> Result<RdmaId, RdmaCmError> {
-        let id = RdmaId(self.next_id);
-        let record = Id {
+    pub fn create_id(
+        &mut self,
+        net: NetId,
+        ps: PortSpace,
+        qp_type: RdmaQpType,
+        psn: u32,
+    ) -> Result<RdmaId, RdmaCmError> {
+        self.insert_id(Id {
             state: IdState::Idle,
             net,
             ps,
@@ -151,7 +222,26 @@ impl<C: Collections> RdmaCm<C> {
             afonly: false,
             afonly_set: false,
             backlog: 0,
-        };
+            qp_type,
+            cm: None,
+            route: None,
+            has_qp: false,
+            qp_num: 0,
+            srq: false,
+            psn: psn & 0x00FF_FFFF,
+            tos: None,
+            ece: (0, 0),
+            listener: None,
+        })
+    }
+
+    /// Adds an id under the next free number.
+    pub(crate) fn insert_id(&mut self, record: Id<A>) -> Result<RdmaId, RdmaCmError> {
+        // Skip numbers still in use after a wrap.
+        while self.ids.get(&RdmaId(self.next_id)).is_some() {
+            self.next_id = self.next_id.wrapping_add(1).max(1);
+        }
+        let id = RdmaId(self.next_id);
         match self.ids.try_insert(id, record) {
             Ok(()) => {
                 self.next_id = self.next_id.wrapping_add(1).max(1);
@@ -163,7 +253,7 @@ impl<C: Collections> RdmaCm<C> {
     }
 
     /// An id.
-    pub fn get(&self, id: RdmaId) -> Option<&Id> {
+    pub fn get(&self, id: RdmaId) -> Option<&Id<A>> {
         self.ids.get(&id)
     }
 
@@ -267,41 +357,27 @@ impl<C: Collections> RdmaCm<C> {
         Ok(port)
     }
 
-    /// `rdma_listen`, as far as ports go: ADDR_BOUND (or IDLE, which binds
-    /// the IPv4 wildcard first) -> LISTEN, holding the port alone (a
-    /// REUSEADDR id drops the option if it may). The embedding then
-    /// listens on the id's device, or on every device for a wildcard.
-    pub fn listen(
+    /// `rdma_destroy_id`: the id's CM id goes (with the REJ, DREQ or DREP
+    /// its state calls for), a listener's share of its CM listener, its
+    /// port. Returns what the embedding must cancel: the id's pending
+    /// address or route resolution (its state then).
+    pub fn destroy<H: Host<A>>(
         &mut self,
+        host: &mut H,
         id: RdmaId,
-        backlog: u32,
-        cx: &BindContext,
-    ) -> Result<(), RdmaCmError> {
-        let r = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
-        if r.state != IdState::AddrBound {
-            let any = SockAddr::V4 {
-                addr: [0; 4],
-                port: 0,
-            };
-            self.bind_addr(id, any, cx)?;
+    ) -> Result<IdState, RdmaCmError> {
+        let rec = self.ids.remove(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if let Some(comm) = rec.cm {
+            if rec.state == IdState::Listen {
+                self.drop_cm_listener(host, comm);
+            } else {
+                self.by_comm.remove(&comm);
+                // Gone already if the CM reported it destroyed.
+                let _ = host.cm(|ep, now, out| ep.destroy(now, comm, true, out));
+            }
         }
-        // On failure the id stays bound (ADDR_BOUND), as in 6.12.
-        if r.reuseaddr {
-            self.ports.check_listen(id.0)?;
-        }
-        if let Some(rec) = self.ids.get_mut(&id) {
-            rec.reuseaddr = false;
-            rec.backlog = backlog;
-            rec.state = IdState::Listen;
-        }
-        Ok(())
-    }
-
-    /// `rdma_destroy_id`: releases the id and its port.
-    pub fn destroy(&mut self, id: RdmaId) -> Result<(), RdmaCmError> {
-        self.ids.remove(&id).ok_or(RdmaCmError::NoSuchId)?;
         self.ports.unbind(id.0);
-        Ok(())
+        Ok(rec.state)
     }
 
     /// Number of ids.

@@ -1,20 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The RDMA connection manager (rdma_cm) on top of the CM: ids named by
-//! IP (or AF_IB) addresses and ports in per-namespace port spaces. Built
-//! here piece by piece; the kernel's `rdma_cm.ko` still provides the
-//! layer today (CM mode `hybrid`).
+//! IP (or AF_IB) addresses and ports in per-namespace port spaces, which
+//! resolve addresses and routes (work the embedding does, results fed
+//! back), listen, and connect through the CM endpoint with the cma header
+//! in their REQs. What it needs from its environment is the [`Host`]
+//! trait.
 
 pub mod addr;
 pub mod bind;
+pub mod cm_event;
+pub mod connect;
 pub mod endpoint;
+pub mod event;
+pub mod host;
+pub mod passive;
 pub mod port_space;
 pub mod resolve;
+pub mod route;
 pub mod state;
 
 pub use addr::{Family, SockAddr};
-pub use bind::{BindError, BindRequest, PortKey, PortTable};
-pub use endpoint::{BindContext, RdmaCm, RdmaCmError, RdmaId};
+pub use bind::{BindError, BindRequest, NetId, PortKey, PortTable};
+pub use cm_event::CmEventOutcome;
+pub use connect::{service_id_of, ConnParams};
+pub use endpoint::{BindContext, Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
+pub use event::{ConnData, EventKind, EventStatus, RdmaEvent};
+pub use host::{DeviceInfo, Host, QpLimits};
+pub use passive::Arrival;
 pub use port_space::PortSpace;
 pub use resolve::{AddrEvent, AddrResolution, AddrWork};
+pub use route::{PathKind, Route, RoutePath, RouteWork};
 pub use state::IdState;

@@ -49,7 +49,7 @@ pub enum AddrEvent {
     Error(i32),
 }
 
-impl<C: Collections> RdmaCm<C> {
+impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// `rdma_resolve_addr`: from IDLE (binding `src`, or the wildcard of
     /// `dst`'s family, first) or ADDR_BOUND to ADDR_QUERY. `Invalid` in
     /// any other state (a resolution already pending included) or when

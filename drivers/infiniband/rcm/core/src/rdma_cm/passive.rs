@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The passive side: `rdma_listen` (the port, then a CM listener on the
+//! port's service id, shared by every rdma_cm id listening on it) and a
+//! REQ for it, which picks the listening id by the cma header's
+//! destination, creates the new id and hands it to the listener's
+//! consumer (6.12's `cma_ib_req_handler`).
+
+use super::addr::{Family, SockAddr};
+use super::bind::{NetId, PortKey};
+use super::endpoint::{BindContext, Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
+use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
+use super::host::Host;
+use super::port_space::PortSpace;
+use super::route::{Route, RoutePath};
+use super::state::IdState;
+use crate::cm::store::{Collections, OrderedMap};
+use crate::cm::{CommId, DeviceId, ListenSpec, QpType, MRA_FLAG_DELAY};
+use crate::wire::cma_hdr::{CmaHdr, IpAddr, CMA_HDR_LEN};
+use crate::wire::req::Req;
+
+/// What rdma_cm's CM listeners are shared under (the C API shares by
+/// handler address, which is never 1).
+pub const SHARE_TAG: u64 = 1;
+
+/// The delayed MRA a new connection stores: sent only if the peer repeats
+/// its REQ before the consumer answers (6.12's `CMA_CM_MRA_SETTING`).
+pub const MRA_SETTING: u8 = MRA_FLAG_DELAY | 24;
+
+/// A listener's device for a wildcard listen (the CM listener takes REQs
+/// on every device).
+pub const ANY_DEVICE: DeviceId = DeviceId(u32::MAX);
+
+/// Where a REQ arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// The namespace of the device's network interface.
+    pub net: NetId,
+    /// The device.
+    pub device: DeviceId,
+    /// A random starting PSN for the new id.
+    pub psn: u32,
+}
+
+impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
+    /// `rdma_listen`: ADDR_BOUND (or IDLE, which binds the IPv4 wildcard
+    /// first) -> LISTEN, holding the port alone (a REUSEADDR id drops the
+    /// option if it may), with a CM listener on the port's service id on
+    /// the id's device, or on every device for a wildcard address. On
+    /// failure the id stays ADDR_BOUND, as in 6.12.
+    pub fn listen<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        id: RdmaId,
+        backlog: u32,
+        cx: &BindContext,
+    ) -> Result<(), RdmaCmError> {
+        let r = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if r.state == IdState::Idle {
+            let any = SockAddr::V4 {
+                addr: [0; 4],
+                port: 0,
+            };
+            self.bind_addr(id, any, cx)?;
+        } else if r.state != IdState::AddrBound {
+            return Err(RdmaCmError::Invalid);
+        }
+        if r.reuseaddr {
+            self.ports.check_listen(id.0)?;
+        }
+        let rec = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
+        let src = rec.src.ok_or(RdmaCmError::Invalid)?;
+        let service_id = match src {
+            SockAddr::Ib { sid, .. } => sid,
+            _ => rec.ps.service_id(src.port()),
+        };
+        let device = rec.device;
+        let guid = device.map_or(0, |d| host.device(d).guid);
+        let spec = ListenSpec {
+            device,
+            service_id,
+            service_mask: 0,
+            share_tag: Some(SHARE_TAG),
+            join: true,
+        };
+        let holder = host.cm(|ep, now, out| {
+            let comm = ep.create_id(device.unwrap_or(ANY_DEVICE), guid)?;
+            match ep.listen(comm, spec) {
+                Ok(holder) => {
+                    if holder != comm {
+                        // Joined an existing listener: this id is spare.
+                        let _ = ep.destroy(now, comm, false, out);
+                    }
+                    Ok(holder)
+                }
+                Err(e) => {
+                    let _ = ep.destroy(now, comm, false, out);
+                    Err(e)
+                }
+            }
+        })?;
+        let shares = self.cm_listeners.get(&holder).copied().unwrap_or(0);
+        if self.cm_listeners.try_insert(holder, shares + 1).is_err() {
+            if let Some(n) = self.cm_listeners.get_mut(&holder) {
+                *n = shares + 1;
+            } else {
+                let _ = host.cm(|ep, now, out| ep.destroy(now, holder, false, out));
+                return Err(RdmaCmError::NoMemory);
+            }
+        }
+        if let Some(rec) = self.ids.get_mut(&id) {
+            rec.reuseaddr = false;
+            rec.backlog = backlog;
+            rec.state = IdState::Listen;
+            rec.cm = Some(holder);
+        }
+        Ok(())
+    }
+
+    /// Gives up one share of a CM listener.
+    pub(crate) fn drop_cm_listener<H: Host<A>>(&mut self, host: &mut H, holder: CommId) {
+        match self.cm_listeners.get_mut(&holder) {
+            Some(n) if *n > 1 => *n -= 1,
+            _ => {
+                self.cm_listeners.remove(&holder);
+            }
+        }
+        let _ = host.cm(|ep, now, out| ep.destroy(now, holder, false, out));
+    }
+
+    /// Whether `comm` is one of rdma_cm's CM listeners.
+    pub fn holds_listener(&self, comm: CommId) -> bool {
+        self.cm_listeners.get(&comm).is_some()
+    }
+
+    /// A REQ for one of rdma_cm's CM listeners created `comm`: hands a new
+    /// CONNECT id to the listening id the REQ is for, or rejects it
+    /// (`Err`: the embedding destroys `comm`, which sends a REJ, as 6.12's
+    /// ib_cm does when its handler fails).
+    pub fn req_received<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        at: Arrival,
+        comm: CommId,
+        req: &Req,
+        attr_mod: u32,
+    ) -> Result<RdmaId, RdmaCmError> {
+        let (ps, port) = PortSpace::of_service_id(req.service_id).ok_or(RdmaCmError::Invalid)?;
+        let hdr = CmaHdr::parse(&req.private_data).ok();
+        let qp_type = match host.cm(|ep, _, _| ep.get(comm).map(|c| c.qp_type())) {
+            Some(QpType::Rc) => RdmaQpType::Rc,
+            Some(QpType::Uc) => RdmaQpType::Uc,
+            _ => return Err(RdmaCmError::Invalid),
+        };
+        let key = PortKey {
+            net: at.net,
+            ps,
+            port,
+        };
+        let listener = self
+            .ports
+            .holders_of(key)
+            .map(RdmaId)
+            .find(|l| {
+                self.ids
+                    .get(l)
+                    .is_some_and(|rec| takes_request(rec, at.device, hdr.as_ref()))
+            })
+            .ok_or(RdmaCmError::Invalid)?;
+        let lrec = *self.ids.get(&listener).ok_or(RdmaCmError::NoSuchId)?;
+        if lrec.qp_type != qp_type {
+            return Err(RdmaCmError::Invalid);
+        }
+        let ib = lrec.src.map(|s| s.family()) == Some(Family::Ib);
+        let (src, dst) = if ib {
+            let pkey = req.partition_key;
+            let p = &req.primary_path;
+            (
+                ib_addr(p.remote_port_gid, req.service_id, pkey),
+                ib_addr(p.local_port_gid, req.service_id, pkey),
+            )
+        } else {
+            let h = hdr.ok_or(RdmaCmError::Invalid)?;
+            (ip_addr(h.dst, port), ip_addr(h.src, h.src_port))
+        };
+        let info = host.device(at.device);
+        let path = RoutePath::from_received(
+            &req.primary_path,
+            req.partition_key,
+            req.path_mtu,
+            info.path_kind,
+        );
+        let child = self.insert_id(Id {
+            state: IdState::Connect,
+            net: lrec.net,
+            ps: lrec.ps,
+            src: Some(src),
+            dst: Some(dst),
+            device: Some(at.device),
+            reuseaddr: false,
+            afonly: false,
+            afonly_set: false,
+            backlog: 0,
+            qp_type,
+            cm: Some(comm),
+            route: Some(Route {
+                path,
+                peer: None,
+                ack_delay: info.ack_delay,
+            }),
+            has_qp: false,
+            qp_num: 0,
+            srq: false,
+            psn: at.psn & 0x00FF_FFFF,
+            tos: None,
+            ece: (0, 0),
+            listener: Some(listener),
+        })?;
+        if self.by_comm.try_insert(comm, child).is_err() {
+            self.ids.remove(&child);
+            return Err(RdmaCmError::NoMemory);
+        }
+        let _ = host.cm(|ep, _, out| ep.send_mra(comm, MRA_SETTING, &[], out));
+        let offset = if ib { 0 } else { CMA_HDR_LEN };
+        let data = req.private_data.get(offset..).unwrap_or(&[]);
+        let mut conn = ConnData::with_data(data, data.len());
+        // The REQ's resources seen from the receiver: what it may issue is
+        // what the sender accepts, and the reverse (as 6.12 reports them).
+        conn.responder_resources = req.initiator_depth;
+        conn.initiator_depth = req.responder_resources;
+        conn.flow_control = req.end_to_end_flow_control;
+        conn.retry_count = req.retry_count;
+        conn.rnr_retry_count = req.rnr_retry_count;
+        conn.srq = req.srq;
+        conn.qp_num = req.local_qpn;
+        conn.ece_vendor_id = req.vendor_id;
+        conn.ece_attr_mod = attr_mod;
+        host.event(
+            child,
+            RdmaEvent {
+                kind: EventKind::ConnectRequest,
+                status: EventStatus::Ok,
+                listener: Some(listener),
+                conn,
+            },
+        );
+        Ok(child)
+    }
+}
+
+/// Whether a listening id takes a REQ that arrived on `device` with
+/// header `hdr` (6.12's `cma_match_private_data` and device check).
+fn takes_request<A>(rec: &Id<A>, device: DeviceId, hdr: Option<&CmaHdr>) -> bool {
+    if rec.state != IdState::Listen || rec.device.is_some_and(|d| d != device) {
+        return false;
+    }
+    let Some(src) = rec.src else {
+        return false;
+    };
+    if src.is_any() && !rec.afonly {
+        return true;
+    }
+    match (src, hdr.map(|h| h.dst)) {
+        (SockAddr::V4 { addr, .. }, Some(IpAddr::V4(dst))) => src.is_any() || addr == dst,
+        (SockAddr::V6 { addr, .. }, Some(IpAddr::V6(dst))) => src.is_any() || addr == dst,
+        (SockAddr::Ib { .. }, _) => true,
+        _ => false,
+    }
+}
+
+/// An IP header address as a socket address with `port`.
+fn ip_addr(ip: IpAddr, port: u16) -> SockAddr {
+    match ip {
+        IpAddr::V4(addr) => SockAddr::V4 { addr, port },
+        IpAddr::V6(addr) => SockAddr::V6 {
+            addr,
+            port,
+            flowinfo: 0,
+            scope_id: 0,
+        },
+    }
+}
+
+/// An AF_IB address for a GID and service id.
+fn ib_addr(gid: [u8; 16], sid: u64, pkey: u16) -> SockAddr {
+    SockAddr::Ib {
+        gid,
+        sid,
+        sid_mask: u64::MAX,
+        pkey,
+        flowinfo: 0,
+        scope_id: 0,
+    }
+}

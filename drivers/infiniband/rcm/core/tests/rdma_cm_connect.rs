@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Two rdma_cm endpoints over two CM endpoints on the simulated fabric:
+//! resolve, listen, connect, accept, reject, disconnect, as 6.12's
+//! rdma_cm does them and with the events it reports.
+
+use rcm_core::rdma_cm::{
+    BindContext, ConnParams, EventKind, EventStatus, IdState, PortSpace, RdmaCmError, RdmaId,
+    RdmaQpType, SockAddr,
+};
+use rcm_core::reason::RejectReason;
+use rcm_core::sim::rdma::{node_addr, RdmaFabric, SIM_DEVICE, SIM_NET};
+use rcm_core::sim::Faults;
+
+const SERVER: u32 = 0;
+const CLIENT: u32 = 1;
+const PORT: u16 = 7174;
+
+fn cx() -> BindContext {
+    BindContext {
+        device: Ok(SIM_DEVICE),
+        local_ports: (32768, 60999),
+        random: 99,
+        privileged: false,
+        bindv6only: false,
+    }
+}
+
+fn any(port: u16) -> SockAddr {
+    SockAddr::V4 { addr: [0; 4], port }
+}
+
+fn kinds(f: &mut RdmaFabric, n: u32) -> Vec<(RdmaId, EventKind)> {
+    f.take_events(n)
+        .into_iter()
+        .map(|(id, e)| (id, e.kind))
+        .collect()
+}
+
+/// A listening server and a client id resolved to ROUTE_RESOLVED.
+fn resolved_pair(f: &mut RdmaFabric, listen_on: SockAddr) -> (RdmaId, RdmaId) {
+    let l = f.call(SERVER, |cm, h| {
+        let l = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 1)
+            .unwrap();
+        cm.bind_addr(l, listen_on, &cx()).unwrap();
+        cm.listen(h, l, 8, &cx()).unwrap();
+        l
+    });
+    let dst = node_addr(SERVER, PORT);
+    let c = f.call(CLIENT, |cm, _| {
+        let c = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 0x4242)
+            .unwrap();
+        cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
+        c
+    });
+    let found = f.resolve_addr(CLIENT, &dst);
+    let ev = f.nodes[CLIENT as usize].rdma.addr_resolved(c, found);
+    assert_eq!(ev, Some(rcm_core::rdma_cm::AddrEvent::Resolved));
+    let work = f.nodes[CLIENT as usize]
+        .rdma
+        .resolve_route(c, 2000)
+        .unwrap();
+    assert_eq!(work.device, SIM_DEVICE);
+    let route = f.route(CLIENT, &dst);
+    assert_eq!(
+        f.nodes[CLIENT as usize].rdma.route_resolved(c, route),
+        Some(Ok(()))
+    );
+    (l, c)
+}
+
+fn params(data: &[u8]) -> ConnParams<'_> {
+    ConnParams {
+        private_data: data,
+        responder_resources: 4,
+        initiator_depth: 2,
+        flow_control: true,
+        retry_count: 9,
+        rnr_retry_count: 7,
+        srq: false,
+        qp_num: 0,
+    }
+}
+
+#[test]
+fn connect_accept_disconnect_with_qps() {
+    let mut f = RdmaFabric::new(2, 1, Faults::default());
+    let (l, c) = resolved_pair(&mut f, any(PORT));
+    f.create_qp(CLIENT, c, 0x111);
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"hello")).unwrap());
+    assert_eq!(
+        f.nodes[CLIENT as usize].rdma.get(c).unwrap().state(),
+        IdState::Connect
+    );
+    f.run_for(50);
+    // The server's consumer gets a new id, through the listener.
+    let evs = f.take_events(SERVER);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    let (s, req) = evs[0];
+    assert_eq!(req.kind, EventKind::ConnectRequest);
+    assert_eq!(req.listener, Some(l));
+    assert_eq!(req.conn.private_data_len, 56, "92 minus the cma header");
+    assert_eq!(&req.conn.data()[..5], b"hello");
+    // resources seen from the receiver
+    assert_eq!(
+        (req.conn.responder_resources, req.conn.initiator_depth),
+        (2, 4)
+    );
+    assert_eq!((req.conn.retry_count, req.conn.qp_num), (7, 0x111));
+    let server = &f.nodes[SERVER as usize].rdma;
+    let sid = server.get(s).unwrap();
+    assert_eq!(sid.state(), IdState::Connect);
+    assert_eq!(sid.src(), Some(node_addr(SERVER, PORT)));
+    let client_port = f.nodes[CLIENT as usize]
+        .rdma
+        .get(c)
+        .unwrap()
+        .src()
+        .unwrap()
+        .port();
+    assert_eq!(sid.dst(), Some(node_addr(CLIENT, client_port)));
+    assert_eq!(sid.listener(), Some(l));
+
+    f.create_qp(SERVER, s, 0x222);
+    f.call(SERVER, |cm, h| {
+        cm.accept(h, s, Some(&params(b"welcome"))).unwrap()
+    });
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::Established);
+    assert_eq!(evs[0].1.conn.private_data_len, 196);
+    assert_eq!(&evs[0].1.conn.data()[..7], b"welcome");
+    assert_eq!(evs[0].1.conn.qp_num, 0x222);
+    assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Established)]);
+    use rcm_core::sim::rdma::SimQp;
+    assert_eq!(f.nodes[CLIENT as usize].side.qps[&c], SimQp::Rts);
+    assert_eq!(f.nodes[SERVER as usize].side.qps[&s], SimQp::Rts);
+
+    // The client disconnects; the server answers from its handler.
+    f.call(CLIENT, |cm, h| cm.disconnect(h, c).unwrap());
+    f.run_for(50);
+    assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Disconnected)]);
+    f.call(SERVER, |cm, h| cm.disconnect(h, s).unwrap());
+    assert!(f.run_until_quiet(1000));
+    assert_eq!(
+        kinds(&mut f, CLIENT),
+        vec![(c, EventKind::Disconnected), (c, EventKind::TimewaitExit)]
+    );
+    assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::TimewaitExit)]);
+    assert_eq!(f.nodes[CLIENT as usize].side.qps[&c], SimQp::Error);
+
+    for (n, id) in [(CLIENT, c), (SERVER, s), (SERVER, l)] {
+        f.call(n, |cm, h| cm.destroy(h, id).unwrap());
+    }
+    f.run_for(50);
+    for n in [CLIENT, SERVER] {
+        assert!(f.nodes[n as usize].rdma.is_empty());
+        assert_eq!(f.nodes[n as usize].rdma.ports_held(), 0);
+        assert!(
+            f.fabric.nodes[n as usize].ep.is_empty(),
+            "node {n} CM ids left"
+        );
+    }
+}
+
+#[test]
+fn the_req_carries_the_cma_header() {
+    let mut f = RdmaFabric::new(2, 2, Faults::default());
+    let (_l, c) = resolved_pair(&mut f, node_addr(SERVER, PORT));
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(&[7; 56])).unwrap());
+    // 57 bytes would not fit after the header
+    let (_, c2) = {
+        let dst = node_addr(SERVER, PORT);
+        let c2 = f.call(CLIENT, |cm, _| {
+            let c2 = cm
+                .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 5)
+                .unwrap();
+            cm.resolve_addr(c2, None, dst, 2000, &cx()).unwrap();
+            c2
+        });
+        let found = f.resolve_addr(CLIENT, &dst);
+        f.nodes[CLIENT as usize].rdma.addr_resolved(c2, found);
+        f.nodes[CLIENT as usize].rdma.resolve_route(c2, 10).unwrap();
+        let route = f.route(CLIENT, &dst);
+        f.nodes[CLIENT as usize].rdma.route_resolved(c2, route);
+        ((), c2)
+    };
+    assert_eq!(
+        f.call(CLIENT, |cm, h| cm.connect(h, c2, &params(&[7; 57]))),
+        Err(RdmaCmError::Invalid)
+    );
+    assert_eq!(
+        f.nodes[CLIENT as usize].rdma.get(c2).unwrap().state(),
+        IdState::RouteResolved,
+        "a failed connect leaves the route"
+    );
+    f.run_for(50);
+    let evs = f.take_events(SERVER);
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0].1.conn.data(), &[7; 56][..]);
+    let s = evs[0].0;
+    let client_port = f.nodes[CLIENT as usize]
+        .rdma
+        .get(c)
+        .unwrap()
+        .src()
+        .unwrap()
+        .port();
+    // What the server learnt is what the header said.
+    let sid = f.nodes[SERVER as usize].rdma.get(s).unwrap();
+    assert_eq!(sid.dst(), Some(node_addr(CLIENT, client_port)));
+    assert_eq!(sid.src(), Some(node_addr(SERVER, PORT)));
+}
+
+#[test]
+fn reject_reaches_the_client_with_reason_and_data() {
+    let mut f = RdmaFabric::new(2, 3, Faults::default());
+    let (_l, c) = resolved_pair(&mut f, any(PORT));
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    let s = f.take_events(SERVER)[0].0;
+    f.call(SERVER, |cm, h| {
+        cm.reject(h, s, b"go away", RejectReason::ConsumerDefined)
+            .unwrap();
+        cm.destroy(h, s).unwrap();
+    });
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::Rejected);
+    assert_eq!(
+        evs[0].1.status,
+        EventStatus::Rejected(RejectReason::ConsumerDefined)
+    );
+    assert_eq!(evs[0].1.conn.private_data_len, 148);
+    assert_eq!(&evs[0].1.conn.data()[..7], b"go away");
+}
+
+#[test]
+fn a_port_nobody_listens_on_and_an_address_nobody_listens_on() {
+    let mut f = RdmaFabric::new(2, 4, Faults::default());
+    // Listening on another address of the port: the CM listener takes the
+    // REQ, rdma_cm finds no id for it and the REQ is rejected (28).
+    let (l, c) = resolved_pair(&mut f, node_addr(7, PORT));
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    assert!(f.take_events(SERVER).is_empty());
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(
+        evs[0].1.status,
+        EventStatus::Rejected(RejectReason::ConsumerDefined)
+    );
+    // Without a listener the CM itself rejects: invalid service id (8).
+    f.call(SERVER, |cm, h| cm.destroy(h, l).unwrap());
+    f.call(CLIENT, |cm, h| cm.destroy(h, c).unwrap());
+    f.run_for(50);
+    let (l2, c2) = resolved_pair(&mut f, any(PORT + 1));
+    f.call(CLIENT, |cm, h| cm.connect(h, c2, &params(b"")).unwrap());
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(
+        evs[0].1.status,
+        EventStatus::Rejected(RejectReason::InvalidServiceId)
+    );
+    let _ = l2;
+}
+
+#[test]
+fn a_handler_that_fails_leaves_the_peer_rejected() {
+    let mut f = RdmaFabric::new(2, 5, Faults::default());
+    let (_l, c) = resolved_pair(&mut f, any(PORT));
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    // The consumer's CONNECT_REQUEST handler returned non-zero: the id
+    // is destroyed, which rejects the REQ.
+    let s = f.take_events(SERVER)[0].0;
+    f.call(SERVER, |cm, h| cm.destroy(h, s).unwrap());
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs[0].1.kind, EventKind::Rejected);
+    assert_eq!(
+        evs[0].1.status,
+        EventStatus::Rejected(RejectReason::ConsumerDefined)
+    );
+}
+
+#[test]
+fn an_unanswered_req_is_unreachable() {
+    let faults = Faults {
+        loss: 1000,
+        ..Faults::default()
+    };
+    let mut f = RdmaFabric::new(2, 6, faults);
+    let (_l, c) = resolved_pair(&mut f, any(PORT));
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    assert!(f.run_until_quiet(10_000));
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::Unreachable);
+    assert_eq!(evs[0].1.status, EventStatus::TimedOut);
+}
+
+#[test]
+fn a_qp_that_cannot_be_moved_fails_the_connection() {
+    let mut f = RdmaFabric::new(2, 7, Faults::default());
+    let (_l, c) = resolved_pair(&mut f, any(PORT));
+    f.create_qp(CLIENT, c, 0x10);
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    let s = f.take_events(SERVER)[0].0;
+    f.nodes[CLIENT as usize].side.fail_qp = Some(-5);
+    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&params(b""))).unwrap());
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::ConnectError);
+    assert_eq!(evs[0].1.status, EventStatus::Failed(RdmaCmError::Qp(-5)));
+    let evs = f.take_events(SERVER);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::Rejected);
+}
+
+#[test]
+fn without_a_qp_the_consumer_completes_the_connection() {
+    let mut f = RdmaFabric::new(2, 8, Faults::default());
+    let (_l, c) = resolved_pair(&mut f, any(PORT));
+    let mut p = params(b"");
+    p.qp_num = 0x77;
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &p).unwrap());
+    f.run_for(50);
+    let s = f.take_events(SERVER)[0].0;
+    let mut p = params(b"");
+    p.qp_num = 0x88;
+    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&p)).unwrap());
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs[0].1.kind, EventKind::ConnectResponse);
+    assert_eq!(evs[0].1.conn.qp_num, 0x88);
+    assert!(f.take_events(SERVER).is_empty(), "no RTU yet");
+    f.call(CLIENT, |cm, h| cm.accept(h, c, None).unwrap());
+    f.run_for(50);
+    assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Established)]);
+}
