@@ -55,20 +55,23 @@ fn resolved_pair(f: &mut RdmaFabric, listen_on: SockAddr) -> (RdmaId, RdmaId) {
         cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
         c
     });
+    resolve(f, c, dst);
+    (l, c)
+}
+
+/// Resolves the client id `c`'s address and route to `dst` with the fake
+/// resolver: ADDR_RESOLVED, ROUTE_RESOLVED.
+fn resolve(f: &mut RdmaFabric, c: RdmaId, dst: SockAddr) {
     let found = f.resolve_addr(CLIENT, &dst);
-    let ev = f.nodes[CLIENT as usize].rdma.addr_resolved(c, found);
-    assert_eq!(ev, Some(rcm_core::rdma_cm::AddrEvent::Resolved));
-    let work = f.nodes[CLIENT as usize]
-        .rdma
-        .resolve_route(c, 2000)
-        .unwrap();
+    assert!(f.call(CLIENT, |cm, h| cm.addr_resolved(h, c, found)));
+    let work = f.call(CLIENT, |cm, _| cm.resolve_route(c, 2000).unwrap());
     assert_eq!(work.device, SIM_DEVICE);
     let route = f.route(CLIENT, &dst);
+    assert!(f.call(CLIENT, |cm, h| cm.route_resolved(h, c, route)));
     assert_eq!(
-        f.nodes[CLIENT as usize].rdma.route_resolved(c, route),
-        Some(Ok(()))
+        kinds(f, CLIENT),
+        vec![(c, EventKind::AddrResolved), (c, EventKind::RouteResolved)]
     );
-    (l, c)
 }
 
 fn params(data: &[u8]) -> ConnParams<'_> {
@@ -181,11 +184,7 @@ fn the_req_carries_the_cma_header() {
             cm.resolve_addr(c2, None, dst, 2000, &cx()).unwrap();
             c2
         });
-        let found = f.resolve_addr(CLIENT, &dst);
-        f.nodes[CLIENT as usize].rdma.addr_resolved(c2, found);
-        f.nodes[CLIENT as usize].rdma.resolve_route(c2, 10).unwrap();
-        let route = f.route(CLIENT, &dst);
-        f.nodes[CLIENT as usize].rdma.route_resolved(c2, route);
+        resolve(&mut f, c2, dst);
         ((), c2)
     };
     assert_eq!(

@@ -6,13 +6,20 @@
 use rcm_core::cm::store::btree::Std;
 use rcm_core::cm::DeviceId;
 use rcm_core::rdma_cm::{
-    AddrEvent, AddrResolution, AddrWork, BindContext, IdState, PortSpace, RdmaCm, RdmaCmError,
-    RdmaId, RdmaQpType, SockAddr,
+    AddrResolution, AddrWork, BindContext, EventKind, EventStatus, IdState, PortSpace, RdmaCm,
+    RdmaCmError, RdmaId, RdmaQpType, SockAddr,
 };
-use rcm_core::sim::rdma::RdmaFabric;
+use rcm_core::sim::rdma::{NodeHost, RdmaFabric};
 use rcm_core::sim::Faults;
 
 const NET: u64 = 1;
+
+/// The one event queued since the last look, if any.
+fn last_event(h: &mut NodeHost<'_>) -> Option<(RdmaId, EventKind, EventStatus)> {
+    let evs = h.take_events();
+    assert!(evs.len() <= 1, "{evs:?}");
+    evs.first().map(|(id, e)| (*id, e.kind, e.status))
+}
 
 fn cx() -> BindContext {
     BindContext {
@@ -295,16 +302,25 @@ fn address_resolution_is_work_out_and_a_result_in() {
         "already resolving"
     );
     // the route fails: back to ADDR_BOUND, port kept
-    assert_eq!(cm.addr_resolved(a, Err(-110)), Some(AddrEvent::Error(-110)));
+    assert!(cm.addr_resolved(&mut h, a, Err(-110)));
+    assert_eq!(
+        last_event(&mut h),
+        Some((a, EventKind::AddrError, EventStatus::Errno(-110)))
+    );
     assert_eq!(state(cm, a), IdState::AddrBound);
-    assert_eq!(cm.addr_resolved(a, Err(-110)), None, "nothing pending");
+    assert!(!cm.addr_resolved(&mut h, a, Err(-110)), "nothing pending");
+    assert_eq!(last_event(&mut h), None);
     // again, from ADDR_BOUND: the route picks 10.0.0.1 on device 3
     cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
     let found = AddrResolution {
         src: v4(1, 0),
         device: DeviceId(3),
     };
-    assert_eq!(cm.addr_resolved(a, Ok(found)), Some(AddrEvent::Resolved));
+    assert!(cm.addr_resolved(&mut h, a, Ok(found)));
+    assert_eq!(
+        last_event(&mut h),
+        Some((a, EventKind::AddrResolved, EventStatus::Ok))
+    );
     let id = cm.get(a).unwrap();
     assert_eq!(id.state(), IdState::AddrResolved);
     assert_eq!(id.src(), Some(v4(1, bound.port())));
@@ -315,7 +331,8 @@ fn address_resolution_is_work_out_and_a_result_in() {
         .unwrap();
     cm.resolve_addr(b, None, dst, 2000, &cx()).unwrap();
     cm.destroy(&mut h, b).unwrap();
-    assert_eq!(cm.addr_resolved(b, Ok(found)), None);
+    assert!(!cm.addr_resolved(&mut h, b, Ok(found)));
+    assert_eq!(last_event(&mut h), None);
 }
 
 #[test]

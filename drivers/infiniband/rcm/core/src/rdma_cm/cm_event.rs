@@ -64,6 +64,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             return CmEventOutcome::Handled(None);
         };
         let (state, qp_type) = (rec.state, rec.qp_type);
+        if rec.gave_up {
+            return CmEventOutcome::Handled(None);
+        }
         let wanted = if matches!(event, Event::TimewaitExit) {
             IdState::Disconnect
         } else {
@@ -90,6 +93,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                     match self.complete(host, id, comm, None) {
                         Ok(()) => (EventKind::Established, EventStatus::Ok),
                         Err(e) => {
+                            if let Some(rec) = self.ids.get_mut(&id) {
+                                rec.gave_up = true;
+                            }
                             host.qp_error(id);
                             let _ = host.cm(|ep, now, out| {
                                 ep.send_rej(now, comm, RejectReason::ConsumerDefined, &[], &[], out)

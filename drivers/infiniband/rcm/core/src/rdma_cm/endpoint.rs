@@ -126,6 +126,9 @@ pub struct Id<A> {
     pub(crate) ece: (u32, u32),
     /// The listener a passive id came from.
     pub(crate) listener: Option<RdmaId>,
+    /// rdma_cm gave up on the connection (CONNECT_ERROR): the CM's later
+    /// news about it is not reported (6.12 would add a REJECTED).
+    pub(crate) gave_up: bool,
 }
 
 impl<A: Copy> Id<A> {
@@ -232,6 +235,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             tos: None,
             ece: (0, 0),
             listener: None,
+            gave_up: false,
         })
     }
 

@@ -8,6 +8,7 @@
 //! trait.
 
 pub mod addr;
+pub mod audit;
 pub mod bind;
 pub mod cm_event;
 pub mod connect;
@@ -21,6 +22,7 @@ pub mod route;
 pub mod state;
 
 pub use addr::{Family, SockAddr};
+pub use audit::RdmaAuditError;
 pub use bind::{BindError, BindRequest, NetId, PortKey, PortTable};
 pub use cm_event::CmEventOutcome;
 pub use connect::{service_id_of, ConnParams};
@@ -29,6 +31,6 @@ pub use event::{ConnData, EventKind, EventStatus, RdmaEvent};
 pub use host::{DeviceInfo, Host, QpLimits};
 pub use passive::Arrival;
 pub use port_space::PortSpace;
-pub use resolve::{AddrEvent, AddrResolution, AddrWork};
+pub use resolve::{AddrResolution, AddrWork};
 pub use route::{PathKind, Route, RoutePath, RouteWork};
 pub use state::IdState;

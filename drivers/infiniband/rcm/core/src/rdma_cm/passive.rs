@@ -215,6 +215,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             tos: None,
             ece: (0, 0),
             listener: Some(listener),
+            gave_up: false,
         })?;
         if self.by_comm.try_insert(comm, child).is_err() {
             self.ids.remove(&child);

@@ -9,6 +9,8 @@
 
 use super::addr::SockAddr;
 use super::endpoint::{BindContext, RdmaCm, RdmaCmError, RdmaId};
+use super::event::{EventKind, EventStatus, RdmaEvent};
+use super::host::Host;
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::DeviceId;
@@ -38,15 +40,6 @@ pub struct AddrResolution {
     pub src: SockAddr,
     /// The device that owns it.
     pub device: DeviceId,
-}
-
-/// The event an address resolution ends with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AddrEvent {
-    /// `RDMA_CM_EVENT_ADDR_RESOLVED`.
-    Resolved,
-    /// `RDMA_CM_EVENT_ADDR_ERROR` with the (negative errno) status.
-    Error(i32),
 }
 
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
@@ -97,18 +90,23 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
 
     /// The outcome of an id's address resolution: ADDR_QUERY to
     /// ADDR_RESOLVED (the id takes the address the route chose and its
-    /// device, unless bound to one already) or back to ADDR_BOUND. `None`
-    /// if the id is gone or no longer resolving (destroyed meanwhile).
-    pub fn addr_resolved(
+    /// device, unless bound to one already) or back to ADDR_BOUND, with
+    /// the ADDR_RESOLVED or ADDR_ERROR event (the status an errno from the
+    /// embedding). False, and no event, if the id is gone or no longer
+    /// resolving (destroyed meanwhile).
+    pub fn addr_resolved<H: Host<A>>(
         &mut self,
+        host: &mut H,
         id: RdmaId,
         outcome: Result<AddrResolution, i32>,
-    ) -> Option<AddrEvent> {
-        let rec = self.ids.get_mut(&id)?;
+    ) -> bool {
+        let Some(rec) = self.ids.get_mut(&id) else {
+            return false;
+        };
         if rec.state != IdState::AddrQuery {
-            return None;
+            return false;
         }
-        match outcome {
+        let event = match outcome {
             Ok(found) => {
                 let port = rec.src.map_or(0, |s| s.port());
                 rec.src = Some(found.src.with_port(port));
@@ -116,13 +114,15 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                     rec.device = Some(found.device);
                 }
                 rec.state = IdState::AddrResolved;
-                Some(AddrEvent::Resolved)
+                RdmaEvent::plain(EventKind::AddrResolved, EventStatus::Ok)
             }
-            Err(status) => {
+            Err(errno) => {
                 rec.state = IdState::AddrBound;
-                Some(AddrEvent::Error(status))
+                RdmaEvent::plain(EventKind::AddrError, EventStatus::Errno(errno))
             }
-        }
+        };
+        host.event(id, event);
+        true
     }
 }
 

@@ -6,6 +6,8 @@
 //! how a path turns into a REQ's path and back.
 
 use super::endpoint::{RdmaCm, RdmaCmError, RdmaId};
+use super::event::{EventKind, EventStatus, RdmaEvent};
+use super::host::Host;
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::DeviceId;
@@ -158,29 +160,34 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     }
 
     /// The outcome of an id's route resolution: ROUTE_QUERY to
-    /// ROUTE_RESOLVED, or back to ADDR_RESOLVED with the (negative errno)
-    /// status for ROUTE_ERROR. `None` if the id is gone or no longer
-    /// resolving.
-    pub fn route_resolved(
+    /// ROUTE_RESOLVED, or back to ADDR_RESOLVED, with the ROUTE_RESOLVED or
+    /// ROUTE_ERROR event (the status an errno from the embedding). False,
+    /// and no event, if the id is gone or no longer resolving.
+    pub fn route_resolved<H: Host<A>>(
         &mut self,
+        host: &mut H,
         id: RdmaId,
         outcome: Result<Route<A>, i32>,
-    ) -> Option<Result<(), i32>> {
-        let rec = self.ids.get_mut(&id)?;
+    ) -> bool {
+        let Some(rec) = self.ids.get_mut(&id) else {
+            return false;
+        };
         if rec.state != IdState::RouteQuery {
-            return None;
+            return false;
         }
-        Some(match outcome {
+        let event = match outcome {
             Ok(route) => {
                 rec.route = Some(route);
                 rec.state = IdState::RouteResolved;
-                Ok(())
+                RdmaEvent::plain(EventKind::RouteResolved, EventStatus::Ok)
             }
-            Err(status) => {
+            Err(errno) => {
                 rec.state = IdState::AddrResolved;
-                Err(status)
+                RdmaEvent::plain(EventKind::RouteError, EventStatus::Errno(errno))
             }
-        })
+        };
+        host.event(id, event);
+        true
     }
 
     /// `rdma_set_ib_path`: a route the consumer found itself, on an

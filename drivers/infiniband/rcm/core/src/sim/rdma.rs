@@ -54,6 +54,13 @@ pub struct NodeHost<'a> {
     side: &'a mut Side,
 }
 
+impl NodeHost<'_> {
+    /// Takes the node's events queued so far.
+    pub fn take_events(&mut self) -> Vec<(RdmaId, RdmaEvent)> {
+        core::mem::take(&mut self.side.events)
+    }
+}
+
 impl Host<u32> for NodeHost<'_> {
     type Maps = Std;
     type Out = Outbox;

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Consistency checks over rdma_cm's ids, its CM id maps and its port
+//! table, run by the simulation after every step (the module does not run
+//! them).
+
+use super::endpoint::{RdmaCm, RdmaId};
+use super::state::IdState;
+use crate::cm::store::{Collections, OrderedMap};
+
+/// A broken invariant: what, and on which id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RdmaAuditError {
+    /// The id concerned (0 for table-wide problems).
+    pub id: RdmaId,
+    /// What is wrong.
+    pub what: &'static str,
+}
+
+impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
+    /// Checks that every id, CM id map entry and port agree. O(n log n).
+    pub fn audit(&self) -> Result<(), RdmaAuditError> {
+        let fail = |id: RdmaId, what| Err(RdmaAuditError { id, what });
+        let mut connections = 0;
+        let mut bound = 0;
+        for id in self.ids.keys() {
+            let Some(r) = self.ids.get(&id) else {
+                return fail(id, "id listed but not found");
+            };
+            match (r.state, r.cm) {
+                (IdState::Listen, None) => return fail(id, "listening without a CM listener"),
+                (IdState::Listen, Some(holder)) => {
+                    if self.cm_listeners.get(&holder).is_none() {
+                        return fail(id, "CM listener not recorded");
+                    }
+                }
+                (_, Some(comm)) => {
+                    connections += 1;
+                    if self.by_comm.get(&comm) != Some(&id) {
+                        return fail(id, "CM id not mapped back to the id");
+                    }
+                }
+                (_, None) => {}
+            }
+            let holds_port = self.ports.port_of(id.0).is_some();
+            let should = r.src.is_some() && r.listener.is_none();
+            if holds_port != should {
+                return fail(id, "port held by an unbound id, or missing");
+            }
+            if let Some(key) = self.ports.port_of(id.0) {
+                bound += 1;
+                if !self.ports.holders_of(key).any(|h| h == id.0) {
+                    return fail(id, "port does not list its holder");
+                }
+            }
+            if r.listener.is_some_and(|l| l == id) {
+                return fail(id, "its own listener");
+            }
+        }
+        if self.by_comm.len() != connections {
+            return fail(RdmaId(0), "CM id map has entries of no id");
+        }
+        for holder in self.cm_listeners.keys() {
+            let shares = self.cm_listeners.get(&holder).copied().unwrap_or(0);
+            let users = self
+                .ids
+                .keys()
+                .filter(|i| {
+                    self.ids
+                        .get(i)
+                        .is_some_and(|r| r.state == IdState::Listen && r.cm == Some(holder))
+                })
+                .count();
+            if usize::try_from(shares).ok() != Some(users) {
+                return fail(RdmaId(0), "CM listener share count off");
+            }
+        }
+        if self.ports.ports() > bound {
+            return fail(RdmaId(0), "a port with no holder");
+        }
+        Ok(())
+    }
+}
