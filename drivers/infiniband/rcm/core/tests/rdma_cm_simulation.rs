@@ -389,11 +389,10 @@ impl Sim {
         }
         if let Some(got) = self.outcomes.get_mut(&key) {
             got.push(kind);
-            let fine = match got.as_slice() {
-                [_] => true,
-                [EventKind::Established, EventKind::Rejected] => true,
-                _ => false,
-            };
+            let fine = matches!(
+                got.as_slice(),
+                [_] | [EventKind::Established, EventKind::Rejected]
+            );
             if !fine {
                 return Err(format!("{key:?} got outcomes {got:?}"));
             }
@@ -436,17 +435,15 @@ impl Sim {
             self.record_outcome(key, ev.kind)?;
         }
         match ev.kind {
-            EventKind::AddrResolved => {
-                if self.f.call(n, |cm, _| cm.resolve_route(id, 1000)).is_ok() {
-                    self.schedule(n, id, Later::RouteAnswer);
-                }
+            EventKind::AddrResolved
+                if self.f.call(n, |cm, _| cm.resolve_route(id, 1000)).is_ok() =>
+            {
+                self.schedule(n, id, Later::RouteAnswer);
             }
             EventKind::RouteResolved => self.schedule(n, id, Later::Connect),
             EventKind::ConnectResponse => self.schedule(n, id, Later::Complete),
-            EventKind::Established => {
-                if self.rng.chance(600) {
-                    self.schedule(n, id, Later::Disconnect);
-                }
+            EventKind::Established if self.rng.chance(600) => {
+                self.schedule(n, id, Later::Disconnect);
             }
             EventKind::Disconnected => self.schedule(n, id, Later::Disconnect),
             EventKind::TimewaitExit => self.schedule(n, id, Later::Destroy),
