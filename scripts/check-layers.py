@@ -3,12 +3,17 @@
 """Checks the layering of rcm.ko's Rust code (rcm_main.rs states it).
 
   core   drivers/infiniband/rcm/core/src  no unsafe, no kernel, no bindings
-  rdma   rust/rdma                        uses only bindings and itself
+  rdma   rust/rdma                        uses only bindings, the core's
+                                          types and itself
   shell  drivers/infiniband/rcm/shell     uses core and rdma only; no raw
                                           bindings, no unsafe
   abi    drivers/infiniband/rcm/abi/<x>   uses core, rdma, shell, bindings
                                           and itself; no other surface
-                                          (except ucma -> rdma_cm)
+                                          (except ucma -> rdma_cm, and
+                                          rdma_cm -> ib_cm, as in C), and
+                                          abi::service, the one CM service
+                                          the surfaces share (which may
+                                          use every surface)
 
 No import cycles between files outside the core. Prints one line per
 layer; exits 1 with the violations listed if any rule is broken.
@@ -19,7 +24,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOD = os.path.join(ROOT, "drivers/infiniband/rcm")
-ABI_MAY_USE = {"ucma": {"rdma_cm"}}
+ABI_MAY_USE = {"ucma": {"rdma_cm"}, "rdma_cm": {"ib_cm"}}
+ABI_HUB = "service"
 
 
 def rust_files(top):
@@ -79,7 +85,7 @@ def main():
         unsafe_count[layer] = unsafe_count.get(layer, 0) + n
         for p in used_paths(src):
             target = p.split("::")[0]
-            if layer == "rdma" and target not in ("bindings", "rdma"):
+            if layer == "rdma" and target not in ("bindings", "rdma", "proto"):
                 errors.append(f"{rel}: rust/rdma uses crate::{p}")
             if layer == "shell":
                 if target not in ("proto", "rdma", "shell", "new_irq_spinlock"):
@@ -88,7 +94,9 @@ def main():
                 surface = mod.split("::")[1] if "::" in mod else ""
                 if target == "abi":
                     other = p.split("::")[1] if "::" in p else ""
-                    if other and other != surface and other not in ABI_MAY_USE.get(surface, ()):
+                    hub = ABI_HUB in (surface, other)
+                    if (other and other != surface and not hub
+                            and other not in ABI_MAY_USE.get(surface, ())):
                         errors.append(f"{rel}: ABI surface {surface} uses surface {other}")
                 elif target not in ("proto", "rdma", "shell", "bindings"):
                     errors.append(f"{rel}: an ABI surface uses crate::{p}")

@@ -19,3 +19,4 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "rcm_helpers.h"
+#include "rcm_rdma_helpers.h"

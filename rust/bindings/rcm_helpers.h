@@ -133,6 +133,10 @@ struct rcm_h_lap_path {
  * record type follows sgid_attr's GID type on RoCE; with route_from_gid
  * the route is resolved through sgid_attr, else from the record alone.
  */
+/* A path record from a path given as plain values. */
+void rcm_h_fill_path_rec(const struct rcm_h_lap_path *l,
+			 enum sa_path_rec_type rec_type, struct sa_path_rec *path);
+
 int rcm_h_path_from_lap_path(struct ib_device *ibdev,
 			     const struct rcm_h_lap_path *l,
 			     const struct ib_gid_attr *sgid_attr,

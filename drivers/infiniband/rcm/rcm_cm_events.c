@@ -18,7 +18,7 @@ static enum sa_path_rec_type rcm_rec_type(bool roce,
 	return SA_PATH_REC_TYPE_IB;
 }
 
-static void rcm_lap_path(const struct rcm_h_lap_path *l,
+void rcm_h_fill_path_rec(const struct rcm_h_lap_path *l,
 			 enum sa_path_rec_type rec_type, struct sa_path_rec *path)
 {
 	memcpy(path->sgid.raw, l->sgid, sizeof(path->sgid.raw));
@@ -50,7 +50,7 @@ int rcm_h_path_from_lap_path(struct ib_device *ibdev,
 	const struct ib_gid_attr *held;
 	int ret;
 
-	rcm_lap_path(l, rcm_rec_type(l->roce, sgid_attr), &rec);
+	rcm_h_fill_path_rec(l, rcm_rec_type(l->roce, sgid_attr), &rec);
 	ret = rcm_h_path_from_sa(ibdev, &rec, route_from_gid ? sgid_attr : NULL,
 				 out, &held);
 	if (!ret)
@@ -101,7 +101,7 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	p->port = e->port;
 	p->primary_path = &path;
 	if (e->has_alt) {
-		rcm_lap_path(&e->alt, path.rec_type, &alt);
+		rcm_h_fill_path_rec(&e->alt, path.rec_type, &alt);
 		p->alternate_path = &alt;
 	}
 	p->ppath_sgid_attr = e->sgid_attr;
@@ -175,7 +175,7 @@ int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e)
 		ev.param.mra_rcvd.service_timeout = e->service_timeout;
 		break;
 	case IB_CM_LAP_RECEIVED:
-		rcm_lap_path(&e->lap, rcm_rec_type(e->lap.roce, e->sgid_attr),
+		rcm_h_fill_path_rec(&e->lap, rcm_rec_type(e->lap.roce, e->sgid_attr),
 			     &path);
 		ev.param.lap_rcvd.alternate_path = &path;
 		break;

@@ -36,3 +36,46 @@ EXPORT_SYMBOL_GPL(ib_cm_init_qp_attr);
 /* LAP/APR sending (include/rdma/rcm_cm_lap.h); ib_cm_lap.rs. */
 EXPORT_SYMBOL_GPL(rcm_send_cm_lap);
 EXPORT_SYMBOL_GPL(rcm_send_cm_apr);
+
+/*
+ * rdma_cm (include/rdma/rdma_cm.h); implemented in abi/rdma_cm/. Exported
+ * as 6.12's cma.c exports them (not GPL-only).
+ */
+#include <rdma/rdma_cm.h>
+#include <rdma/rdma_cm_ib.h>
+
+EXPORT_SYMBOL(__rdma_create_kernel_id);
+EXPORT_SYMBOL(rdma_create_user_id);
+EXPORT_SYMBOL(rdma_destroy_id);
+EXPORT_SYMBOL(rdma_bind_addr);
+EXPORT_SYMBOL(rdma_resolve_addr);
+EXPORT_SYMBOL(rdma_resolve_route);
+EXPORT_SYMBOL(rdma_set_ib_path);
+EXPORT_SYMBOL(rdma_create_qp);
+EXPORT_SYMBOL(rdma_destroy_qp);
+EXPORT_SYMBOL(rdma_init_qp_attr);
+EXPORT_SYMBOL(rdma_connect);
+EXPORT_SYMBOL(rdma_connect_locked);
+EXPORT_SYMBOL(rdma_connect_ece);
+EXPORT_SYMBOL(rdma_listen);
+EXPORT_SYMBOL(rdma_accept);
+EXPORT_SYMBOL(rdma_accept_ece);
+EXPORT_SYMBOL(rdma_reject);
+EXPORT_SYMBOL(rdma_disconnect);
+EXPORT_SYMBOL(rdma_notify);
+EXPORT_SYMBOL(rdma_lock_handler);
+EXPORT_SYMBOL(rdma_unlock_handler);
+EXPORT_SYMBOL(rdma_set_service_type);
+EXPORT_SYMBOL(rdma_set_reuseaddr);
+EXPORT_SYMBOL(rdma_set_afonly);
+EXPORT_SYMBOL(rdma_set_ack_timeout);
+EXPORT_SYMBOL(rdma_set_min_rnr_timer);
+EXPORT_SYMBOL(rdma_join_multicast);
+EXPORT_SYMBOL(rdma_leave_multicast);
+EXPORT_SYMBOL(rdma_get_service_id);
+EXPORT_SYMBOL(rdma_read_gids);
+EXPORT_SYMBOL(rdma_event_msg);
+EXPORT_SYMBOL(rdma_reject_msg);
+EXPORT_SYMBOL(rdma_consumer_reject_data);
+EXPORT_SYMBOL(rdma_iw_cm_id);
+EXPORT_SYMBOL(rdma_res_to_id);

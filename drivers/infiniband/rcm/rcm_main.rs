@@ -75,12 +75,12 @@ impl ClientOps for DeviceClient {
             roce,
             cm
         );
-        abi::ib_cm::with_service(|s| abi::ib_cm::Service::add_device(&s.into(), device))
+        abi::service::with_service(|s| abi::service::Service::add_device(&s.into(), device))
             .unwrap_or(Err(ENODEV))
     }
 
     fn remove(device: &Device<'_>) {
-        abi::ib_cm::with_service(|s| s.remove_device(device));
+        abi::service::with_service(|s| s.remove_device(device));
         pr_info!("device {} removed\n", device.name());
     }
 }
@@ -89,12 +89,12 @@ impl ClientOps for DeviceClient {
 /// unregisters the MAD agents), then the service.
 struct RcmModule {
     _client: Registration<DeviceClient>,
-    _service: abi::ib_cm::ServiceHandle,
+    _service: abi::service::ServiceHandle,
 }
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let service = abi::ib_cm::ServiceHandle::new()?;
+        let service = abi::service::ServiceHandle::new()?;
         let client = Registration::new(c_str!("rcm"))?;
         pr_info!("loaded\n");
         Ok(Self {

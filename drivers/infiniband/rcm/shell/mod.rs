@@ -13,6 +13,7 @@
 pub(crate) mod kernel_maps;
 pub(crate) mod outbox;
 pub(crate) mod peer;
+pub(crate) mod rdma_cm;
 pub(crate) mod service;
 
 pub(crate) use outbox::{EventBatch, Outbox};

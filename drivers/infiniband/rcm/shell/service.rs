@@ -22,7 +22,9 @@ use super::kernel_maps::KernelCollections;
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox};
 use super::peer::Peer;
 use crate::new_irq_spinlock;
-use crate::proto::cm::{CmError, CommId, Config, DeviceId, Endpoint, Received};
+use crate::proto::cm::{CmError, CommId, Config, DeviceId, Endpoint, Millis, Received};
+use crate::proto::rdma_cm::{DeviceInfo, PathKind};
+use crate::proto::timer::IbaTime;
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
@@ -52,13 +54,17 @@ pub(crate) trait EventConsumer: Send + Sync + Sized {
     /// work: process context, never concurrently with itself, no lock
     /// held.
     fn deliver(&self, service: &CmService<Self>, batch: EventBatch);
+
+    /// Runs after the queued batches are delivered (same context), for
+    /// events the consumer queued itself (see [`CmService::kick`]).
+    fn deliver_pending(&self, _service: &CmService<Self>) {}
 }
 
 /// A device served by the CM, with its ports' MAD agents.
 struct DeviceEntry<C: EventConsumer> {
     identity: usize,
     id: DeviceId,
-    guid: u64,
+    info: DeviceInfo,
     /// Dropped after the agents (field order), so no callback counts
     /// into freed counters.
     agents: KVec<MadAgent<CmService<C>>>,
@@ -140,6 +146,27 @@ impl<C: EventConsumer> CmService<C> {
         r
     }
 
+    /// Runs `op` on the endpoint as [`CmService::call`] does, for callers
+    /// that must go ahead whatever the memory (rdma_cm): without room its
+    /// MADs and events are best effort.
+    pub(crate) fn run<R>(
+        &self,
+        op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
+    ) -> R {
+        let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
+        let r = op(&mut self.endpoint.lock(), now_ms(), &mut outbox);
+        self.flush(outbox);
+        r
+    }
+
+    /// Has the delivery work run (for events a consumer queued itself,
+    /// delivered by [`EventConsumer::deliver_pending`]).
+    pub(crate) fn kick(&self) {
+        if let Some(delivery) = self.delivery.lock().as_ref() {
+            delivery.queue();
+        }
+    }
+
     /// Reads the endpoint under its lock (any context). Writes to what the
     /// consumers see of an id happen in here, so they are serialised.
     pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelEndpoint) -> R) -> R {
@@ -190,10 +217,17 @@ impl<C: EventConsumer> CmService<C> {
             let agent = MadAgent::register(device, port, this.clone())?;
             agents.push(agent, GFP_KERNEL)?;
         }
+        let roce = device.ports().any(|p| device.is_roce(p));
         let entry = DeviceEntry {
             identity: device.identity(),
             id: DeviceId(this.next_device.fetch_add(1, Ordering::Relaxed)),
-            guid: device.node_guid(),
+            info: DeviceInfo {
+                guid: device.node_guid(),
+                ack_delay: IbaTime::new(device.ack_delay()),
+                // The kind of the paths rdma_cm makes there (its RoCE
+                // ports use RoCE v2 GIDs where they have them).
+                path_kind: if roce { PathKind::RoceV2 } else { PathKind::Ib },
+            },
             agents,
             counters: PortCounters::new(device)?,
         };
@@ -219,6 +253,23 @@ impl<C: EventConsumer> CmService<C> {
             .find(|d| d.identity == identity)
             .map(|d| d.id);
         found
+    }
+
+    /// What rdma_cm needs to know of a served device.
+    pub(crate) fn device_info(&self, id: DeviceId) -> Option<DeviceInfo> {
+        let devices = self.devices.lock();
+        let found = devices.iter().flatten().find(|d| d.id == id).map(|d| d.info);
+        found
+    }
+
+    /// The served devices: id and identity (`ib_device` address).
+    pub(crate) fn devices(&self) -> Result<KVec<(DeviceId, usize)>> {
+        let devices = self.devices.lock();
+        let mut out = KVec::with_capacity(devices.len(), GFP_KERNEL)?;
+        for d in devices.iter().flatten() {
+            out.push((d.id, d.identity), GFP_KERNEL)?;
+        }
+        Ok(out)
     }
 
     /// Unregisters the device's agents (waiting for their callbacks).
@@ -407,7 +458,7 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
                 d.counters
                     .count(port, Counter::Received, peek_attr_id(&mad.mad));
             }
-            entry.map(|d| (d.id, d.guid))
+            entry.map(|d| (d.id, d.info.guid))
         };
         let Some((device, guid)) = device else {
             return;
@@ -477,5 +528,6 @@ impl<C: EventConsumer> WorkHandler for CmService<C> {
     /// Delivers the queued events to their consumers.
     fn run(&self) {
         self.deliver_events();
+        self.consumer.deliver_pending(self);
     }
 }

@@ -8,7 +8,7 @@ use super::ffi::{bytes, id_call, peer_of, send_holding};
 use super::id::CmIdBox;
 use super::path::req_path;
 use super::types::qp_type_of;
-use super::with_service;
+use crate::abi::service::with_service;
 use crate::bindings;
 use crate::proto::cm::{fill, CmError, CommId, State, Transport};
 use crate::proto::timer::IbaTime;

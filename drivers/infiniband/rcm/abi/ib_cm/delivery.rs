@@ -12,9 +12,11 @@
 
 use super::event_params::{event_params, EventContext};
 use super::id::{sync_id, CmIdBox};
-use super::path::{event_path, packet_life_time};
+use super::path::event_path;
+use crate::proto::rdma_cm::route::packet_life_time;
 use super::types::kernel_qp_type;
-use super::{IbCm, Service};
+use super::IbCm;
+use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Event, Transport};
@@ -26,7 +28,7 @@ use crate::rdma::gid::GidAttr;
 use crate::rdma::mad::MadPath;
 use crate::rdma::sync::{current_task, wait_until, wake_waiters};
 use crate::rdma::timer::now_ms;
-use crate::shell::{EventBatch, EventConsumer, Peer};
+use crate::shell::{EventBatch, Peer};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -37,8 +39,10 @@ enum Incoming<'a> {
     SidrReq(&'a SidrReq),
 }
 
-impl EventConsumer for IbCm {
-    fn deliver(&self, s: &Service, batch: EventBatch) {
+impl IbCm {
+    /// Delivers a batch of its consumers' events, in order (the CM
+    /// service's delivery work, no lock held).
+    pub(crate) fn deliver(&self, s: &Service, batch: EventBatch) {
         self.worker.store(current_task(), Ordering::Release);
         for (id, event) in batch {
             match event {

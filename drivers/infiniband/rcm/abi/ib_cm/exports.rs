@@ -8,7 +8,7 @@
 use super::ffi::{bytes, err_ptr, id_call};
 use super::id::{sync_id, CmIdBox};
 use super::types::errno;
-use super::{with_service, Service};
+use crate::abi::service::{with_service, Service};
 use crate::bindings;
 use crate::proto::cm::{fill, CmError, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
@@ -49,7 +49,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
                 return Err(e);
             }
         };
-        if let Err(e) = s.consumer().register_id(b) {
+        if let Err(e) = s.consumer().ib_cm.register_id(b) {
             // SAFETY: never published.
             drop(unsafe { KBox::from_raw(b) });
             undo(&s);
@@ -78,7 +78,7 @@ pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id)
     }
     with_service(|s| {
         // SAFETY: per this function's contract.
-        unsafe { s.consumer().destroy_id(&s, cm_id.cast::<CmIdBox>()) };
+        unsafe { s.consumer().ib_cm.destroy_id(&s, cm_id.cast::<CmIdBox>()) };
     });
 }
 
@@ -109,7 +109,7 @@ fn listen_on(
         join,
     };
     let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
-    let ptr = s.consumer().id_box(holder).ok_or(CmError::NoSuchId)?;
+    let ptr = s.consumer().ib_cm.id_box(holder).ok_or(CmError::NoSuchId)?;
     // SAFETY: registered, so live.
     let holder_box = unsafe { &*ptr };
     if holder != b.comm && !holder_box.handler_and_context().1.is_null() {

@@ -6,7 +6,7 @@
 
 use super::id::{sync_id, CmIdBox};
 use super::types::errno;
-use super::with_service;
+use crate::abi::service::with_service;
 use crate::bindings;
 use crate::proto::cm::{CmError, CommId};
 use crate::rdma::gid::GidAttr;

@@ -4,7 +4,7 @@
 //! core's comm id and what rcm keeps per consumer id.
 
 use super::types::kernel_state;
-use super::Service;
+use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::{CommId, Connection};
 use crate::proto::timer::IbaTime;

@@ -5,9 +5,10 @@
 //! the record an event reports (as 6.12 converts them).
 
 use crate::bindings;
-use crate::proto::timer::{ack_timeout, IbaTime};
+use crate::proto::rdma_cm::route::packet_life_time;
+use crate::proto::timer::IbaTime;
 use crate::proto::wire::req::ReqPath;
-use crate::rdma::path::lids;
+use crate::rdma::path::{lids, route_path};
 
 /// One REQ path from a consumer's path record.
 ///
@@ -21,38 +22,10 @@ pub(super) unsafe fn req_path(
 ) -> ReqPath {
     // SAFETY: valid per the contract.
     let r = unsafe { &*rec };
-    let (slid, dlid) = lids(r);
-    let subnet_local = r.hop_limit <= 1;
-    let (local_lid, remote_lid) = if subnet_local {
-        (slid, dlid)
-    } else {
-        // Routed (and RoCE): the LIDs are not ours to know. The inbound
-        // path's DLID is our LID as the peer sees it.
-        // SAFETY: NULL or valid per the contract.
-        let local = unsafe { inbound.as_ref() }.map_or(0xFFFF, |rec| lids(rec).1);
-        (local, 0xFFFF)
-    };
-    // SAFETY: every bit pattern of the GID union is a valid byte array.
-    let (sgid, dgid) = unsafe { (r.sgid.raw, r.dgid.raw) };
-    ReqPath {
-        local_port_lid: local_lid,
-        remote_port_lid: remote_lid,
-        local_port_gid: sgid,
-        remote_port_gid: dgid,
-        flow_label: u32::from_be(r.flow_label) & 0x000F_FFFF,
-        packet_rate: r.rate & 0x3F,
-        traffic_class: r.traffic_class,
-        hop_limit: r.hop_limit,
-        sl: r.sl & 0xF,
-        subnet_local,
-        local_ack_timeout: ack_timeout(ack_delay, IbaTime::new(r.packet_life_time)),
-    }
-}
-
-/// The packet lifetime of a path whose local ACK timeout a REQ or LAP
-/// carries (the C CM's conversion: one exponent less, floored at 0).
-pub(super) fn packet_life_time(local_ack_timeout: IbaTime) -> u8 {
-    local_ack_timeout.exponent().saturating_sub(1)
+    // The inbound path's DLID is our LID as the peer sees it.
+    // SAFETY: NULL or valid per the contract.
+    let inbound_dlid = unsafe { inbound.as_ref() }.map(|rec| lids(rec).1);
+    route_path(r).req_path(inbound_dlid, ack_delay)
 }
 
 /// A path a peer proposed (a REQ's alternate path, a LAP's), seen from

@@ -7,7 +7,7 @@
 
 use super::id::{sync_id, CmIdBox};
 use super::types::errno;
-use super::with_service;
+use crate::abi::service::{with_service, Service};
 use crate::bindings as b;
 use crate::proto::cm::{CmError, CommId, QpAttrs, QpTarget};
 use crate::rdma::device::Device;
@@ -105,33 +105,54 @@ pub(crate) unsafe extern "C" fn ib_cm_init_qp_attr(
     }
     // SAFETY: valid per this function's contract.
     let a = unsafe { &mut *qp_attr };
-    let target = match a.qp_state {
-        b::ib_qp_state_IB_QPS_INIT => QpTarget::Init,
-        b::ib_qp_state_IB_QPS_RTR => QpTarget::Rtr,
-        b::ib_qp_state_IB_QPS_RTS => QpTarget::Rts,
-        _ => return EINVAL.to_errno(),
+    let Some(target) = qp_target(a.qp_state) else {
+        return EINVAL.to_errno();
     };
     // SAFETY: per this function's contract.
     let id = unsafe { CmIdBox::from_id(cm_id) };
-    let comm = id.comm;
-    let attrs = with_service(|s| {
-        s.read(|ep| {
-            ep.get(comm)
-                .map(|c| c.qp_attrs(target, |p: &Peer| p.path.dlid != 0))
-        })
-    });
-    let attrs = match attrs {
-        None => return ENODEV.to_errno(),
-        Some(None) => return EINVAL.to_errno(),
-        Some(Some(Err(e))) => return errno(e),
-        Some(Some(Ok(attrs))) => attrs,
-    };
     // SAFETY: the id's device is registered while the id exists.
     let device = unsafe { Device::from_raw(id.device()) };
-    let mask = write_attrs(&attrs, &device, a);
-    // SAFETY: valid per this function's contract.
-    unsafe { *qp_attr_mask = mask as c_int };
-    0
+    let mask = with_service(|s| connection_qp_attrs(&s, id.comm, target, &device, a));
+    match mask {
+        None => ENODEV.to_errno(),
+        Some(Err(e)) => e,
+        Some(Ok(mask)) => {
+            // SAFETY: valid per this function's contract.
+            unsafe { *qp_attr_mask = mask as c_int };
+            0
+        }
+    }
+}
+
+/// The transition a consumer asks attributes for, if the CM has them.
+pub(crate) fn qp_target(state: b::ib_qp_state) -> Option<QpTarget> {
+    match state {
+        b::ib_qp_state_IB_QPS_INIT => Some(QpTarget::Init),
+        b::ib_qp_state_IB_QPS_RTR => Some(QpTarget::Rtr),
+        b::ib_qp_state_IB_QPS_RTS => Some(QpTarget::Rts),
+        _ => None,
+    }
+}
+
+/// The attributes of `comm`'s connection for `target`, written into `a`;
+/// the mask, or the errno of `ib_cm_init_qp_attr` (rdma_cm uses it for
+/// its connections too).
+pub(crate) fn connection_qp_attrs(
+    s: &Service,
+    comm: CommId,
+    target: QpTarget,
+    device: &Device<'_>,
+    a: &mut b::ib_qp_attr,
+) -> Result<u32, c_int> {
+    let attrs = s.read(|ep| {
+        ep.get(comm)
+            .map(|c| c.qp_attrs(target, |p: &Peer| p.path.dlid != 0))
+    });
+    match attrs {
+        None => Err(EINVAL.to_errno()),
+        Some(Err(e)) => Err(errno(e)),
+        Some(Ok(attrs)) => Ok(write_attrs(&attrs, device, a)),
+    }
 }
 
 /// Tells the CM what the QP saw (`ib_cm_notify`): `IB_EVENT_COMM_EST`

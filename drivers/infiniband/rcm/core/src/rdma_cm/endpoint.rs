@@ -172,6 +172,10 @@ impl<A: Copy> Id<A> {
     pub fn listener(&self) -> Option<RdmaId> {
         self.listener
     }
+    /// Our starting PSN.
+    pub fn psn(&self) -> u32 {
+        self.psn
+    }
 }
 
 /// The rdma_cm ids of a host, reaching their peers through CM addresses

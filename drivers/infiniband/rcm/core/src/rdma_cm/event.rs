@@ -61,28 +61,59 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// 6.12's name (`rdma_event_msg`).
-    pub const fn name(self) -> &'static str {
+    /// 6.12's name (`rdma_event_msg`), NUL-terminated for C (its
+    /// "route resolved " has the trailing space 6.12's has).
+    pub const fn message_nul(self) -> &'static str {
         match self {
-            EventKind::AddrResolved => "address resolved",
-            EventKind::AddrError => "address error",
-            EventKind::RouteResolved => "route resolved",
-            EventKind::RouteError => "route error",
-            EventKind::ConnectRequest => "connect request",
-            EventKind::ConnectResponse => "connect response",
-            EventKind::ConnectError => "connect error",
-            EventKind::Unreachable => "unreachable",
-            EventKind::Rejected => "rejected",
-            EventKind::Established => "established",
-            EventKind::Disconnected => "disconnected",
-            EventKind::DeviceRemoval => "device removal",
-            EventKind::MulticastJoin => "multicast join",
-            EventKind::MulticastError => "multicast error",
-            EventKind::AddrChange => "address change",
-            EventKind::TimewaitExit => "timewait exit",
+            EventKind::AddrResolved => "address resolved\0",
+            EventKind::AddrError => "address error\0",
+            EventKind::RouteResolved => "route resolved \0",
+            EventKind::RouteError => "route error\0",
+            EventKind::ConnectRequest => "connect request\0",
+            EventKind::ConnectResponse => "connect response\0",
+            EventKind::ConnectError => "connect error\0",
+            EventKind::Unreachable => "unreachable\0",
+            EventKind::Rejected => "rejected\0",
+            EventKind::Established => "established\0",
+            EventKind::Disconnected => "disconnected\0",
+            EventKind::DeviceRemoval => "device removal\0",
+            EventKind::MulticastJoin => "multicast join\0",
+            EventKind::MulticastError => "multicast error\0",
+            EventKind::AddrChange => "address change\0",
+            EventKind::TimewaitExit => "timewait exit\0",
+        }
+    }
+
+    /// The kind of a kernel event number.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        const ALL: [EventKind; 16] = [
+            EventKind::AddrResolved,
+            EventKind::AddrError,
+            EventKind::RouteResolved,
+            EventKind::RouteError,
+            EventKind::ConnectRequest,
+            EventKind::ConnectResponse,
+            EventKind::ConnectError,
+            EventKind::Unreachable,
+            EventKind::Rejected,
+            EventKind::Established,
+            EventKind::Disconnected,
+            EventKind::DeviceRemoval,
+            EventKind::MulticastJoin,
+            EventKind::MulticastError,
+            EventKind::AddrChange,
+            EventKind::TimewaitExit,
+        ];
+        if (raw as usize) < ALL.len() {
+            Some(ALL[raw as usize])
+        } else {
+            None
         }
     }
 }
+
+/// 6.12's `rdma_event_msg` for an event number it does not know.
+pub const UNRECOGNIZED_EVENT_NUL: &str = "unrecognized event\0";
 
 /// The most private data an event carries (a REP's).
 pub const EVENT_DATA_MAX: usize = 196;

@@ -147,9 +147,14 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     ) -> Result<RdmaId, RdmaCmError> {
         let (ps, port) = PortSpace::of_service_id(req.service_id).ok_or(RdmaCmError::Invalid)?;
         let hdr = CmaHdr::parse(&req.private_data).ok();
-        let qp_type = match host.cm(|ep, _, _| ep.get(comm).map(|c| c.qp_type())) {
-            Some(QpType::Rc) => RdmaQpType::Rc,
-            Some(QpType::Uc) => RdmaQpType::Uc,
+        let (qp_type, peer) = host.cm(|ep, _, _| {
+            ep.get(comm)
+                .map(|c| (c.qp_type(), c.peer().copied()))
+                .unwrap_or((QpType::XrcTgt, None))
+        });
+        let qp_type = match qp_type {
+            QpType::Rc => RdmaQpType::Rc,
+            QpType::Uc => RdmaQpType::Uc,
             _ => return Err(RdmaCmError::Invalid),
         };
         let key = PortKey {
@@ -205,7 +210,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             cm: Some(comm),
             route: Some(Route {
                 path,
-                peer: None,
+                peer,
                 ack_delay: info.ack_delay,
             }),
             has_qp: false,

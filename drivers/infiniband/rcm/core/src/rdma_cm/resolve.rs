@@ -88,6 +88,16 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         })
     }
 
+    /// The resolution could not even start: ADDR_QUERY back to ADDR_BOUND,
+    /// with no event (the call that started it returns the error).
+    pub fn addr_query_failed(&mut self, id: RdmaId) {
+        if let Some(rec) = self.ids.get_mut(&id) {
+            if rec.state == IdState::AddrQuery {
+                rec.state = IdState::AddrBound;
+            }
+        }
+    }
+
     /// The outcome of an id's address resolution: ADDR_QUERY to
     /// ADDR_RESOLVED (the id takes the address the route chose and its
     /// device, unless bound to one already) or back to ADDR_BOUND, with

@@ -17,6 +17,20 @@ use crate::wire::req::ReqPath;
 /// LID of a path that leaves the subnet (and of every RoCE path).
 pub const PERMISSIVE_LID: u16 = 0xFFFF;
 
+/// A RoCE path's packet lifetime without an ACK timeout set (6.12's
+/// `CMA_IBOE_PACKET_LIFETIME`).
+pub const ROCE_PACKET_LIFETIME: u8 = 16;
+
+/// The packet lifetime of a RoCE path: half the consumer's ACK timeout
+/// (one exponent less) if it set one (`rdma_set_ack_timeout`), as 6.12
+/// derives it from `local ACK timeout = 2 * lifetime + ACK delay`.
+pub const fn roce_packet_life_time(ack_timeout: Option<u8>) -> u8 {
+    match ack_timeout {
+        Some(t) if t > 0 => t - 1,
+        _ => ROCE_PACKET_LIFETIME,
+    }
+}
+
 /// How a path record was made (`enum sa_path_rec_type`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PathKind {
@@ -123,8 +137,8 @@ pub const fn packet_life_time(local_ack_timeout: IbaTime) -> u8 {
 pub struct Route<A> {
     /// The primary path.
     pub path: RoutePath,
-    /// The CM's address of the peer (`None` on a passive id, whose CM
-    /// answers where the REQ came from).
+    /// The CM's address of the peer (on a passive id, where the REQ came
+    /// from).
     pub peer: Option<A>,
     /// The local CA's ACK delay.
     pub ack_delay: IbaTime,
@@ -157,6 +171,16 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             timeout_ms,
             tos: rec.tos,
         })
+    }
+
+    /// The route query could not even start: ROUTE_QUERY back to
+    /// ADDR_RESOLVED, with no event.
+    pub fn route_query_failed(&mut self, id: RdmaId) {
+        if let Some(rec) = self.ids.get_mut(&id) {
+            if rec.state == IdState::RouteQuery {
+                rec.state = IdState::AddrResolved;
+            }
+        }
     }
 
     /// The outcome of an id's route resolution: ROUTE_QUERY to

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Connecting: `rdma_connect` (three variants), `rdma_listen`,
+//! `rdma_accept` (two), `rdma_reject`, `rdma_disconnect`, `rdma_notify`
+//! and the options, as thin calls on the core.
+
+use super::id::RdmaIdBox;
+use super::types::{errno, ret};
+use super::RdmaCmAbi;
+use crate::abi::service::Service;
+use crate::bindings;
+use crate::proto::rdma_cm::{ConnParams, IdState, RdmaQpType};
+use crate::proto::reason::RejectReason;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+/// The consumer's connection parameters.
+///
+/// # Safety
+///
+/// `p` must be valid, with private data valid for its length.
+pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> ConnParams<'a> {
+    // SAFETY: per this function's contract.
+    let p = unsafe { &*p };
+    let private_data = if p.private_data.is_null() || p.private_data_len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe {
+            core::slice::from_raw_parts(p.private_data.cast::<u8>(), usize::from(p.private_data_len))
+        }
+    };
+    ConnParams {
+        private_data,
+        responder_resources: p.responder_resources,
+        initiator_depth: p.initiator_depth,
+        flow_control: p.flow_control != 0,
+        retry_count: p.retry_count,
+        rnr_retry_count: p.rnr_retry_count,
+        srq: p.srq != 0,
+        qp_num: p.qp_num & 0x00FF_FFFF,
+    }
+}
+
+impl RdmaCmAbi {
+    /// `rdma_connect_locked`: the caller holds the id's handler lock.
+    pub(super) fn connect(&self, s: &Service, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
+        let r = self.call(s, |core, host| core.connect(host, b.core, p));
+        self.sync(b);
+        ret(r)
+    }
+
+    /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE.
+    pub(super) fn listen(&self, s: &Service, b: &RdmaIdBox, backlog: c_int) -> c_int {
+        let any = crate::proto::rdma_cm::SockAddr::V4 {
+            addr: [0; 4],
+            port: 0,
+        };
+        let cx = self.bind_context(s, b, &any);
+        let backlog = u32::try_from(backlog).unwrap_or(0);
+        let r = self.call(s, |core, host| core.listen(host, b.core, backlog, &cx));
+        self.sync(b);
+        ret(r)
+    }
+
+    /// `rdma_bind_addr`.
+    pub(super) fn bind(&self, s: &Service, b: &RdmaIdBox, addr: crate::proto::rdma_cm::SockAddr) -> c_int {
+        if self.read(|core| core.get(b.core).map(|r| r.state())) != Some(IdState::Idle) {
+            return EINVAL.to_errno();
+        }
+        let cx = self.bind_context(s, b, &addr);
+        let r = self.call(s, |core, _| core.bind_addr(b.core, addr, &cx).map(|_| ()));
+        self.sync(b);
+        ret(r)
+    }
+
+    /// `rdma_accept`: the caller holds the id's handler lock.
+    pub(super) fn accept(&self, s: &Service, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
+        let r = self.call(s, |core, host| core.accept(host, b.core, p));
+        self.sync(b);
+        ret(r)
+    }
+
+    /// `rdma_reject`.
+    pub(super) fn reject(&self, s: &Service, b: &RdmaIdBox, data: &[u8], reason: u8) -> c_int {
+        let reason = RejectReason::from_wire(u16::from(reason));
+        ret(self.call(s, |core, host| core.reject(host, b.core, data, reason)))
+    }
+
+    /// `rdma_disconnect`.
+    pub(super) fn disconnect(&self, s: &Service, b: &RdmaIdBox) -> c_int {
+        let r = self.call(s, |core, host| core.disconnect(host, b.core));
+        self.sync(b);
+        ret(r)
+    }
+
+    /// `rdma_notify`: `IB_EVENT_COMM_EST` establishes the connection;
+    /// other QP events are not the CM's to act on.
+    pub(super) fn notify(&self, s: &Service, b: &RdmaIdBox, event: bindings::ib_event_type) -> c_int {
+        if self.read(|core| core.get(b.core).and_then(|r| r.cm())).is_none() {
+            return EINVAL.to_errno();
+        }
+        if event != bindings::ib_event_type_IB_EVENT_COMM_EST {
+            return EINVAL.to_errno();
+        }
+        match self.call(s, |core, host| core.notify_established(host, b.core)) {
+            Ok(()) => 0,
+            Err(e) => errno(e),
+        }
+    }
+
+    /// `rdma_set_ack_timeout`: RC ids only.
+    pub(super) fn set_ack_timeout(&self, b: &RdmaIdBox, timeout: u8) -> c_int {
+        if self.read(|core| core.get(b.core).map(|r| r.qp_type())) != Some(RdmaQpType::Rc) {
+            return EINVAL.to_errno();
+        }
+        b.set_ack_timeout(timeout);
+        0
+    }
+
+    /// `rdma_set_min_rnr_timer`: RC ids only.
+    pub(super) fn set_min_rnr_timer(&self, b: &RdmaIdBox, timer: u8) -> c_int {
+        if self.read(|core| core.get(b.core).map(|r| r.qp_type())) != Some(RdmaQpType::Rc) {
+            return EINVAL.to_errno();
+        }
+        b.set_min_rnr_timer(timer);
+        0
+    }
+}

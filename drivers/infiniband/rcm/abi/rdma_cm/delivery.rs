@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Delivery of the core's events to rdma_cm consumers' handlers, from the
+//! CM service's delivery work: one at a time, in order, each with its
+//! id's handler lock held (and, for a new connection, its listener's), so
+//! a handler may call back in. A non-zero return destroys the id.
+
+use super::id::{NewId, RdmaIdBox};
+use super::types::event_status;
+use super::{device_ptr, RdmaCmAbi};
+use crate::abi::service::Service;
+use crate::bindings;
+use crate::proto::rdma_cm::{IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
+use crate::shell::Peer;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+impl RdmaCmAbi {
+    /// Delivers every queued event.
+    pub(crate) fn deliver(&self, s: &Service) {
+        // Events queued while these run are taken by the next round.
+        loop {
+            let events = self.service.take_events();
+            if events.is_empty() {
+                return;
+            }
+            for (id, event) in events.iter() {
+                match event.listener {
+                    Some(listener) => self.deliver_request(s, *id, listener, event),
+                    None => self.deliver_to(s, *id, event),
+                }
+            }
+        }
+    }
+
+    /// An event for an existing id.
+    fn deliver_to(&self, s: &Service, id: RdmaId, event: &RdmaEvent) {
+        let Some(b) = self.id_box(id) else {
+            return;
+        };
+        b.lock_handler();
+        if b.destroying() {
+            b.unlock_handler();
+            return;
+        }
+        self.sync(&b);
+        if call_handler(&b, event) != 0 {
+            b.set_destroying();
+            b.unlock_handler();
+            self.destroy(s, &b);
+            return;
+        }
+        b.unlock_handler();
+    }
+
+    /// CONNECT_REQUEST: the new id gets its C side (the listener's
+    /// handler, context and namespace, the REQ's route) and goes to the
+    /// listener's handler, with both handler locks held.
+    fn deliver_request(&self, s: &Service, child: RdmaId, listener: RdmaId, event: &RdmaEvent) {
+        let refuse = |this: &Self| {
+            // Destroying the core's id rejects the REQ.
+            this.call(s, |core, host| {
+                let _ = core.destroy(host, child);
+            });
+        };
+        let Some(l) = self.id_box(listener) else {
+            return refuse(self);
+        };
+        l.lock_handler();
+        let listening = self.read(|core| core.get(listener).map(|r| r.state()));
+        if l.destroying() || listening != Some(IdState::Listen) {
+            l.unlock_handler();
+            return refuse(self);
+        }
+        let b = match self.new_passive_id(s, &l, child) {
+            Ok(b) => b,
+            Err(_) => {
+                l.unlock_handler();
+                return refuse(self);
+            }
+        };
+        // SAFETY: a new id's lock, below its listener's.
+        unsafe { bindings::rcm_h_rdma_handler_lock_nested(b.private()) };
+        let ret = call_handler(&b, event);
+        if ret != 0 {
+            b.set_destroying();
+            b.unlock_handler();
+            l.unlock_handler();
+            self.destroy(s, &b);
+            return;
+        }
+        b.unlock_handler();
+        l.unlock_handler();
+    }
+
+    /// The C side of a passive id, registered.
+    fn new_passive_id(&self, s: &Service, l: &RdmaIdBox, child: RdmaId) -> Result<Arc<RdmaIdBox>> {
+        let rec = self
+            .read(|core| core.get(child).copied())
+            .ok_or(EINVAL)?;
+        let p = l.private();
+        // SAFETY: the listener lives (we hold a reference); consumers may
+        // swap its handler and context, read once each.
+        let (net, handler, context, ps) = unsafe {
+            (
+                bindings::rcm_h_rdma_id_net(p),
+                core::ptr::addr_of!((*p).id.event_handler).read_volatile(),
+                core::ptr::addr_of!((*p).id.context).read_volatile(),
+                core::ptr::addr_of!((*p).id.ps).read(),
+            )
+        };
+        let qp_type = match rec.qp_type() {
+            RdmaQpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
+            RdmaQpType::Uc => bindings::ib_qp_type_IB_QPT_UC,
+            RdmaQpType::Ud => bindings::ib_qp_type_IB_QPT_UD,
+        };
+        let b = RdmaIdBox::new(
+            child,
+            &NewId {
+                net,
+                handler,
+                context,
+                ps,
+                qp_type,
+                caller: core::ptr::null(),
+            },
+        )?;
+        b.set_state(rec.state());
+        b.write_addrs(rec.src(), rec.dst());
+        if let Some(route) = rec.route() {
+            passive_route(s, &b, route)?;
+        }
+        self.register(b.clone())?;
+        Ok(b)
+    }
+}
+
+/// A passive id's device, port, GID entry and path record, from the
+/// route the core took from the REQ.
+fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>) -> Result {
+    let peer = route.peer.ok_or(EINVAL)?;
+    let ibdev = device_ptr(s, peer.device).ok_or(ENODEV)?;
+    let path = lap_path(&route.path);
+    // SAFETY: a served device is registered; the id's fields are ours.
+    let ret = unsafe {
+        bindings::rcm_h_rdma_passive_route(
+            b.private(),
+            ibdev,
+            peer.path.port,
+            peer.path.sgid_index,
+            &path,
+        )
+    };
+    kernel::error::to_result(ret)
+}
+
+/// A route path as the C helper's plain values.
+fn lap_path(p: &RoutePath) -> bindings::rcm_h_lap_path {
+    bindings::rcm_h_lap_path {
+        sgid: p.sgid,
+        dgid: p.dgid,
+        service_id: 0,
+        flow_label: p.flow_label,
+        slid: p.slid,
+        dlid: p.dlid,
+        pkey: p.pkey,
+        sl: p.sl,
+        rate: p.rate,
+        hop_limit: p.hop_limit,
+        traffic_class: p.traffic_class,
+        packet_life_time: p.packet_life_time,
+        mtu: p.mtu,
+        roce: u8::from(p.kind != crate::proto::rdma_cm::PathKind::Ib),
+    }
+}
+
+/// Calls the handler of `b`'s id with `event`; its return.
+fn call_handler(b: &RdmaIdBox, event: &RdmaEvent) -> i32 {
+    let c = &event.conn;
+    let e = bindings::rcm_h_rdma_event {
+        event: event.kind as u32,
+        status: event_status(event.status),
+        private_data: if c.private_data_len > 0 {
+            c.private_data.as_ptr().cast()
+        } else {
+            core::ptr::null()
+        },
+        private_data_len: c.private_data_len,
+        responder_resources: c.responder_resources,
+        initiator_depth: c.initiator_depth,
+        flow_control: u8::from(c.flow_control),
+        retry_count: c.retry_count,
+        rnr_retry_count: c.rnr_retry_count,
+        srq: u8::from(c.srq),
+        qp_num: c.qp_num,
+        ece_vendor_id: c.ece_vendor_id,
+        ece_attr_mod: c.ece_attr_mod,
+    };
+    // SAFETY: the id is live (the caller holds a reference) with its
+    // handler lock held; `e` and its private data live for the call.
+    unsafe { bindings::rcm_h_rdma_deliver(b.as_id(), &e) }
+}

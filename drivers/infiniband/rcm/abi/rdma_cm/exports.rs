@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `extern "C"` entry points of rdma_cm: each checks its pointers,
+//! turns them into safe types and calls the surface; errors become
+//! 6.12's errnos in `types`.
+
+use super::connect::conn_params;
+use super::id::{NewId, RdmaIdBox};
+use super::resolve::{optional_sockaddr, timeout_ms};
+use super::types::{errno, port_space, rdma_qp_type, read_sockaddr, EOPNOTSUPP};
+use super::{net_id, RdmaCmAbi};
+use crate::abi::service::{with_service, Service};
+use crate::bindings;
+use crate::proto::rdma_cm::service_id_of;
+use crate::rdma::timer::random_u32;
+use kernel::ffi::{c_char, c_int, c_ulong, c_void};
+use kernel::prelude::*;
+
+/// `ERR_PTR(-errno)`.
+fn err_ptr<T>(errno: c_int) -> *mut T {
+    errno as isize as *mut T
+}
+
+/// Runs `f` on the service and the box of the consumer's id: `-EINVAL`
+/// for NULL, `-ENODEV` without a service.
+///
+/// # Safety
+///
+/// A non-NULL `id` must come from rcm and not be destroyed.
+unsafe fn on_id(
+    id: *mut bindings::rdma_cm_id,
+    f: impl FnOnce(&Service, &RdmaCmAbi, &RdmaIdBox) -> c_int,
+) -> c_int {
+    if id.is_null() {
+        return EINVAL.to_errno();
+    }
+    with_service(|s| {
+        // SAFETY: per this function's contract.
+        let b = unsafe { RdmaIdBox::from_id(id) };
+        f(&s, &s.consumer().rdma_cm, b)
+    })
+    .unwrap_or(ENODEV.to_errno())
+}
+
+/// Creates an id for `n`.
+fn create(n: NewId) -> *mut bindings::rdma_cm_id {
+    let (Some(ps), Some(qp_type)) = (port_space(n.ps), rdma_qp_type(n.qp_type)) else {
+        return err_ptr(EINVAL.to_errno());
+    };
+    let r = with_service(|s| {
+        let abi = &s.consumer().rdma_cm;
+        let psn = random_u32();
+        let id = abi
+            .call(&s, |core, _| core.create_id(net_id(n.net), ps, qp_type, psn))
+            .map_err(errno)?;
+        let undo = || {
+            abi.call(&s, |core, host| {
+                let _ = core.destroy(host, id);
+            })
+        };
+        let b = match RdmaIdBox::new(id, &n) {
+            Ok(b) => b,
+            Err(e) => {
+                undo();
+                return Err(e.to_errno());
+            }
+        };
+        let ptr = b.as_id();
+        if let Err(e) = abi.register(b) {
+            undo();
+            return Err(e.to_errno());
+        }
+        Ok(ptr)
+    });
+    match r {
+        Some(Ok(ptr)) => ptr,
+        Some(Err(e)) => err_ptr(e),
+        None => err_ptr(ENODEV.to_errno()),
+    }
+}
+
+/// `__rdma_create_kernel_id` (behind the `rdma_create_id` macro).
+///
+/// # Safety
+///
+/// `net` must be a live namespace; `caller` a static string.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn __rdma_create_kernel_id(
+    net: *mut bindings::net,
+    handler: bindings::rdma_cm_event_handler,
+    context: *mut c_void,
+    ps: bindings::rdma_ucm_port_space,
+    qp_type: bindings::ib_qp_type,
+    caller: *const c_char,
+) -> *mut bindings::rdma_cm_id {
+    create(NewId {
+        net,
+        handler,
+        context,
+        ps,
+        qp_type,
+        caller,
+    })
+}
+
+/// `rdma_create_user_id`: an id in the caller's namespace, tracked under
+/// the calling task.
+#[no_mangle]
+pub(crate) extern "C" fn rdma_create_user_id(
+    handler: bindings::rdma_cm_event_handler,
+    context: *mut c_void,
+    ps: bindings::rdma_ucm_port_space,
+    qp_type: bindings::ib_qp_type,
+) -> *mut bindings::rdma_cm_id {
+    create(NewId {
+        // SAFETY: the caller's namespace lives during its call.
+        net: unsafe { bindings::rcm_h_current_net() },
+        handler,
+        context,
+        ps,
+        qp_type,
+        caller: core::ptr::null(),
+    })
+}
+
+/// `rdma_destroy_id`: waits for the id's running handler; none runs
+/// after.
+///
+/// # Safety
+///
+/// `id` must come from rcm and not be used after.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_destroy_id(id: *mut bindings::rdma_cm_id) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            b.lock_handler();
+            b.set_destroying();
+            b.unlock_handler();
+            abi.destroy(s, b);
+            0
+        })
+    };
+}
+
+/// `rdma_bind_addr`.
+///
+/// # Safety
+///
+/// `id` from rcm; `addr` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_bind_addr(
+    id: *mut bindings::rdma_cm_id,
+    addr: *mut bindings::sockaddr,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let addr = match unsafe { read_sockaddr(addr) } {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.bind(s, b, addr)) }
+}
+
+/// `rdma_resolve_addr`.
+///
+/// # Safety
+///
+/// `id` from rcm; `src` NULL or valid; `dst` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_resolve_addr(
+    id: *mut bindings::rdma_cm_id,
+    src: *mut bindings::sockaddr,
+    dst: *const bindings::sockaddr,
+    timeout: c_ulong,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let (src, dst) = match unsafe { (optional_sockaddr(src), read_sockaddr(dst)) } {
+        (Ok(src), Ok(dst)) => (src, dst),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.resolve_addr(s, b, src, dst, timeout_ms(timeout))) }
+}
+
+/// `rdma_resolve_route`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_resolve_route(
+    id: *mut bindings::rdma_cm_id,
+    timeout: c_ulong,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.resolve_route(s, b, timeout_ms(timeout))) }
+}
+
+/// `rdma_set_ib_path`.
+///
+/// # Safety
+///
+/// `id` from rcm; `rec` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_set_ib_path(
+    id: *mut bindings::rdma_cm_id,
+    rec: *mut bindings::sa_path_rec,
+) -> c_int {
+    if rec.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.set_ib_path(s, b, rec)) }
+}
+
+/// `rdma_create_qp`.
+///
+/// # Safety
+///
+/// `id` from rcm; `pd` and `init` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_create_qp(
+    id: *mut bindings::rdma_cm_id,
+    pd: *mut bindings::ib_pd,
+    init: *mut bindings::ib_qp_init_attr,
+) -> c_int {
+    if pd.is_null() || init.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.create_qp(s, b, pd, init)) }
+}
+
+/// `rdma_destroy_qp`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_destroy_qp(id: *mut bindings::rdma_cm_id) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            abi.destroy_qp(s, b);
+            0
+        })
+    };
+}
+
+/// `rdma_init_qp_attr`.
+///
+/// # Safety
+///
+/// `id` from rcm; `attr` and `mask` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_init_qp_attr(
+    id: *mut bindings::rdma_cm_id,
+    attr: *mut bindings::ib_qp_attr,
+    mask: *mut c_int,
+) -> c_int {
+    if attr.is_null() || mask.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| match abi.qp_attrs(s, b, &mut *attr) {
+            Ok(m) => {
+                *mask = m as c_int;
+                0
+            }
+            Err(e) => e,
+        })
+    }
+}
+
+/// `rdma_connect_locked`: from the id's handler (or with its handler
+/// lock held).
+///
+/// # Safety
+///
+/// `id` from rcm; `param` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_connect_locked(
+    id: *mut bindings::rdma_cm_id,
+    param: *mut bindings::rdma_conn_param,
+) -> c_int {
+    if param.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.connect(s, b, &conn_params(param))) }
+}
+
+/// `rdma_connect`: takes the id's handler lock.
+///
+/// # Safety
+///
+/// `id` from rcm; `param` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_connect(
+    id: *mut bindings::rdma_cm_id,
+    param: *mut bindings::rdma_conn_param,
+) -> c_int {
+    if param.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            b.lock_handler();
+            let r = abi.connect(s, b, &conn_params(param));
+            b.unlock_handler();
+            r
+        })
+    }
+}
+
+/// `rdma_connect_ece`: `rdma_connect` offering ECE.
+///
+/// # Safety
+///
+/// `id` from rcm; `param` and `ece` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_connect_ece(
+    id: *mut bindings::rdma_cm_id,
+    param: *mut bindings::rdma_conn_param,
+    ece: *mut bindings::rdma_ucm_ece,
+) -> c_int {
+    if ece.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let ece = unsafe { *ece };
+    // SAFETY: per this function's contract.
+    let r = unsafe {
+        on_id(id, |s, abi, b| {
+            super::types::ret(abi.call(s, |core, _| core.set_ece(b.core, ece.vendor_id, ece.attr_mod)))
+        })
+    };
+    if r != 0 {
+        return r;
+    }
+    // SAFETY: per this function's contract.
+    unsafe { rdma_connect(id, param) }
+}
+
+/// `rdma_listen`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_listen(id: *mut bindings::rdma_cm_id, backlog: c_int) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.listen(s, b, backlog)) }
+}
+
+/// `rdma_accept`: from the id's handler (or with its handler lock held).
+///
+/// # Safety
+///
+/// `id` from rcm; `param` NULL or valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_accept(
+    id: *mut bindings::rdma_cm_id,
+    param: *mut bindings::rdma_conn_param,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            let p = (!param.is_null()).then(|| conn_params(param));
+            abi.accept(s, b, p.as_ref())
+        })
+    }
+}
+
+/// `rdma_accept_ece`: `rdma_accept` offering ECE.
+///
+/// # Safety
+///
+/// `id` from rcm; `param` NULL or valid; `ece` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_accept_ece(
+    id: *mut bindings::rdma_cm_id,
+    param: *mut bindings::rdma_conn_param,
+    ece: *mut bindings::rdma_ucm_ece,
+) -> c_int {
+    if ece.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let ece = unsafe { *ece };
+    // SAFETY: per this function's contract.
+    let r = unsafe {
+        on_id(id, |s, abi, b| {
+            super::types::ret(abi.call(s, |core, _| core.set_ece(b.core, ece.vendor_id, ece.attr_mod)))
+        })
+    };
+    if r != 0 {
+        return r;
+    }
+    // SAFETY: per this function's contract.
+    unsafe { rdma_accept(id, param) }
+}
+
+/// `rdma_reject`.
+///
+/// # Safety
+///
+/// `id` from rcm; `data` valid for `len` bytes or NULL.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_reject(
+    id: *mut bindings::rdma_cm_id,
+    data: *const c_void,
+    len: u8,
+    reason: u8,
+) -> c_int {
+    let data = if data.is_null() || len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { core::slice::from_raw_parts(data.cast::<u8>(), usize::from(len)) }
+    };
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.reject(s, b, data, reason)) }
+}
+
+/// `rdma_disconnect`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_disconnect(id: *mut bindings::rdma_cm_id) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.disconnect(s, b)) }
+}
+
+/// `rdma_notify`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_notify(
+    id: *mut bindings::rdma_cm_id,
+    event: bindings::ib_event_type,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |s, abi, b| abi.notify(s, b, event)) }
+}
+
+/// `rdma_lock_handler`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_lock_handler(id: *mut bindings::rdma_cm_id) {
+    // SAFETY: per this function's contract.
+    unsafe { RdmaIdBox::from_id(id) }.lock_handler();
+}
+
+/// `rdma_unlock_handler`.
+///
+/// # Safety
+///
+/// `id` from rcm, its handler lock held by the caller.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_unlock_handler(id: *mut bindings::rdma_cm_id) {
+    // SAFETY: per this function's contract.
+    unsafe { RdmaIdBox::from_id(id) }.unlock_handler();
+}
+
+/// `rdma_set_service_type`: the type of service of the id's packets.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_set_service_type(id: *mut bindings::rdma_cm_id, tos: c_int) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            super::types::ret(abi.call(s, |core, _| core.set_tos(b.core, tos as u8)))
+        })
+    };
+}
+
+/// `rdma_set_reuseaddr`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(id: *mut bindings::rdma_cm_id, reuse: c_int) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            super::types::ret(abi.call(s, |core, _| core.set_reuseaddr(b.core, reuse != 0)))
+        })
+    }
+}
+
+/// `rdma_set_afonly`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_set_afonly(id: *mut bindings::rdma_cm_id, afonly: c_int) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            super::types::ret(abi.call(s, |core, _| core.set_afonly(b.core, afonly != 0)))
+        })
+    }
+}
+
+/// `rdma_set_ack_timeout`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_set_ack_timeout(id: *mut bindings::rdma_cm_id, timeout: u8) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |_, abi, b| abi.set_ack_timeout(b, timeout)) }
+}
+
+/// `rdma_set_min_rnr_timer`.
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_set_min_rnr_timer(
+    id: *mut bindings::rdma_cm_id,
+    timer: u8,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { on_id(id, |_, abi, b| abi.set_min_rnr_timer(b, timer)) }
+}
+
+/// `rdma_get_service_id`: the service id an address names for the id's
+/// port space (big-endian).
+///
+/// # Safety
+///
+/// `id` from rcm; `addr` valid.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_get_service_id(
+    id: *mut bindings::rdma_cm_id,
+    addr: *mut bindings::sockaddr,
+) -> u64 {
+    // SAFETY: per this function's contract.
+    let Ok(addr) = (unsafe { read_sockaddr(addr) }) else {
+        return 0;
+    };
+    // SAFETY: per this function's contract.
+    let ps = unsafe { (*id).ps };
+    port_space(ps).map_or(0, |ps| service_id_of(ps, &addr).to_be())
+}
+
+/// `rdma_iw_cm_id`: the iWARP CM id of an iWARP id (rcm's ids are IB and
+/// RoCE ones: none).
+#[no_mangle]
+pub(crate) extern "C" fn rdma_iw_cm_id(_id: *mut bindings::rdma_cm_id) -> *mut bindings::iw_cm_id {
+    core::ptr::null_mut()
+}
+
+/// `rdma_res_to_id`: the id of a resource-tracking entry.
+///
+/// # Safety
+///
+/// `res` must be an rdma_cm id's entry.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_res_to_id(
+    res: *mut bindings::rdma_restrack_entry,
+) -> *mut bindings::rdma_cm_id {
+    // SAFETY: per this function's contract.
+    unsafe { bindings::rcm_h_rdma_res_to_id(res) }
+}
+
+/// `rdma_join_multicast`: RoCE multicast comes later.
+#[no_mangle]
+pub(crate) extern "C" fn rdma_join_multicast(
+    _id: *mut bindings::rdma_cm_id,
+    _addr: *mut bindings::sockaddr,
+    _join_state: u8,
+    _context: *mut c_void,
+) -> c_int {
+    EOPNOTSUPP
+}
+
+/// `rdma_leave_multicast`: nothing is joined yet.
+#[no_mangle]
+pub(crate) extern "C" fn rdma_leave_multicast(
+    _id: *mut bindings::rdma_cm_id,
+    _addr: *mut bindings::sockaddr,
+) {
+}

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Consumers' QPs: `rdma_create_qp` (created and moved to INIT with the
+//! id's attributes), `rdma_destroy_qp`, `rdma_init_qp_attr`, and the moves
+//! rdma_cm makes itself as a connection progresses ([`QpControl`]).
+
+use super::id::RdmaIdBox;
+use super::types::EOPNOTSUPP;
+use super::RdmaCmAbi;
+use crate::abi::ib_cm::qp::{connection_qp_attrs, qp_target};
+use crate::abi::service::{with_service, Service};
+use crate::bindings as b;
+use crate::proto::cm::{CommId, QpTarget};
+use crate::proto::rdma_cm::{QpLimits, RdmaId, RdmaQpType};
+use crate::rdma::device::Device;
+use crate::shell::rdma_cm::QpControl;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+/// The mask bits of the attributes the consumer's options override.
+const TIMEOUT: u32 = b::ib_qp_attr_mask_IB_QP_TIMEOUT;
+const MIN_RNR_TIMER: u32 = b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER;
+
+impl RdmaCmAbi {
+    /// The attributes for the state in `a.qp_state` (`rdma_init_qp_attr`):
+    /// a connection's from the CM, else the id's port and P_Key (and
+    /// access flags, or the Q_Key of a UD id); the mask, or an errno.
+    pub(super) fn qp_attrs(&self, s: &Service, bx: &RdmaIdBox, a: &mut b::ib_qp_attr) -> Result<u32, c_int> {
+        let rec = self.read(|core| core.get(bx.core).map(|r| (r.cm(), r.qp_type(), r.psn())));
+        let Some((comm, qp_type, psn)) = rec else {
+            return Err(EINVAL.to_errno());
+        };
+        match comm {
+            Some(comm) if qp_type != RdmaQpType::Ud => {
+                let target = qp_target(a.qp_state).ok_or(EINVAL.to_errno())?;
+                connected_attrs(s, bx, comm, target, a, Some(psn))
+            }
+            _ => {
+                let mask = id_attrs(bx, a, qp_type)?;
+                if a.qp_state == b::ib_qp_state_IB_QPS_RTR {
+                    a.rq_psn = psn;
+                }
+                overrides(bx, a, mask);
+                Ok(mask)
+            }
+        }
+    }
+
+    /// `rdma_create_qp`: a QP on the id's device and port, moved to INIT.
+    pub(super) fn create_qp(
+        &self,
+        s: &Service,
+        bx: &RdmaIdBox,
+        pd: *mut b::ib_pd,
+        init: *mut b::ib_qp_init_attr,
+    ) -> c_int {
+        let (ibdev, port) = bx.device_port();
+        // SAFETY: the consumer passes a valid PD and attributes.
+        let (pd_device, init) = unsafe { ((*pd).device, &mut *init) };
+        if ibdev.is_null() || ibdev != pd_device {
+            return EINVAL.to_errno();
+        }
+        init.port_num = port;
+        // SAFETY: valid PD and attributes (above).
+        let qp = unsafe { b::rcm_h_create_qp(pd, init) };
+        if let Err(e) = kernel::error::from_err_ptr(qp) {
+            return e.to_errno();
+        }
+        let mut a = b::ib_qp_attr {
+            qp_state: b::ib_qp_state_IB_QPS_INIT,
+            ..Default::default()
+        };
+        let ret = match self.qp_attrs(s, bx, &mut a) {
+            // SAFETY: `qp` was just created; `a` is filled.
+            Ok(mask) => unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) },
+            Err(e) => e,
+        };
+        if ret != 0 {
+            // SAFETY: ours, not yet handed out.
+            unsafe { b::rcm_h_destroy_qp(qp) };
+            return ret;
+        }
+        // SAFETY: a live QP.
+        let (qp_num, srq) = unsafe { ((*qp).qp_num, !(*qp).srq.is_null()) };
+        bx.set_qp(qp, qp_num);
+        super::types::ret(self.call(s, |core, _| core.set_qp(bx.core, qp_num, srq)))
+    }
+
+    /// `rdma_destroy_qp`.
+    pub(super) fn destroy_qp(&self, s: &Service, bx: &RdmaIdBox) {
+        let qp = bx.qp();
+        if qp.is_null() {
+            return;
+        }
+        self.call(s, |core, _| core.clear_qp(bx.core));
+        bx.set_qp(core::ptr::null_mut(), 0);
+        // SAFETY: the id's QP, no longer reachable through the id.
+        unsafe { b::rcm_h_destroy_qp(qp) };
+    }
+
+    /// Moves an id's QP with the attributes for `target`.
+    fn modify(
+        &self,
+        s: &Service,
+        bx: &RdmaIdBox,
+        comm: CommId,
+        target: QpTarget,
+        adjust: impl FnOnce(&mut b::ib_qp_attr),
+    ) -> Result<(), i32> {
+        let qp = bx.qp();
+        let mut a = b::ib_qp_attr {
+            qp_state: match target {
+                QpTarget::Init => b::ib_qp_state_IB_QPS_INIT,
+                QpTarget::Rtr => b::ib_qp_state_IB_QPS_RTR,
+                QpTarget::Rts => b::ib_qp_state_IB_QPS_RTS,
+            },
+            ..Default::default()
+        };
+        let mask = connected_attrs(s, bx, comm, target, &mut a, None)?;
+        adjust(&mut a);
+        // SAFETY: the id's live QP; `a` is filled.
+        match unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) } {
+            0 => Ok(()),
+            e => Err(e),
+        }
+    }
+}
+
+impl QpControl for RdmaCmAbi {
+    fn qp_ready(&self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32> {
+        let Some(bx) = self.id_box(id) else {
+            return Ok(());
+        };
+        if bx.qp().is_null() {
+            return Ok(());
+        }
+        with_service(|s| {
+            // INIT again first: the attributes may have changed since the
+            // QP was created (6.12 does the same).
+            self.modify(&s, &bx, comm, QpTarget::Init, |_| {})?;
+            self.modify(&s, &bx, comm, QpTarget::Rtr, |a| {
+                if let Some(l) = limits {
+                    a.max_dest_rd_atomic = l.responder_resources;
+                }
+            })?;
+            self.modify(&s, &bx, comm, QpTarget::Rts, |a| {
+                if let Some(l) = limits {
+                    a.max_rd_atomic = l.initiator_depth;
+                }
+            })
+        })
+        .unwrap_or(Err(ENODEV.to_errno()))
+    }
+
+    fn qp_error(&self, id: RdmaId) {
+        let Some(bx) = self.id_box(id) else {
+            return;
+        };
+        let qp = bx.qp();
+        if qp.is_null() {
+            return;
+        }
+        let mut a = b::ib_qp_attr {
+            qp_state: b::ib_qp_state_IB_QPS_ERR,
+            ..Default::default()
+        };
+        // SAFETY: the id's live QP. A failure leaves the QP as it was, as
+        // in 6.12, which ignores it too.
+        let _ = unsafe { b::ib_modify_qp(qp, &mut a, b::ib_qp_attr_mask_IB_QP_STATE as c_int) };
+    }
+}
+
+/// A connection's attributes from the CM for `target`, with the RTR
+/// receive PSN set to the id's (`psn`, when known) and the consumer's
+/// option overrides.
+fn connected_attrs(
+    s: &Service,
+    bx: &RdmaIdBox,
+    comm: CommId,
+    target: QpTarget,
+    a: &mut b::ib_qp_attr,
+    psn: Option<u32>,
+) -> Result<u32, c_int> {
+    let (ibdev, _) = bx.device_port();
+    if ibdev.is_null() {
+        return Err(EINVAL.to_errno());
+    }
+    // SAFETY: the id's device is registered while the id has it.
+    let device = unsafe { Device::from_raw(ibdev) };
+    let mask = connection_qp_attrs(s, comm, target, &device, a)?;
+    if let (QpTarget::Rtr, Some(psn)) = (target, psn) {
+        a.rq_psn = psn;
+    }
+    overrides(bx, a, mask);
+    Ok(mask)
+}
+
+/// The attributes of an id without a connection: its port and P_Key
+/// index, and access flags (none) or a UD id's Q_Key.
+fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qp_type: RdmaQpType) -> Result<u32, c_int> {
+    let (ibdev, port) = bx.device_port();
+    if ibdev.is_null() {
+        return Err(EINVAL.to_errno());
+    }
+    let mut index = 0u16;
+    // SAFETY: the id has a device (above); the output is ours.
+    let ret = unsafe { b::rcm_h_rdma_pkey_index(bx.as_id(), &mut index) };
+    if ret != 0 {
+        return Err(ret);
+    }
+    a.pkey_index = index;
+    a.port_num = port;
+    let mut mask = b::ib_qp_attr_mask_IB_QP_STATE
+        | b::ib_qp_attr_mask_IB_QP_PKEY_INDEX
+        | b::ib_qp_attr_mask_IB_QP_PORT;
+    if qp_type == RdmaQpType::Ud {
+        // UD ids come with SIDR, later.
+        return Err(EOPNOTSUPP);
+    }
+    a.qp_access_flags = 0;
+    mask |= b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
+    Ok(mask)
+}
+
+/// The consumer's ACK timeout and minimum RNR timer, where the
+/// attributes name them.
+fn overrides(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, mask: u32) {
+    if mask & TIMEOUT != 0 {
+        if let Some(t) = bx.ack_timeout() {
+            a.timeout = t;
+        }
+    }
+    if mask & MIN_RNR_TIMER != 0 {
+        if let Some(t) = bx.min_rnr_timer() {
+            a.min_rnr_timer = t;
+        }
+    }
+}

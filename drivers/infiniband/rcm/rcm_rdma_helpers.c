@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The C side of rcm's rdma_cm ids: the fields of struct rdma_cm_id (inside
+ * 6.12's struct rdma_id_private, whose layout ib_core's resource tracking
+ * reads) that consumers and ib_core see, ib_core's address resolution, the
+ * RoCE route, and the event structure handed to consumers.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/if_vlan.h>
+#include <net/route.h>
+#include <net/ip.h>
+#include <linux/nsproxy.h>
+#include <linux/capability.h>
+#include <rdma/ib.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+#include "core_priv.h"
+#include "restrack.h"
+#include "../../../rust/bindings/rcm_helpers.h"
+#include "../../../rust/bindings/rcm_rdma_helpers.h"
+
+int rcm_h_sockaddr_read(const struct sockaddr *sa, struct rcm_h_sockaddr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!sa)
+		return -EINVAL;
+	out->family = sa->sa_family;
+	switch (sa->sa_family) {
+	case AF_UNSPEC:
+		return 0;
+	case AF_INET: {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		out->port = be16_to_cpu(in->sin_port);
+		memcpy(out->addr, &in->sin_addr.s_addr, 4);
+		return 0;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		out->port = be16_to_cpu(in6->sin6_port);
+		out->flowinfo = be32_to_cpu(in6->sin6_flowinfo);
+		out->scope_id = in6->sin6_scope_id;
+		memcpy(out->addr, in6->sin6_addr.s6_addr, 16);
+		return 0;
+	}
+	case AF_IB: {
+		const struct sockaddr_ib *ib = (const struct sockaddr_ib *)sa;
+
+		out->pkey = be16_to_cpu(ib->sib_pkey);
+		out->flowinfo = be32_to_cpu(ib->sib_flowinfo);
+		memcpy(out->addr, ib->sib_addr.sib_raw, 16);
+		out->sid = be64_to_cpu(ib->sib_sid);
+		out->sid_mask = be64_to_cpu(ib->sib_sid_mask);
+		out->ib_scope_id = be64_to_cpu(ib->sib_scope_id);
+		out->port = (u16)(out->sid & out->sid_mask);
+		return 0;
+	}
+	default:
+		out->family = 0;
+		return -EAFNOSUPPORT;
+	}
+}
+
+void rcm_h_sockaddr_write(struct sockaddr_storage *ss,
+			  const struct rcm_h_sockaddr *in)
+{
+	memset(ss, 0, sizeof(*ss));
+	switch (in->family) {
+	case AF_INET: {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = cpu_to_be16(in->port);
+		memcpy(&a->sin_addr.s_addr, in->addr, 4);
+		break;
+	}
+	case AF_INET6: {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = cpu_to_be16(in->port);
+		a->sin6_flowinfo = cpu_to_be32(in->flowinfo);
+		a->sin6_scope_id = in->scope_id;
+		memcpy(a->sin6_addr.s6_addr, in->addr, 16);
+		break;
+	}
+	case AF_IB: {
+		struct sockaddr_ib *a = (struct sockaddr_ib *)ss;
+
+		a->sib_family = AF_IB;
+		a->sib_pkey = cpu_to_be16(in->pkey);
+		a->sib_flowinfo = cpu_to_be32(in->flowinfo);
+		memcpy(a->sib_addr.sib_raw, in->addr, 16);
+		a->sib_sid = cpu_to_be64(in->sid);
+		a->sib_sid_mask = cpu_to_be64(in->sid_mask);
+		a->sib_scope_id = cpu_to_be64(in->ib_scope_id);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
+			rdma_cm_event_handler handler, void *context,
+			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
+			const char *caller)
+{
+	static struct lock_class_key handler_key, qp_key;
+
+	priv->id.event_handler = handler;
+	priv->id.context = context;
+	priv->id.ps = ps;
+	priv->id.qp_type = qp_type;
+	priv->state = RDMA_CM_IDLE;
+	spin_lock_init(&priv->lock);
+	__mutex_init(&priv->handler_mutex, "rcm::rdma_handler", &handler_key);
+	__mutex_init(&priv->qp_mutex, "rcm::rdma_qp", &qp_key);
+	init_completion(&priv->comp);
+	refcount_set(&priv->refcount, 1);
+	INIT_LIST_HEAD(&priv->listen_list);
+	INIT_LIST_HEAD(&priv->mc_list);
+	INIT_LIST_HEAD(&priv->id_list_entry);
+	priv->id.route.addr.dev_addr.net = get_net(net);
+	rdma_restrack_new(&priv->res, RDMA_RESTRACK_CM_ID);
+	rdma_restrack_set_name(&priv->res, caller);
+}
+
+void rcm_h_rdma_id_release(struct rdma_id_private *priv)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+
+	rdma_restrack_del(&priv->res);
+	if (da->sgid_attr) {
+		rdma_put_gid_attr(da->sgid_attr);
+		da->sgid_attr = NULL;
+	}
+	kfree(priv->id.route.path_rec);
+	priv->id.route.path_rec = NULL;
+	kfree(priv->id.route.path_rec_inbound);
+	kfree(priv->id.route.path_rec_outbound);
+	put_net(da->net);
+}
+
+struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv)
+{
+	return priv->id.route.addr.dev_addr.net;
+}
+
+void rcm_h_rdma_handler_lock(struct rdma_id_private *priv)
+{
+	mutex_lock(&priv->handler_mutex);
+}
+
+void rcm_h_rdma_handler_lock_nested(struct rdma_id_private *priv)
+{
+	mutex_lock_nested(&priv->handler_mutex, SINGLE_DEPTH_NESTING);
+}
+
+void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv)
+{
+	mutex_unlock(&priv->handler_mutex);
+}
+
+/* The GID type rdma_cm uses on a RoCE port: v2 where the port has it. */
+static enum ib_gid_type rcm_roce_gid_type(struct ib_device *ibdev, u32 port)
+{
+	unsigned long supported = roce_gid_type_mask_support(ibdev, port);
+
+	if (supported & BIT(IB_GID_TYPE_ROCE_UDP_ENCAP))
+		return IB_GID_TYPE_ROCE_UDP_ENCAP;
+	return IB_GID_TYPE_ROCE;
+}
+
+int rcm_h_rdma_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
+		      u32 port)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+	union ib_gid gid;
+
+	if (!rdma_protocol_roce(ibdev, port) ||
+	    !rdma_dev_access_netns(ibdev, da->net) || !da->bound_dev_if)
+		return -ENODEV;
+	ndev = dev_get_by_index(da->net, da->bound_dev_if);
+	if (!ndev)
+		return -ENODEV;
+	rdma_ip2gid((struct sockaddr *)&priv->id.route.addr.src_addr, &gid);
+	attr = rdma_find_gid_by_port(ibdev, &gid, rcm_roce_gid_type(ibdev, port),
+				     port, ndev);
+	dev_put(ndev);
+	if (IS_ERR(attr))
+		return -ENODEV;
+	if (da->sgid_attr)
+		rdma_put_gid_attr(da->sgid_attr);
+	da->sgid_attr = attr;
+	priv->gid_type = attr->gid_type;
+	priv->id.device = ibdev;
+	priv->id.port_num = port;
+	rdma_restrack_add(&priv->res);
+	return 0;
+}
+
+int rcm_h_rdma_translate(struct rdma_id_private *priv)
+{
+	return rdma_translate_ip((struct sockaddr *)&priv->id.route.addr.src_addr,
+				 &priv->id.route.addr.dev_addr);
+}
+
+static void rcm_addr_resolved(int status, struct sockaddr *src,
+			      struct rdma_dev_addr *da, void *context)
+{
+	rcm_rdma_addr_done((u64)(uintptr_t)context, status, src);
+}
+
+int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
+			  u64 token)
+{
+	struct rdma_addr *a = &priv->id.route.addr;
+
+	return rdma_resolve_ip((struct sockaddr *)&a->src_addr,
+			       (struct sockaddr *)&a->dst_addr, &a->dev_addr,
+			       timeout_ms, rcm_addr_resolved, false,
+			       (void *)(uintptr_t)token);
+}
+
+void rcm_h_rdma_addr_cancel(struct rdma_id_private *priv)
+{
+	rdma_addr_cancel(&priv->id.route.addr.dev_addr);
+}
+
+/* The priority class of `tos` on `ndev` (its VLAN egress map or tc map). */
+static u8 rcm_tos_to_sl(struct net_device *ndev, u8 tos)
+{
+	int prio = rt_tos2priority(tos);
+	struct net_device *real = ndev;
+
+	if (is_vlan_dev(ndev)) {
+		real = vlan_dev_real_dev(ndev);
+		if (!real->num_tc)
+			return (vlan_dev_get_egress_qos_mask(ndev, prio) &
+				VLAN_PRIO_MASK) >> VLAN_PRIO_SHIFT;
+	}
+	return real->num_tc ? netdev_get_prio_tc_map(real, prio) : 0;
+}
+
+/* RoCE v2's flow label: the IPv6 flow info if set, else a port hash. */
+static u32 rcm_udp_flow_label(const struct rdma_addr *a)
+{
+	const struct sockaddr *src = (const struct sockaddr *)&a->src_addr;
+	const struct sockaddr *dst = (const struct sockaddr *)&a->dst_addr;
+	u16 sport, dport;
+
+	if (src->sa_family == AF_INET6) {
+		u32 fl = be32_to_cpu(((const struct sockaddr_in6 *)src)->sin6_flowinfo) &
+			 IB_GRH_FLOWLABEL_MASK;
+
+		if (fl)
+			return fl;
+	}
+	sport = be16_to_cpu(src->sa_family == AF_INET6 ?
+			    ((const struct sockaddr_in6 *)src)->sin6_port :
+			    ((const struct sockaddr_in *)src)->sin_port);
+	dport = be16_to_cpu(dst->sa_family == AF_INET6 ?
+			    ((const struct sockaddr_in6 *)dst)->sin6_port :
+			    ((const struct sockaddr_in *)dst)->sin_port);
+	return ((u32)sport * 31 + dport) & IB_GRH_FLOWLABEL_MASK;
+}
+
+int rcm_h_rdma_roce_route(struct rdma_id_private *priv, u8 tos, u8 plt)
+{
+	struct rdma_addr *a = &priv->id.route.addr;
+	struct ib_device *ibdev = priv->id.device;
+	u32 port = priv->id.port_num;
+	enum ib_gid_type type = priv->gid_type;
+	struct sa_path_rec *rec;
+	struct net_device *ndev;
+
+	if (!ibdev || !a->dev_addr.bound_dev_if)
+		return -ENODEV;
+	ndev = dev_get_by_index(a->dev_addr.net, a->dev_addr.bound_dev_if);
+	if (!ndev)
+		return -ENODEV;
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec) {
+		dev_put(ndev);
+		return -ENOMEM;
+	}
+	/* An IP network hint asks for RoCE v2 where the GID allows it. */
+	if (type < ib_network_to_gid_type(a->dev_addr.network))
+		type = ib_network_to_gid_type(a->dev_addr.network);
+	rec->rec_type = sa_conv_gid_to_pathrec_type(type);
+	rec->roce.route_resolved = true;
+	sa_path_set_dmac(rec, a->dev_addr.dst_dev_addr);
+	rdma_ip2gid((struct sockaddr *)&a->src_addr, &rec->sgid);
+	rdma_ip2gid((struct sockaddr *)&a->dst_addr, &rec->dgid);
+	rec->hop_limit = a->dst_addr.ss_family == AF_IB ? 1 : a->dev_addr.hoplimit;
+	rec->reversible = 1;
+	rec->pkey = cpu_to_be16(0xffff);
+	rec->mtu_selector = IB_SA_EQ;
+	rec->sl = rcm_tos_to_sl(ndev, tos);
+	rec->traffic_class = tos;
+	rec->mtu = iboe_get_mtu(ndev->mtu);
+	rec->rate_selector = IB_SA_EQ;
+	rec->rate = IB_RATE_PORT_CURRENT;
+	rec->packet_life_time_selector = IB_SA_EQ;
+	rec->packet_life_time = plt;
+	dev_put(ndev);
+	if (!rec->mtu) {
+		kfree(rec);
+		return -EINVAL;
+	}
+	if (rdma_protocol_roce_udp_encap(ibdev, port))
+		rec->flow_label = cpu_to_be32(rcm_udp_flow_label(a));
+	kfree(priv->id.route.path_rec);
+	priv->id.route.path_rec = rec;
+	priv->id.route.num_pri_alt_paths = 1;
+	return 0;
+}
+
+int rcm_h_rdma_set_route(struct rdma_id_private *priv,
+			 const struct sa_path_rec *rec)
+{
+	struct sa_path_rec *copy = kmemdup(rec, sizeof(*rec), GFP_KERNEL);
+
+	if (!copy)
+		return -ENOMEM;
+	kfree(priv->id.route.path_rec);
+	priv->id.route.path_rec = copy;
+	priv->id.route.num_pri_alt_paths = 1;
+	return 0;
+}
+
+int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
+			     struct ib_device *ibdev, u32 port, u8 sgid_index,
+			     const struct rcm_h_lap_path *path)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+	struct sa_path_rec *rec;
+
+	attr = rdma_get_gid_attr(ibdev, port, sgid_index);
+	if (IS_ERR(attr))
+		return PTR_ERR(attr);
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec) {
+		rdma_put_gid_attr(attr);
+		return -ENOMEM;
+	}
+	rcm_h_fill_path_rec(path, rdma_protocol_roce(ibdev, port) ?
+			    sa_conv_gid_to_pathrec_type(attr->gid_type) :
+			    SA_PATH_REC_TYPE_IB, rec);
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR(ndev))
+		rdma_copy_src_l2_addr(da, ndev);
+	rcu_read_unlock();
+	rdma_addr_set_dgid(da, &rec->dgid);
+	if (da->sgid_attr)
+		rdma_put_gid_attr(da->sgid_attr);
+	da->sgid_attr = attr;
+	priv->gid_type = attr->gid_type;
+	priv->id.device = ibdev;
+	priv->id.port_num = port;
+	kfree(priv->id.route.path_rec);
+	priv->id.route.path_rec = rec;
+	priv->id.route.num_pri_alt_paths = 1;
+	rdma_restrack_add(&priv->res);
+	return 0;
+}
+
+struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index)
+{
+	const struct ib_gid_attr *attr = rdma_get_gid_attr(ibdev, port, sgid_index);
+	struct net *net = &init_net;
+	struct net_device *ndev;
+
+	if (IS_ERR(attr))
+		return net;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR(ndev))
+		net = dev_net(ndev);
+	rcu_read_unlock();
+	rdma_put_gid_attr(attr);
+	return net;
+}
+
+int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e)
+{
+	struct rdma_cm_event ev = {};
+
+	ev.event = e->event;
+	ev.status = e->status;
+	ev.param.conn.private_data = e->private_data;
+	ev.param.conn.private_data_len = e->private_data_len;
+	ev.param.conn.responder_resources = e->responder_resources;
+	ev.param.conn.initiator_depth = e->initiator_depth;
+	ev.param.conn.flow_control = e->flow_control;
+	ev.param.conn.retry_count = e->retry_count;
+	ev.param.conn.rnr_retry_count = e->rnr_retry_count;
+	ev.param.conn.srq = e->srq;
+	ev.param.conn.qp_num = e->qp_num;
+	ev.ece.vendor_id = e->ece_vendor_id;
+	ev.ece.attr_mod = e->ece_attr_mod;
+	return id->event_handler(id, &ev);
+}
+
+struct net *rcm_h_current_net(void)
+{
+	return current->nsproxy->net_ns;
+}
+
+void rcm_h_net_port_range(struct net *net, int *low, int *high)
+{
+	inet_get_local_port_range(net, low, high);
+}
+
+bool rcm_h_net_bindv6only(struct net *net)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	return net->ipv6.sysctl.bindv6only;
+#else
+	return false;
+#endif
+}
+
+bool rcm_h_capable_net_bind_service(void)
+{
+	return capable(CAP_NET_BIND_SERVICE);
+}
+
+void rcm_h_rdma_read_gids(struct rdma_cm_id *id, union ib_gid *sgid,
+			  union ib_gid *dgid)
+{
+	struct rdma_addr *a = &id->route.addr;
+
+	if (!id->device) {
+		if (sgid)
+			memset(sgid, 0, sizeof(*sgid));
+		if (dgid)
+			memset(dgid, 0, sizeof(*dgid));
+		return;
+	}
+	if (rdma_protocol_roce(id->device, id->port_num)) {
+		if (sgid)
+			rdma_ip2gid((struct sockaddr *)&a->src_addr, sgid);
+		if (dgid)
+			rdma_ip2gid((struct sockaddr *)&a->dst_addr, dgid);
+		return;
+	}
+	if (sgid)
+		rdma_addr_get_sgid(&a->dev_addr, sgid);
+	if (dgid)
+		rdma_addr_get_dgid(&a->dev_addr, dgid);
+}
+
+struct rdma_cm_id *rcm_h_rdma_res_to_id(struct rdma_restrack_entry *res)
+{
+	return &container_of(res, struct rdma_id_private, res)->id;
+}
+
+int rcm_h_rdma_pkey_index(struct rdma_cm_id *id, u16 *index)
+{
+	u16 pkey = rdma_cap_eth_ah(id->device, id->port_num) ?
+		   0xffff : ib_addr_get_pkey(&id->route.addr.dev_addr);
+
+	return ib_find_cached_pkey(id->device, id->port_num, pkey, index);
+}
+
+struct ib_qp *rcm_h_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr)
+{
+	return ib_create_qp(pd, attr);
+}
+
+void rcm_h_destroy_qp(struct ib_qp *qp)
+{
+	ib_destroy_qp(qp);
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Runs the core's rdma_cm in the kernel: its ids under a mutex (every
+//! caller is in process context: consumers' calls, the CM's delivery work,
+//! ib_core's address resolution work), over the CM service's endpoint, with
+//! the consumers' QPs moved through a [`QpControl`] the rdma_cm surface
+//! provides. Events queue here, in order, and go out from the CM service's
+//! delivery work ([`crate::shell::EventConsumer::deliver_pending`]).
+//!
+//! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
+//! [`Host::cm`]); the event queue's lock is taken last and held briefly.
+
+use super::kernel_maps::KernelCollections;
+use super::outbox::Outbox;
+use super::peer::Peer;
+use super::service::{CmService, EventConsumer, KernelEndpoint};
+use crate::proto::cm::{CommId, DeviceId, Millis};
+use crate::proto::rdma_cm::{
+    DeviceInfo, Host, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId,
+};
+use crate::proto::timer::IbaTime;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+use kernel::new_mutex;
+
+/// The core's rdma_cm as the kernel runs it.
+pub(crate) type KernelRdmaCm = RdmaCm<KernelCollections, Peer>;
+
+/// Queued events, oldest first.
+pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;
+
+/// How the rdma_cm surface moves its consumers' QPs for the core.
+pub(crate) trait QpControl {
+    /// `id`'s QP to RTR and RTS with the attributes the CM settled for
+    /// `comm`; a negative errno on failure.
+    fn qp_ready(&self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32>;
+    /// `id`'s QP, if any, to ERR.
+    fn qp_error(&self, id: RdmaId);
+}
+
+/// rdma_cm's ids and their undelivered events.
+#[pin_data]
+pub(crate) struct RdmaService {
+    #[pin]
+    core: Mutex<KernelRdmaCm>,
+    /// Events waiting for delivery, in order.
+    #[pin]
+    events: Mutex<RdmaEvents>,
+    /// Events that found no memory (reported, never silently lost).
+    lost: core::sync::atomic::AtomicU32,
+}
+
+/// The environment of one call into the core.
+pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl> {
+    cm: &'a CmService<C>,
+    qp: &'a Q,
+    events: &'a mut RdmaEvents,
+    lost: u32,
+}
+
+impl<C: EventConsumer, Q: QpControl> Host<Peer> for KernelHost<'_, C, Q> {
+    type Maps = KernelCollections;
+    type Out = Outbox;
+
+    fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
+        self.cm.run(f)
+    }
+
+    fn qp_ready(&mut self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32> {
+        self.qp.qp_ready(id, comm, limits)
+    }
+
+    fn qp_error(&mut self, id: RdmaId) {
+        self.qp.qp_error(id);
+    }
+
+    fn device(&self, device: DeviceId) -> DeviceInfo {
+        // A device that went away meanwhile: nothing to reach it by.
+        self.cm.device_info(device).unwrap_or(DeviceInfo {
+            guid: 0,
+            ack_delay: IbaTime::new(0),
+            path_kind: PathKind::Ib,
+        })
+    }
+
+    fn event(&mut self, id: RdmaId, event: RdmaEvent) {
+        if self.events.push((id, event), GFP_KERNEL).is_err() {
+            self.lost += 1;
+        }
+    }
+}
+
+impl RdmaService {
+    /// No ids.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(RdmaService {
+            core <- new_mutex!(RdmaCm::new(), "rcm::rdma_cm"),
+            events <- new_mutex!(KVec::new(), "rcm::rdma_events"),
+            lost: core::sync::atomic::AtomicU32::new(0),
+        })
+    }
+
+    /// Runs `f` on the core with the CM service `cm` and the QPs of `qp`;
+    /// the events it produced are queued (under the core's lock, so in
+    /// order) and the delivery work is kicked.
+    pub(crate) fn call<C: EventConsumer, Q: QpControl, R>(
+        &self,
+        cm: &CmService<C>,
+        qp: &Q,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
+    ) -> R {
+        let mut core = self.core.lock();
+        let mut queue = self.events.lock();
+        let before = queue.len();
+        let mut host = KernelHost {
+            cm,
+            qp,
+            events: &mut queue,
+            lost: 0,
+        };
+        let r = f(&mut core, &mut host);
+        let lost = host.lost;
+        let queued = queue.len() > before;
+        drop(queue);
+        drop(core);
+        if lost > 0 {
+            self.lost
+                .fetch_add(lost, core::sync::atomic::Ordering::Relaxed);
+            pr_warn!("out of memory: {} rdma_cm event(s) not delivered\n", lost);
+        }
+        if queued {
+            cm.kick();
+        }
+        r
+    }
+
+    /// Reads the core.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelRdmaCm) -> R) -> R {
+        f(&self.core.lock())
+    }
+
+    /// Takes the queued events.
+    pub(crate) fn take_events(&self) -> RdmaEvents {
+        core::mem::take(&mut *self.events.lock())
+    }
+}

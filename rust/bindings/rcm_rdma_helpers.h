@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C helpers for rcm's rdma_cm (rcm_rdma_helpers.c): the parts of an rdma_cm
+ * id that are C structures consumers and ib_core read (struct rdma_cm_id
+ * inside 6.12's struct rdma_id_private, whose layout nldev relies on), the
+ * address and route services of ib_core, and the event structure.
+ */
+#ifndef RCM_RDMA_HELPERS_H
+#define RCM_RDMA_HELPERS_H
+
+#include <linux/socket.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_sa.h>
+#include "cma_priv.h"
+#include "rcm_helpers.h"
+
+/* A socket address as plain values (host-order port and service id). */
+struct rcm_h_sockaddr {
+	u16 family;		/* AF_INET, AF_INET6, AF_IB; 0: none */
+	u16 port;
+	u32 flowinfo;
+	u32 scope_id;
+	u16 pkey;		/* AF_IB */
+	u8 addr[16];		/* IPv4 in the first 4 bytes; AF_IB: the GID */
+	u64 sid;		/* AF_IB */
+	u64 sid_mask;		/* AF_IB */
+	u64 ib_scope_id;	/* AF_IB */
+};
+
+/*
+ * Reads a consumer's address (0, family 0 for AF_UNSPEC; -EAFNOSUPPORT for
+ * a family rdma_cm has no use for, -EINVAL for NULL).
+ */
+int rcm_h_sockaddr_read(const struct sockaddr *sa, struct rcm_h_sockaddr *out);
+/* Writes an address into one of the id's sockaddr_storage fields. */
+void rcm_h_sockaddr_write(struct sockaddr_storage *ss,
+			  const struct rcm_h_sockaddr *in);
+
+/*
+ * Sets up a zeroed id: handler, context, port space, QP type, a reference
+ * on `net`, its locks, and its resource-tracking entry named after
+ * `caller` (a kernel consumer's module) or the current task (NULL).
+ */
+void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
+			rdma_cm_event_handler handler, void *context,
+			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
+			const char *caller);
+/* Releases what the id holds: tracking, GID entry, path records, net. */
+void rcm_h_rdma_id_release(struct rdma_id_private *priv);
+/* The namespace of an id's addresses. */
+struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv);
+
+void rcm_h_rdma_handler_lock(struct rdma_id_private *priv);
+/* A new id's lock, taken while its listener's is held. */
+void rcm_h_rdma_handler_lock_nested(struct rdma_id_private *priv);
+void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv);
+
+/*
+ * Binds the id to `port` of `ibdev` if that port has a GID for the id's
+ * source address on its network device (RoCE v2 GIDs first, then v1):
+ * sets device and port, holds the GID entry, starts tracking the id.
+ * 0 or -ENODEV.
+ */
+int rcm_h_rdma_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
+		      u32 port);
+/*
+ * The network device an IP source address belongs to, into the id's
+ * device address (rdma_translate_ip); 0 or -EADDRNOTAVAIL / -ENODEV.
+ */
+int rcm_h_rdma_translate(struct rdma_id_private *priv);
+
+/*
+ * Starts resolving the id's destination from its source (ARP/ND); calls
+ * rcm_rdma_addr_done(token, status, src) from ib_core's work queue.
+ */
+int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
+			  u64 token);
+/* Cancels a pending resolution; its callback has returned afterwards. */
+void rcm_h_rdma_addr_cancel(struct rdma_id_private *priv);
+/* Implemented in Rust: an address resolution finished. */
+void rcm_rdma_addr_done(u64 token, int status, const struct sockaddr *src);
+
+/*
+ * The RoCE route of a resolved id: a path record made from its device
+ * address, with traffic class `tos`, and the packet lifetime `plt`.
+ * Stored as the id's route; 0 or -errno.
+ */
+int rcm_h_rdma_roce_route(struct rdma_id_private *priv, u8 tos, u8 plt);
+/* Stores a copy of `rec` as the id's route (0 or -ENOMEM). */
+int rcm_h_rdma_set_route(struct rdma_id_private *priv,
+			 const struct sa_path_rec *rec);
+
+/*
+ * A passive id's device, port and route from the REQ that created it: the
+ * GID entry it arrived on (held), the path seen from here (`path`, whose
+ * record type follows the GID's type), and the device address of the GID's
+ * network device. 0 or -errno.
+ */
+int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
+			     struct ib_device *ibdev, u32 port, u8 sgid_index,
+			     const struct rcm_h_lap_path *path);
+
+/* The namespace of a GID entry's network device (init_net if none). */
+struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index);
+
+/* An event for an id's consumer, as plain values. */
+struct rcm_h_rdma_event {
+	u32 event;		/* enum rdma_cm_event_type */
+	int status;
+	const void *private_data;
+	u8 private_data_len;
+	u8 responder_resources;
+	u8 initiator_depth;
+	u8 flow_control;
+	u8 retry_count;
+	u8 rnr_retry_count;
+	u8 srq;
+	u32 qp_num;
+	u32 ece_vendor_id;
+	u32 ece_attr_mod;
+};
+
+/* Builds struct rdma_cm_event and calls `id`'s handler; its return. */
+int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e);
+
+/* The caller's network namespace (ucma creates ids in it). */
+struct net *rcm_h_current_net(void);
+/* The namespace's ip_local_port_range. */
+void rcm_h_net_port_range(struct net *net, int *low, int *high);
+/* The namespace's net.ipv6.bindv6only. */
+bool rcm_h_net_bindv6only(struct net *net);
+/* The caller may bind ports below 1024. */
+bool rcm_h_capable_net_bind_service(void);
+
+/*
+ * The GIDs of an id's addresses (rdma_read_gids): from the IP addresses on
+ * RoCE, from the device address on IB; zero without a device.
+ */
+void rcm_h_rdma_read_gids(struct rdma_cm_id *id, union ib_gid *sgid,
+			  union ib_gid *dgid);
+/* The id of a resource-tracking entry of an rdma_cm id. */
+struct rdma_cm_id *rcm_h_rdma_res_to_id(struct rdma_restrack_entry *res);
+/*
+ * The P_Key index of the id's P_Key on its port (0xffff on Ethernet);
+ * 0 or -errno.
+ */
+int rcm_h_rdma_pkey_index(struct rdma_cm_id *id, u16 *index);
+
+/* ib_create_qp / ib_destroy_qp for an id's QP. */
+struct ib_qp *rcm_h_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr);
+void rcm_h_destroy_qp(struct ib_qp *qp);
+
+#endif
