@@ -92,6 +92,11 @@ chmod +x "$stage/init" "$stage"/usr/lib/rcm/*.sh
 if [ -f "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" ]; then
 	cp "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" "$stage/lib/modules/$krel/extra/"
 fi
+# The ib_cm-only build, for CM mode "hybrid".
+if [ -f "$RCM_ROOT/out/ibcm-only/drivers/infiniband/rcm/rcm.ko" ]; then
+	cp "$RCM_ROOT/out/ibcm-only/drivers/infiniband/rcm/rcm.ko" \
+		"$stage/usr/lib/rcm/rcm-ibcm-only.ko"
+fi
 # Sample consumers: they link against whichever CM the guest runs.
 for ko in "$RCM_ROOT"/samples/rcm/*.ko; do
 	[ -f "$ko" ] && cp "$ko" "$stage/lib/modules/$krel/extra/"

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Put this guest in a connection-manager mode and load the RDMA stack.
 #   c    the in-tree C modules: ib_cm, iw_cm, rdma_cm, rdma_ucm
-#   rcm  those four removed from the module tree and rcm.ko in their place;
-#        depmod then resolves every module that needs their symbols to
-#        rcm.ko. rcm exports only ib_cm's symbols so far, so consumers of
-#        rdma_cm (nvme-rdma, rds_rdma, the rdma-core tools) cannot load
-#        in this mode yet; ib_cm consumers (ib_srp's ib_cm path) can.
-#   hybrid rcm.ko in place of ib_cm only: the in-tree iw_cm, rdma_cm and
-#        rdma_ucm load on rcm's ib_cm exports (the most demanding ib_cm
-#        consumer in the tree, which nobody here wrote).
+#   rcm  ib_cm and rdma_cm removed from the module tree and rcm.ko in
+#        their place; depmod then resolves every module that needs their
+#        symbols to rcm.ko: the in-tree rdma_ucm (and nvme-rdma, rds_rdma,
+#        ...) load on rcm's rdma_cm when asked for. iw_cm stays.
+#   hybrid rcm.ko built without its rdma_cm exports in place of ib_cm
+#        only: the in-tree iw_cm, rdma_cm and rdma_ucm load on rcm's
+#        ib_cm exports (the most demanding ib_cm consumer in the tree,
+#        which nobody here wrote).
 #   both the C modules loaded, rcm.ko moved out of the module tree to
 #        /usr/lib/rcm/rcm.ko (so that depmod never resolves an ib_cm
 #        symbol to it): a benchmark swaps one for the other in one boot.
@@ -37,7 +37,7 @@ both)
 	;;
 rcm)
 	[ -f "$mods/extra/rcm.ko" ] || { echo "rcm.ko is not in the image"; exit 1; }
-	for m in $C_CM_MODULES; do
+	for m in ib_cm rdma_cm; do
 		find "$mods/kernel" -name "$m.ko*" -exec rm -f {} +
 		# and never let an alias or request_module() bring one back
 		echo "install $m /bin/false" >> /etc/modprobe.d/rcm-mode.conf
@@ -45,7 +45,8 @@ rcm)
 	depmod -a
 	;;
 hybrid)
-	[ -f "$mods/extra/rcm.ko" ] || { echo "rcm.ko is not in the image"; exit 1; }
+	[ -f /usr/lib/rcm/rcm-ibcm-only.ko ] || { echo "rcm-ibcm-only.ko is not in the image"; exit 1; }
+	cp /usr/lib/rcm/rcm-ibcm-only.ko "$mods/extra/rcm.ko"
 	find "$mods/kernel" -name "ib_cm.ko*" -exec rm -f {} +
 	echo "install ib_cm /bin/false" >> /etc/modprobe.d/rcm-mode.conf
 	depmod -a

@@ -39,8 +39,10 @@ EXPORT_SYMBOL_GPL(rcm_send_cm_apr);
 
 /*
  * rdma_cm (include/rdma/rdma_cm.h); implemented in abi/rdma_cm/. Exported
- * as 6.12's cma.c exports them (not GPL-only).
+ * as 6.12's cma.c exports them (not GPL-only). The ib_cm-only build
+ * (RCM_IBCM_ONLY, CM mode "hybrid") leaves them to the in-tree rdma_cm.
  */
+#ifndef RCM_IBCM_ONLY
 #include <rdma/rdma_cm.h>
 #include <rdma/rdma_cm_ib.h>
 
@@ -79,3 +81,4 @@ EXPORT_SYMBOL(rdma_reject_msg);
 EXPORT_SYMBOL(rdma_consumer_reject_data);
 EXPORT_SYMBOL(rdma_iw_cm_id);
 EXPORT_SYMBOL(rdma_res_to_id);
+#endif
