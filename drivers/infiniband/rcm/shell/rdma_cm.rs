@@ -31,9 +31,15 @@ pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;
 
 /// How the rdma_cm surface moves its consumers' QPs for the core.
 pub(crate) trait QpControl {
-    /// `id`'s QP to RTR and RTS with the attributes the CM settled for
-    /// `comm`; a negative errno on failure.
-    fn qp_ready(&self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32>;
+    /// `id`'s QP to RTR (receiving from `rq_psn`) and RTS with the
+    /// attributes the CM settled for `comm`; a negative errno on failure.
+    fn qp_ready(
+        &self,
+        id: RdmaId,
+        comm: CommId,
+        limits: Option<QpLimits>,
+        rq_psn: u32,
+    ) -> Result<(), i32>;
     /// `id`'s QP, if any, to ERR.
     fn qp_error(&self, id: RdmaId);
 }
@@ -66,8 +72,14 @@ impl<C: EventConsumer, Q: QpControl> Host<Peer> for KernelHost<'_, C, Q> {
         self.cm.run(f)
     }
 
-    fn qp_ready(&mut self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32> {
-        self.qp.qp_ready(id, comm, limits)
+    fn qp_ready(
+        &mut self,
+        id: RdmaId,
+        comm: CommId,
+        limits: Option<QpLimits>,
+        rq_psn: u32,
+    ) -> Result<(), i32> {
+        self.qp.qp_ready(id, comm, limits, rq_psn)
     }
 
     fn qp_error(&mut self, id: RdmaId) {

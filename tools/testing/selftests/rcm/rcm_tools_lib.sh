@@ -10,10 +10,12 @@ PINGS=10
 
 # run_pair <to_peer|from_peer> <job> <server cmd> <client cmd>: @SERVER@ in
 # either command is the server's address. The client is retried while the
-# server starts. Sets PAIR_CLIENT_OUT and PAIR_SERVER_OUT; fails if either
-# side failed.
+# server starts; each try may take $CLIENT_TIMEOUT s, so a hung connection
+# fails the check instead of the whole test. Sets PAIR_CLIENT_OUT and
+# PAIR_SERVER_OUT; fails if either side failed.
+CLIENT_TIMEOUT=60
 run_pair() {
-	local dir=$1 job=$2 srv=$3 cli=$4 addr rc=0 pid
+	local dir=$1 job=$2 srv=$3 cli="timeout $CLIENT_TIMEOUT $4" addr rc=0 pid
 	if [ "$dir" = to_peer ]; then
 		addr=$RCM_PEER
 		peer_start "$job" "${srv//@SERVER@/$addr}"

@@ -173,20 +173,25 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     cm_id: *mut b::ib_cm_id,
     event: b::ib_event_type,
 ) -> c_int {
+    // SAFETY: per this function's contract.
+    let id = unsafe { CmIdBox::from_id(cm_id) };
+    with_service(|s| {
+        let r = notify_connection(&s, id.comm, event);
+        sync_id(&s, id);
+        r
+    })
+    .unwrap_or(ENODEV.to_errno())
+}
+
+/// What the QP saw, for `comm`'s connection, from any context (rdma_cm's
+/// `rdma_notify` too): 0 or the errno of `ib_cm_notify`.
+pub(crate) fn notify_connection(s: &Service, comm: CommId, event: b::ib_event_type) -> c_int {
     if event != b::ib_event_type_IB_EVENT_COMM_EST && event != b::ib_event_type_IB_EVENT_PATH_MIG {
         return EINVAL.to_errno();
     }
-    // SAFETY: per this function's contract.
-    let id = unsafe { CmIdBox::from_id(cm_id) };
-    let r = with_service(|s| {
-        let r = s.call_any_context(|ep, out| apply_notify(ep, id.comm, event, out));
-        sync_id(&s, id);
-        r
-    });
-    match r {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => errno(e),
-        None => ENODEV.to_errno(),
+    match s.call_any_context(|ep, out| apply_notify(ep, comm, event, out)) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
     }
 }
 

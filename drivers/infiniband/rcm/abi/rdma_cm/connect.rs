@@ -5,7 +5,8 @@
 //! and the options, as thin calls on the core.
 
 use super::id::RdmaIdBox;
-use super::types::{errno, ret};
+use super::types::ret;
+use crate::abi::ib_cm::qp::notify_connection;
 use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
@@ -94,18 +95,12 @@ impl RdmaCmAbi {
         ret(r)
     }
 
-    /// `rdma_notify`: `IB_EVENT_COMM_EST` establishes the connection;
-    /// other QP events are not the CM's to act on.
+    /// `rdma_notify`: what the id's QP saw, passed to its connection's
+    /// CM id. From any context (QP event handlers), so no sleeping lock.
     pub(super) fn notify(&self, s: &Service, b: &RdmaIdBox, event: bindings::ib_event_type) -> c_int {
-        if self.read(|core| core.get(b.core).and_then(|r| r.cm())).is_none() {
-            return EINVAL.to_errno();
-        }
-        if event != bindings::ib_event_type_IB_EVENT_COMM_EST {
-            return EINVAL.to_errno();
-        }
-        match self.call(s, |core, host| core.notify_established(host, b.core)) {
-            Ok(()) => 0,
-            Err(e) => errno(e),
+        match b.comm() {
+            Some(comm) => notify_connection(s, comm, event),
+            None => EINVAL.to_errno(),
         }
     }
 

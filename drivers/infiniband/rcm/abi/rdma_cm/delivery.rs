@@ -127,6 +127,7 @@ impl RdmaCmAbi {
         )?;
         b.set_state(rec.state());
         b.write_addrs(rec.src(), rec.dst());
+        b.set_comm(rec.cm());
         if let Some(route) = rec.route() {
             passive_route(s, &b, route)?;
         }

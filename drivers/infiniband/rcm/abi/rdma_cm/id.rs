@@ -7,7 +7,9 @@
 
 use super::types::{c_sockaddr, kernel_state};
 use crate::bindings;
+use crate::proto::cm::CommId;
 use crate::proto::rdma_cm::{IdState, RdmaId, SockAddr};
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::ffi::{c_char, c_void};
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -28,7 +30,13 @@ pub(crate) struct RdmaIdBox {
     private: Opaque<bindings::rdma_id_private>,
     /// The core's id.
     pub(crate) core: RdmaId,
+    /// The CM id of the connection ([`NO_COMM`]: none), for calls from
+    /// any context (`rdma_notify` from a QP event handler).
+    comm: AtomicU64,
 }
+
+/// No CM id.
+const NO_COMM: u64 = u64::MAX;
 
 // SAFETY: the C fields are shared with consumers and ib_core under the
 // rules of the type invariant, which hold from any thread.
@@ -64,6 +72,7 @@ impl RdmaIdBox {
                     }
                 }),
                 core,
+                comm: AtomicU64::new(NO_COMM),
             }? Error),
             GFP_KERNEL,
         )
@@ -98,6 +107,18 @@ impl RdmaIdBox {
         unsafe {
             core::ptr::addr_of_mut!((*self.private()).state).write_volatile(kernel_state(state));
         }
+    }
+
+    /// Records the connection's CM id.
+    pub(crate) fn set_comm(&self, comm: Option<CommId>) {
+        self.comm
+            .store(comm.map_or(NO_COMM, |c| u64::from(c.0)), Ordering::Release);
+    }
+
+    /// The connection's CM id, if any.
+    pub(crate) fn comm(&self) -> Option<CommId> {
+        let c = self.comm.load(Ordering::Acquire);
+        (c != NO_COMM).then_some(CommId(c as u32))
     }
 
     /// Marks the id as being destroyed (deliveries stop).

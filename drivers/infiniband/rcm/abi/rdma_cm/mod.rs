@@ -23,7 +23,7 @@ pub(crate) mod types;
 use crate::abi::service::{Consumers, Service};
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, DeviceId, Event};
-use crate::proto::rdma_cm::{Arrival, BindContext, CmEventOutcome, RdmaCmError, RdmaId};
+use crate::proto::rdma_cm::{Arrival, BindContext, CmEventOutcome, IdState, RdmaCmError, RdmaId};
 use crate::rdma::timer::random_u32;
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm, RdmaService};
@@ -91,6 +91,7 @@ impl RdmaCmAbi {
         if let Some(r) = rec {
             b.set_state(r.state());
             b.write_addrs(r.src(), r.dst());
+            b.set_comm(r.cm().filter(|_| r.state() != IdState::Listen));
         }
     }
 
@@ -119,7 +120,7 @@ impl RdmaCmAbi {
     fn destroy(&self, s: &Service, b: &RdmaIdBox) {
         b.set_destroying();
         let state = self.call(s, |core, host| core.destroy(host, b.core));
-        if state == Ok(crate::proto::rdma_cm::IdState::AddrQuery) {
+        if state == Ok(IdState::AddrQuery) {
             // Waits for a callback already running (it finds no id).
             // SAFETY: the id's device address lives with `b`.
             unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };

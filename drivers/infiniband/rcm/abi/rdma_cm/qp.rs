@@ -105,6 +105,7 @@ impl RdmaCmAbi {
         bx: &RdmaIdBox,
         comm: CommId,
         target: QpTarget,
+        rq_psn: Option<u32>,
         adjust: impl FnOnce(&mut b::ib_qp_attr),
     ) -> Result<(), i32> {
         let qp = bx.qp();
@@ -116,7 +117,7 @@ impl RdmaCmAbi {
             },
             ..Default::default()
         };
-        let mask = connected_attrs(s, bx, comm, target, &mut a, None)?;
+        let mask = connected_attrs(s, bx, comm, target, &mut a, rq_psn)?;
         adjust(&mut a);
         // SAFETY: the id's live QP; `a` is filled.
         match unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) } {
@@ -127,7 +128,13 @@ impl RdmaCmAbi {
 }
 
 impl QpControl for RdmaCmAbi {
-    fn qp_ready(&self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32> {
+    fn qp_ready(
+        &self,
+        id: RdmaId,
+        comm: CommId,
+        limits: Option<QpLimits>,
+        rq_psn: u32,
+    ) -> Result<(), i32> {
         let Some(bx) = self.id_box(id) else {
             return Ok(());
         };
@@ -137,13 +144,13 @@ impl QpControl for RdmaCmAbi {
         with_service(|s| {
             // INIT again first: the attributes may have changed since the
             // QP was created (6.12 does the same).
-            self.modify(&s, &bx, comm, QpTarget::Init, |_| {})?;
-            self.modify(&s, &bx, comm, QpTarget::Rtr, |a| {
+            self.modify(&s, &bx, comm, QpTarget::Init, None, |_| {})?;
+            self.modify(&s, &bx, comm, QpTarget::Rtr, Some(rq_psn), |a| {
                 if let Some(l) = limits {
                     a.max_dest_rd_atomic = l.responder_resources;
                 }
             })?;
-            self.modify(&s, &bx, comm, QpTarget::Rts, |a| {
+            self.modify(&s, &bx, comm, QpTarget::Rts, None, |a| {
                 if let Some(l) = limits {
                     a.max_rd_atomic = l.initiator_depth;
                 }

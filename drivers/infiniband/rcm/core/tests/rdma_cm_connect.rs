@@ -139,8 +139,29 @@ fn connect_accept_disconnect_with_qps() {
     assert_eq!(evs[0].1.conn.qp_num, 0x222);
     assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Established)]);
     use rcm_core::sim::rdma::SimQp;
-    assert_eq!(f.nodes[CLIENT as usize].side.qps[&c], SimQp::Rts);
-    assert_eq!(f.nodes[SERVER as usize].side.qps[&s], SimQp::Rts);
+    // Each side sends from the PSN the other receives from.
+    let (
+        SimQp::Rts {
+            rq_psn: crq,
+            sq_psn: csq,
+        },
+        SimQp::Rts {
+            rq_psn: srq,
+            sq_psn: ssq,
+        },
+    ) = (
+        f.nodes[CLIENT as usize].side.qps[&c],
+        f.nodes[SERVER as usize].side.qps[&s],
+    )
+    else {
+        panic!("QPs not ready");
+    };
+    assert_eq!(
+        (csq, ssq),
+        (srq, crq),
+        "client rq {crq:#x} sq {csq:#x}, server rq {srq:#x} sq {ssq:#x}"
+    );
+    assert_ne!(srq, 0);
 
     // The client disconnects; the server answers from its handler.
     f.call(CLIENT, |cm, h| cm.disconnect(h, c).unwrap());

@@ -214,7 +214,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 responder_resources: p.responder_resources,
                 initiator_depth: p.initiator_depth,
             };
-            host.qp_ready(id, comm, Some(limits))
+            host.qp_ready(id, comm, Some(limits), r.psn)
                 .map_err(RdmaCmError::Qp)?;
         }
         let ack_delay = r.route.map_or(IbaTime::new(0), |rt| rt.ack_delay);
@@ -242,9 +242,12 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         comm: CommId,
         limits: Option<QpLimits>,
     ) -> Result<(), RdmaCmError> {
-        let has_qp = self.ids.get(&id).is_some_and(|r| r.has_qp);
-        if has_qp {
-            host.qp_ready(id, comm, limits).map_err(RdmaCmError::Qp)?;
+        let Some(r) = self.ids.get(&id).copied() else {
+            return Err(RdmaCmError::NoSuchId);
+        };
+        if r.has_qp {
+            host.qp_ready(id, comm, limits, r.psn)
+                .map_err(RdmaCmError::Qp)?;
         }
         host.cm(|ep, _, out| ep.send_rtu(comm, &[], out))?;
         Ok(())

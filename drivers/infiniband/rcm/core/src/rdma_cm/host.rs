@@ -48,9 +48,16 @@ pub trait Host<A: Copy + Ord> {
     ) -> R;
 
     /// Moves `id`'s QP to RTR and then RTS with the attributes the CM
-    /// settled for `comm` (`limits` overriding the REQ's). A negative
-    /// errno on failure.
-    fn qp_ready(&mut self, id: RdmaId, comm: CommId, limits: Option<QpLimits>) -> Result<(), i32>;
+    /// settled for `comm` (`limits` overriding the REQ's), receiving from
+    /// `rq_psn` (the id's own starting PSN: on the passive side the QP
+    /// moves before the REP that carries it). A negative errno on failure.
+    fn qp_ready(
+        &mut self,
+        id: RdmaId,
+        comm: CommId,
+        limits: Option<QpLimits>,
+        rq_psn: u32,
+    ) -> Result<(), i32>;
 
     /// Moves `id`'s QP, if it has one, to ERR, which flushes posted work.
     fn qp_error(&mut self, id: RdmaId);

@@ -8,7 +8,7 @@ extern crate std;
 
 use super::{Fabric, Faults, Outbox};
 use crate::cm::store::btree::Std;
-use crate::cm::{CommId, DeviceId, Endpoint, Event, Millis};
+use crate::cm::{CommId, DeviceId, Endpoint, Event, Millis, QpTarget};
 use crate::rdma_cm::{
     AddrResolution, Arrival, CmEventOutcome, DeviceInfo, Host, PathKind, QpLimits, RdmaCm,
     RdmaEvent, RdmaId, Route, RoutePath, SockAddr,
@@ -28,8 +28,13 @@ pub const SIM_DEVICE: DeviceId = DeviceId(0);
 pub enum SimQp {
     /// Created (INIT).
     Init,
-    /// Ready to send.
-    Rts,
+    /// Ready to send, receiving from `rq_psn` and sending from `sq_psn`.
+    Rts {
+        /// The first PSN it expects.
+        rq_psn: u32,
+        /// The first PSN it sends.
+        sq_psn: u32,
+    },
     /// Flushed.
     Error,
 }
@@ -69,13 +74,31 @@ impl Host<u32> for NodeHost<'_> {
         self.fabric.call(self.node, f)
     }
 
-    fn qp_ready(&mut self, id: RdmaId, _comm: CommId, _: Option<QpLimits>) -> Result<(), i32> {
+    fn qp_ready(
+        &mut self,
+        id: RdmaId,
+        comm: CommId,
+        _: Option<QpLimits>,
+        rq_psn: u32,
+    ) -> Result<(), i32> {
         if let Some(errno) = self.side.fail_qp {
             return Err(errno);
         }
+        // The send PSN from the CM's RTS attributes, as the kernel's QP
+        // gets it.
+        let rts = self.fabric.nodes[self.node as usize]
+            .ep
+            .get(comm)
+            .map(|c| c.qp_attrs(QpTarget::Rts, |_| false));
+        let Some(Ok(rts)) = rts else {
+            return Err(-22);
+        };
         match self.side.qps.get_mut(&id) {
             Some(qp) => {
-                *qp = SimQp::Rts;
+                *qp = SimQp::Rts {
+                    rq_psn,
+                    sq_psn: rts.sq_psn.unwrap_or(0),
+                };
                 Ok(())
             }
             None => Err(-22),

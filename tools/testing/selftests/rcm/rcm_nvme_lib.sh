@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# NVMe over Fabrics (RDMA) between the guests: the peer is the target
+# (nvmet-rdma, configured through configfs, a file-backed namespace), this
+# guest the host (nvme-rdma through nvme-cli). The CM modes in the test's
+# header decide which rdma_cm each side runs; the kernel consumers are the
+# in-tree ones, unmodified.
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
+
+NQN=rcm-test
+NVME_PORT=4420
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5c3c4a2e-9a55-4a52-9d1c-72636d746573
+HOSTID=5c3c4a2e-9a55-4a52-9d1c-72636d746573
+NVME_ARGS="-t rdma -a $RCM_PEER -s $NVME_PORT --hostnqn=$HOSTNQN --hostid=$HOSTID"
+
+# The target: subsystem $NQN with a 64 MiB file namespace on port 1.
+nvme_target_up() {
+	peer_run "set -e
+		modprobe nvmet-rdma
+		grep -q " /sys/kernel/config " /proc/mounts || mount -t configfs none /sys/kernel/config
+		truncate -s 64M /tmp/ns.img
+		cd /sys/kernel/config/nvmet
+		mkdir subsystems/$NQN
+		echo 1 > subsystems/$NQN/attr_allow_any_host
+		mkdir subsystems/$NQN/namespaces/1
+		echo -n /tmp/ns.img > subsystems/$NQN/namespaces/1/device_path
+		echo 1 > subsystems/$NQN/namespaces/1/buffered_io
+		echo 1 > subsystems/$NQN/namespaces/1/enable
+		mkdir ports/1
+		echo rdma > ports/1/addr_trtype
+		echo ipv4 > ports/1/addr_adrfam
+		echo $RCM_PEER > ports/1/addr_traddr
+		echo $NVME_PORT > ports/1/addr_trsvcid
+		ln -s /sys/kernel/config/nvmet/subsystems/$NQN ports/1/subsystems/$NQN
+		dmesg | tail -n 3"
+}
+
+# The target's port goes (the host's controller loses its connections).
+nvme_target_port_down() {
+	peer_run "rm /sys/kernel/config/nvmet/ports/1/subsystems/$NQN"
+}
+
+nvme_target_port_up() {
+	peer_run "ln -s /sys/kernel/config/nvmet/subsystems/$NQN /sys/kernel/config/nvmet/ports/1/subsystems/$NQN"
+}
+
+# Everything of the target removed again.
+nvme_target_down() {
+	peer_run "cd /sys/kernel/config/nvmet
+		rm -f ports/1/subsystems/$NQN; rmdir ports/1
+		echo 0 > subsystems/$NQN/namespaces/1/enable
+		rmdir subsystems/$NQN/namespaces/1; rmdir subsystems/$NQN
+		rmmod nvmet_rdma nvmet"
+}
+
+nvme_discover_lists_subsystem() {
+	local out
+	out=$(timeout 60 nvme discover $NVME_ARGS 2>&1)
+	printf '%s\n' "$out" | grep -q "subnqn: *$NQN" || { printf '%s\n' "$out" | tail -20; return 1; }
+}
+
+# The controller of $NQN (nvmeN), once it is live.
+nvme_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$NQN" ] && { basename "$c"; return 0; }
+	done
+	return 1
+}
+
+# Waits up to $1 s for the controller to be live with its namespace.
+nvme_wait_live() {
+	local i c
+	for ((i = 0; i < $1 * 10; i++)); do
+		c=$(nvme_ctrl) && [ "$(cat "/sys/class/nvme/$c/state")" = live ] &&
+			[ -b "/dev/${c}n1" ] && return 0
+		sleep 0.1
+	done
+	echo "controller: ${c:-none}, state $(cat "/sys/class/nvme/$c/state" 2>/dev/null)"
+	return 1
+}
+
+# nvme connect with $1 I/O queues; the controller comes up live.
+nvme_connect_live() {
+	local out
+	out=$(timeout 60 nvme connect $NVME_ARGS -n $NQN -i "$1" 2>&1) || { echo "$out"; return 1; }
+	nvme_wait_live 30
+}
+
+# The live controller has at least $1 I/O queues (its block device's
+# hardware queues).
+nvme_io_queues_at_least() {
+	local c n
+	c=$(nvme_ctrl) || return 1
+	n=$(ls -d /sys/block/${c}n1/mq/* 2>/dev/null | wc -l)
+	echo "$n hardware queues"
+	[ "$n" -ge "$1" ]
+}
+
+# 4 MiB of random data written to the namespace and read back the same.
+nvme_pattern_round_trip() {
+	local c dev
+	c=$(nvme_ctrl) || return 1
+	dev=/dev/${c}n1
+	dd if=/dev/urandom of=/tmp/pattern bs=1M count=4 status=none &&
+		dd if=/tmp/pattern of="$dev" bs=1M oflag=direct status=none &&
+		dd if="$dev" of=/tmp/readback bs=1M count=4 iflag=direct status=none &&
+		cmp /tmp/pattern /tmp/readback
+}
+
+nvme_disconnect_all() {
+	local out
+	out=$(timeout 60 nvme disconnect -n $NQN 2>&1)
+	printf '%s\n' "$out" | grep -q 'disconnected 1 controller' || { echo "$out"; return 1; }
+	! nvme_ctrl
+}
+
+# $1 rounds of connect, I/O, disconnect.
+nvme_rounds() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		nvme_connect_live 2 || { echo "round $i: connect"; return 1; }
+		nvme_pattern_round_trip || { echo "round $i: I/O"; return 1; }
+		nvme_disconnect_all || { echo "round $i: disconnect"; return 1; }
+	done
+}
+
+# The port leaves while the host is connected and comes back: the host
+# reconnects on its own and I/O works again.
+nvme_port_bounce() {
+	nvme_connect_live 2 || return 1
+	nvme_target_port_down || return 1
+	sleep 3
+	nvme_target_port_up || return 1
+	nvme_wait_live 60 || return 1
+	nvme_pattern_round_trip || return 1
+	nvme_disconnect_all
+}
+
+# run_nvme_scenarios <this guest's mode> <peer's mode>
+run_nvme_scenarios() {
+	local mine=$1 theirs=$2
+	ktap_print_header
+	if [ "$RCM_PEER" = none ]; then
+		ktap_skip_all "needs a peer guest"
+		exit "$KSFT_SKIP"
+	fi
+	ktap_set_plan 12
+	rcm_kmemleak_clear
+	peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+	rcm_modprobe nvme-rdma
+	rcm_expect "the target ($theirs) exports $NQN on rdma port $NVME_PORT" nvme_target_up
+	rcm_expect "nvme-rdma ($mine) holds the rdma_cm in use" \
+		sh -c "[ -d /sys/module/$([ "$mine" = rcm ] && echo rcm || echo rdma_cm)/holders/nvme_rdma ]"
+	rcm_expect "nvme discover lists $NQN" nvme_discover_lists_subsystem
+	rcm_expect "nvme connect with 2 I/O queues: controller live" nvme_connect_live 2
+	rcm_expect "the controller runs at least 2 I/O queues" nvme_io_queues_at_least 2
+	rcm_expect "4 MiB written and read back unchanged" nvme_pattern_round_trip
+	rcm_expect "nvme disconnect" nvme_disconnect_all
+	rcm_expect "10 rounds of connect, I/O, disconnect" nvme_rounds 10
+	rcm_expect "target port removed and restored while connected: the host reconnects" \
+		nvme_port_bounce
+	nvme_target_down > /dev/null
+	rcm_check_dmesg_clean
+	rcm_check_kmemleak
+	rcm_check_kmemleak_peer
+	ktap_finished
+}
