@@ -100,6 +100,12 @@ tests=${TESTS:-$(sed -n 's/^rcm://p' "$RCM_CACHE/selftests/install/kselftest-lis
 vm_ran=0
 for t in $tests; do
 	name=${t%.sh}
+	# Scenarios marked full-only run in make test-full (the CI budget).
+	if [ "${RCM_TEST_FULL:-0}" != 1 ] &&
+		grep -q '^# rcm-test: full-only' "$RCM_ROOT/tools/testing/selftests/rcm/$t"; then
+		echo "# vm: $name: make test-full only"
+		continue
+	fi
 	rm -rf "$out/tests/$name"
 	"$RCM_ROOT/scripts/rcm-vm.py" --kernel "$kdir/bzImage" --initrd "$out/initrd" \
 		--logdir "$out/tests/$name" "$RCM_ROOT/tools/testing/selftests/rcm/$t"

@@ -80,10 +80,12 @@ nvme_wait_live() {
 	return 1
 }
 
-# nvme connect with $1 I/O queues; the controller comes up live.
+# nvme connect with $1 I/O queues (and the further nvme connect options
+# given); the controller comes up live.
 nvme_connect_live() {
-	local out
-	out=$(timeout 60 nvme connect $NVME_ARGS -n $NQN -i "$1" 2>&1) || { echo "$out"; return 1; }
+	local out n=$1
+	shift
+	out=$(timeout 60 nvme connect $NVME_ARGS -n $NQN -i "$n" "$@" 2>&1) || { echo "$out"; return 1; }
 	nvme_wait_live 30
 }
 
@@ -97,14 +99,15 @@ nvme_io_queues_at_least() {
 	[ "$n" -ge "$1" ]
 }
 
-# 4 MiB of random data written to the namespace and read back the same.
+# $1 KiB (default 4 MiB) of random data written to the namespace and read
+# back the same.
 nvme_pattern_round_trip() {
-	local c dev
+	local c dev kib=${1:-4096}
 	c=$(nvme_ctrl) || return 1
 	dev=/dev/${c}n1
-	dd if=/dev/urandom of=/tmp/pattern bs=1M count=4 status=none &&
-		dd if=/tmp/pattern of="$dev" bs=1M oflag=direct status=none &&
-		dd if="$dev" of=/tmp/readback bs=1M count=4 iflag=direct status=none &&
+	dd if=/dev/urandom of=/tmp/pattern bs=64k count=$((kib / 64)) status=none &&
+		dd if=/tmp/pattern of="$dev" bs=64k oflag=direct status=none &&
+		dd if="$dev" of=/tmp/readback bs=64k count=$((kib / 64)) iflag=direct status=none &&
 		cmp /tmp/pattern /tmp/readback
 }
 
@@ -120,20 +123,20 @@ nvme_rounds() {
 	local i
 	for ((i = 1; i <= $1; i++)); do
 		nvme_connect_live 2 || { echo "round $i: connect"; return 1; }
-		nvme_pattern_round_trip || { echo "round $i: I/O"; return 1; }
+		nvme_pattern_round_trip 256 || { echo "round $i: I/O"; return 1; }
 		nvme_disconnect_all || { echo "round $i: disconnect"; return 1; }
 	done
 }
 
 # The port leaves while the host is connected and comes back: the host
-# reconnects on its own and I/O works again.
+# reconnects on its own (trying every second) and I/O works again.
 nvme_port_bounce() {
-	nvme_connect_live 2 || return 1
+	nvme_connect_live 2 --reconnect-delay=1 --ctrl-loss-tmo=60 || return 1
 	nvme_target_port_down || return 1
 	sleep 3
 	nvme_target_port_up || return 1
 	nvme_wait_live 60 || return 1
-	nvme_pattern_round_trip || return 1
+	nvme_pattern_round_trip 256 || return 1
 	nvme_disconnect_all
 }
 
