@@ -15,13 +15,11 @@ use super::outbox::Outbox;
 use super::peer::Peer;
 use super::service::{CmService, EventConsumer, KernelEndpoint};
 use crate::proto::cm::{CommId, DeviceId, Millis};
-use crate::proto::rdma_cm::{
-    DeviceInfo, Host, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId,
-};
+use crate::proto::rdma_cm::{DeviceInfo, Host, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId};
 use crate::proto::timer::IbaTime;
+use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
-use kernel::new_mutex;
 
 /// The core's rdma_cm as the kernel runs it.
 pub(crate) type KernelRdmaCm = RdmaCm<KernelCollections, Peer>;

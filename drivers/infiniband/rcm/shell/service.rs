@@ -258,7 +258,11 @@ impl<C: EventConsumer> CmService<C> {
     /// What rdma_cm needs to know of a served device.
     pub(crate) fn device_info(&self, id: DeviceId) -> Option<DeviceInfo> {
         let devices = self.devices.lock();
-        let found = devices.iter().flatten().find(|d| d.id == id).map(|d| d.info);
+        let found = devices
+            .iter()
+            .flatten()
+            .find(|d| d.id == id)
+            .map(|d| d.info);
         found
     }
 

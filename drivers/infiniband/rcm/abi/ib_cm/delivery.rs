@@ -13,13 +13,13 @@
 use super::event_params::{event_params, EventContext};
 use super::id::{sync_id, CmIdBox};
 use super::path::event_path;
-use crate::proto::rdma_cm::route::packet_life_time;
 use super::types::kernel_qp_type;
 use super::IbCm;
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Event, Transport};
+use crate::proto::rdma_cm::route::packet_life_time;
 use crate::proto::reason::RejectReason;
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;

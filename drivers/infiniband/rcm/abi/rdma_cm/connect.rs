@@ -6,8 +6,8 @@
 
 use super::id::RdmaIdBox;
 use super::types::ret;
-use crate::abi::ib_cm::qp::notify_connection;
 use super::RdmaCmAbi;
+use crate::abi::ib_cm::qp::notify_connection;
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::rdma_cm::{ConnParams, IdState, RdmaQpType};
@@ -28,7 +28,10 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
     } else {
         // SAFETY: per this function's contract.
         unsafe {
-            core::slice::from_raw_parts(p.private_data.cast::<u8>(), usize::from(p.private_data_len))
+            core::slice::from_raw_parts(
+                p.private_data.cast::<u8>(),
+                usize::from(p.private_data_len),
+            )
         }
     };
     ConnParams {
@@ -65,7 +68,12 @@ impl RdmaCmAbi {
     }
 
     /// `rdma_bind_addr`.
-    pub(super) fn bind(&self, s: &Service, b: &RdmaIdBox, addr: crate::proto::rdma_cm::SockAddr) -> c_int {
+    pub(super) fn bind(
+        &self,
+        s: &Service,
+        b: &RdmaIdBox,
+        addr: crate::proto::rdma_cm::SockAddr,
+    ) -> c_int {
         if self.read(|core| core.get(b.core).map(|r| r.state())) != Some(IdState::Idle) {
             return EINVAL.to_errno();
         }
@@ -97,7 +105,12 @@ impl RdmaCmAbi {
 
     /// `rdma_notify`: what the id's QP saw, passed to its connection's
     /// CM id. From any context (QP event handlers), so no sleeping lock.
-    pub(super) fn notify(&self, s: &Service, b: &RdmaIdBox, event: bindings::ib_event_type) -> c_int {
+    pub(super) fn notify(
+        &self,
+        s: &Service,
+        b: &RdmaIdBox,
+        event: bindings::ib_event_type,
+    ) -> c_int {
         match b.comm() {
             Some(comm) => notify_connection(s, comm, event),
             None => EINVAL.to_errno(),

@@ -5,9 +5,10 @@
 //! id's handler lock held (and, for a new connection, its listener's), so
 //! a handler may call back in. A non-zero return destroys the id.
 
+use super::calls::device_ptr;
 use super::id::{NewId, RdmaIdBox};
 use super::types::event_status;
-use super::{device_ptr, RdmaCmAbi};
+use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::rdma_cm::{IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
@@ -95,9 +96,7 @@ impl RdmaCmAbi {
 
     /// The C side of a passive id, registered.
     fn new_passive_id(&self, s: &Service, l: &RdmaIdBox, child: RdmaId) -> Result<Arc<RdmaIdBox>> {
-        let rec = self
-            .read(|core| core.get(child).copied())
-            .ok_or(EINVAL)?;
+        let rec = self.read(|core| core.get(child).copied()).ok_or(EINVAL)?;
         let p = l.private();
         // SAFETY: the listener lives (we hold a reference); consumers may
         // swap its handler and context, read once each.

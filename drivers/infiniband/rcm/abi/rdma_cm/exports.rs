@@ -51,7 +51,9 @@ fn create(n: NewId) -> *mut bindings::rdma_cm_id {
         let abi = &s.consumer().rdma_cm;
         let psn = random_u32();
         let id = abi
-            .call(&s, |core, _| core.create_id(net_id(n.net), ps, qp_type, psn))
+            .call(&s, |core, _| {
+                core.create_id(net_id(n.net), ps, qp_type, psn)
+            })
             .map_err(errno)?;
         let undo = || {
             abi.call(&s, |core, host| {
@@ -180,7 +182,11 @@ pub(crate) unsafe extern "C" fn rdma_resolve_addr(
         (Err(e), _) | (_, Err(e)) => return e,
     };
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.resolve_addr(s, b, src, dst, timeout_ms(timeout))) }
+    unsafe {
+        on_id(id, |s, abi, b| {
+            abi.resolve_addr(s, b, src, dst, timeout_ms(timeout))
+        })
+    }
 }
 
 /// `rdma_resolve_route`.
@@ -335,7 +341,9 @@ pub(crate) unsafe extern "C" fn rdma_connect_ece(
     // SAFETY: per this function's contract.
     let r = unsafe {
         on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| core.set_ece(b.core, ece.vendor_id, ece.attr_mod)))
+            super::types::ret(abi.call(s, |core, _| {
+                core.set_ece(b.core, ece.vendor_id, ece.attr_mod)
+            }))
         })
     };
     if r != 0 {
@@ -351,7 +359,10 @@ pub(crate) unsafe extern "C" fn rdma_connect_ece(
 ///
 /// `id` from rcm.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rdma_listen(id: *mut bindings::rdma_cm_id, backlog: c_int) -> c_int {
+pub(crate) unsafe extern "C" fn rdma_listen(
+    id: *mut bindings::rdma_cm_id,
+    backlog: c_int,
+) -> c_int {
     // SAFETY: per this function's contract.
     unsafe { on_id(id, |s, abi, b| abi.listen(s, b, backlog)) }
 }
@@ -394,7 +405,9 @@ pub(crate) unsafe extern "C" fn rdma_accept_ece(
     // SAFETY: per this function's contract.
     let r = unsafe {
         on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| core.set_ece(b.core, ece.vendor_id, ece.attr_mod)))
+            super::types::ret(abi.call(s, |core, _| {
+                core.set_ece(b.core, ece.vendor_id, ece.attr_mod)
+            }))
         })
     };
     if r != 0 {
@@ -494,7 +507,10 @@ pub(crate) unsafe extern "C" fn rdma_set_service_type(id: *mut bindings::rdma_cm
 ///
 /// `id` from rcm.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(id: *mut bindings::rdma_cm_id, reuse: c_int) -> c_int {
+pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(
+    id: *mut bindings::rdma_cm_id,
+    reuse: c_int,
+) -> c_int {
     // SAFETY: per this function's contract.
     unsafe {
         on_id(id, |s, abi, b| {
@@ -509,7 +525,10 @@ pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(id: *mut bindings::rdma_cm_id
 ///
 /// `id` from rcm.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rdma_set_afonly(id: *mut bindings::rdma_cm_id, afonly: c_int) -> c_int {
+pub(crate) unsafe extern "C" fn rdma_set_afonly(
+    id: *mut bindings::rdma_cm_id,
+    afonly: c_int,
+) -> c_int {
     // SAFETY: per this function's contract.
     unsafe {
         on_id(id, |s, abi, b| {
@@ -524,7 +543,10 @@ pub(crate) unsafe extern "C" fn rdma_set_afonly(id: *mut bindings::rdma_cm_id, a
 ///
 /// `id` from rcm.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rdma_set_ack_timeout(id: *mut bindings::rdma_cm_id, timeout: u8) -> c_int {
+pub(crate) unsafe extern "C" fn rdma_set_ack_timeout(
+    id: *mut bindings::rdma_cm_id,
+    timeout: u8,
+) -> c_int {
     // SAFETY: per this function's contract.
     unsafe { on_id(id, |_, abi, b| abi.set_ack_timeout(b, timeout)) }
 }

@@ -11,6 +11,7 @@
 //! while holding it; handlers run with their id's lock held and no other
 //! lock, so they may call back in.
 
+mod calls;
 mod connect;
 mod delivery;
 mod exports;
@@ -20,14 +21,11 @@ mod qp;
 mod resolve;
 pub(crate) mod types;
 
-use crate::abi::service::{Consumers, Service};
-use crate::proto::cm::store::OrderedMap;
-use crate::proto::cm::{CommId, DeviceId, Event};
-use crate::proto::rdma_cm::{Arrival, BindContext, CmEventOutcome, IdState, RdmaCmError, RdmaId};
-use crate::rdma::timer::random_u32;
-use crate::shell::kernel_maps::KernelMap;
-use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm, RdmaService};
 use crate::bindings;
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::rdma_cm::{IdState, RdmaId};
+use crate::shell::kernel_maps::KernelMap;
+use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
 use id::RdmaIdBox;
 use kernel::new_mutex;
 use kernel::prelude::*;
@@ -45,9 +43,6 @@ pub(crate) struct RdmaCmAbi {
     ids: Mutex<KernelMap<u32, Arc<RdmaIdBox>>>,
 }
 
-/// The host the core runs with here.
-pub(crate) type Host<'a> = KernelHost<'a, Consumers, RdmaCmAbi>;
-
 impl RdmaCmAbi {
     /// No ids.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
@@ -55,15 +50,6 @@ impl RdmaCmAbi {
             service <- RdmaService::new(),
             ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_ids"),
         })
-    }
-
-    /// Runs `f` on the core, with this surface moving the QPs.
-    pub(crate) fn call<R>(
-        &self,
-        s: &Service,
-        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> R,
-    ) -> R {
-        self.service.call(s, self, f)
     }
 
     /// Reads the core.
@@ -78,10 +64,12 @@ impl RdmaCmAbi {
 
     /// Registers a box.
     fn register(&self, b: Arc<RdmaIdBox>) -> Result {
-        self.ids
-            .lock()
-            .try_insert(b.core.0, b)
-            .map_err(|_| ENOMEM)
+        self.ids.lock().try_insert(b.core.0, b).map_err(|_| ENOMEM)
+    }
+
+    /// Takes a box out of the registry (the registry's reference).
+    fn unregister(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
+        self.ids.lock().remove(&id.0)
     }
 
     /// Mirrors the core's view of an id (state, addresses) into the
@@ -94,107 +82,9 @@ impl RdmaCmAbi {
             b.set_comm(r.cm().filter(|_| r.state() != IdState::Listen));
         }
     }
-
-    /// A CM event: rdma_cm's (its connections', and REQs for its
-    /// listeners) are handled here; others are handed back for ib_cm.
-    pub(crate) fn cm_event(&self, s: &Service, comm: CommId, event: Event) -> Option<(CommId, Event)> {
-        let ours = self.read(|core| match &event {
-            Event::ReqReceived { listener, .. } => core.holds_listener(*listener),
-            _ => core.owns(comm),
-        });
-        if !ours {
-            return Some((comm, event));
-        }
-        let at = arrival(s, comm);
-        let outcome = self.call(s, |core, host| core.cm_event(host, at, comm, &event));
-        if outcome == CmEventOutcome::Refused {
-            // As ib_cm does when a REQ handler fails: the REQ is rejected.
-            let _ = s.destroy(comm, true);
-        }
-        None
-    }
-
-    /// Ends an id (`rdma_destroy_id`, or a handler's non-zero return):
-    /// the core tears it down, a pending resolution is cancelled, the
-    /// registry's reference goes.
-    fn destroy(&self, s: &Service, b: &RdmaIdBox) {
-        b.set_destroying();
-        let state = self.call(s, |core, host| core.destroy(host, b.core));
-        if state == Ok(IdState::AddrQuery) {
-            // Waits for a callback already running (it finds no id).
-            // SAFETY: the id's device address lives with `b`.
-            unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };
-        }
-        let gone = self.ids.lock().remove(&b.core.0);
-        drop(gone);
-    }
-
-    /// What a bind needs to know: the device that owns `addr` (found
-    /// through the id's device address), the namespace's port range and
-    /// IPv6 setting, randomness, the caller's capability.
-    fn bind_context(
-        &self,
-        s: &Service,
-        b: &RdmaIdBox,
-        addr: &crate::proto::rdma_cm::SockAddr,
-    ) -> BindContext {
-        // SAFETY: the id's namespace lives with it.
-        let net = unsafe { bindings::rcm_h_rdma_id_net(b.private()) };
-        let (mut low, mut high) = (0, 0);
-        // SAFETY: `net` is live (held by the id); the outputs are ours.
-        unsafe { bindings::rcm_h_net_port_range(net, &mut low, &mut high) };
-        let device = if addr.is_any() {
-            Err(RdmaCmError::NoDevice)
-        } else {
-            resolve::own_device(s, b, addr)
-        };
-        BindContext {
-            device,
-            local_ports: (low as u16, high as u16),
-            random: random_u32(),
-            // SAFETY: plain queries.
-            privileged: unsafe { bindings::rcm_h_capable_net_bind_service() },
-            // SAFETY: as above.
-            bindv6only: unsafe { bindings::rcm_h_net_bindv6only(net) },
-        }
-    }
-}
-
-/// Where a connection's REQ arrived: the device, the namespace of the
-/// network device its GID belongs to, a random starting PSN.
-fn arrival(s: &Service, comm: CommId) -> Arrival {
-    let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
-    let psn = random_u32();
-    let Some(peer) = peer else {
-        return Arrival {
-            net: net_id(core::ptr::null_mut()),
-            device: DeviceId(u32::MAX),
-            psn,
-        };
-    };
-    let net = device_ptr(s, peer.device).map_or(core::ptr::null_mut(), |ibdev| {
-        // SAFETY: a served device is registered; ib_core checks the port
-        // and GID index.
-        unsafe { bindings::rcm_h_gid_net(ibdev, peer.path.port, peer.path.sgid_index) }
-    });
-    Arrival {
-        net: net_id(net),
-        device: peer.device,
-        psn,
-    }
 }
 
 /// The core's name for a network namespace: its address.
 pub(crate) fn net_id(net: *mut bindings::net) -> u64 {
     net as usize as u64
-}
-
-/// The `ib_device` of a served device.
-pub(crate) fn device_ptr(s: &Service, id: DeviceId) -> Option<*mut bindings::ib_device> {
-    let devices = s.devices().ok()?;
-    let found = devices
-        .iter()
-        .find(|(d, _)| *d == id)
-        .map(|(_, identity)| *identity as *mut bindings::ib_device);
-    found
 }

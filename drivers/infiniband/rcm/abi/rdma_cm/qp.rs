@@ -25,7 +25,12 @@ impl RdmaCmAbi {
     /// The attributes for the state in `a.qp_state` (`rdma_init_qp_attr`):
     /// a connection's from the CM, else the id's port and P_Key (and
     /// access flags, or the Q_Key of a UD id); the mask, or an errno.
-    pub(super) fn qp_attrs(&self, s: &Service, bx: &RdmaIdBox, a: &mut b::ib_qp_attr) -> Result<u32, c_int> {
+    pub(super) fn qp_attrs(
+        &self,
+        s: &Service,
+        bx: &RdmaIdBox,
+        a: &mut b::ib_qp_attr,
+    ) -> Result<u32, c_int> {
         let rec = self.read(|core| core.get(bx.core).map(|r| (r.cm(), r.qp_type(), r.psn())));
         let Some((comm, qp_type, psn)) = rec else {
             return Err(EINVAL.to_errno());

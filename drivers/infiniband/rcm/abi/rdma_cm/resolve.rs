@@ -80,7 +80,9 @@ impl RdmaCmAbi {
         } else {
             cx
         };
-        let work = self.call(s, |core, _| core.resolve_addr(b.core, src, dst, timeout_ms, &cx));
+        let work = self.call(s, |core, _| {
+            core.resolve_addr(b.core, src, dst, timeout_ms, &cx)
+        });
         self.sync(b);
         let work = match work {
             Ok(w) => w,
@@ -91,7 +93,11 @@ impl RdmaCmAbi {
             // device address lives with it until the resolution is over
             // (destroy cancels it).
             AddrWork::ResolveIp { .. } => unsafe {
-                bindings::rcm_h_rdma_resolve_ip(b.private(), timeout_ms as c_int, u64::from(b.core.0))
+                bindings::rcm_h_rdma_resolve_ip(
+                    b.private(),
+                    timeout_ms as c_int,
+                    u64::from(b.core.0),
+                )
             },
             // Loopback and AF_IB destinations come later.
             AddrWork::Loopback | AddrWork::Ib => EOPNOTSUPP,

@@ -6,9 +6,7 @@
 
 use crate::abi::ib_cm::types::errno as cm_errno;
 use crate::bindings;
-use crate::proto::rdma_cm::{
-    EventStatus, IdState, PortSpace, RdmaCmError, RdmaQpType, SockAddr,
-};
+use crate::proto::rdma_cm::{EventStatus, IdState, PortSpace, RdmaCmError, RdmaQpType, SockAddr};
 use kernel::error::code;
 use kernel::ffi::c_int;
 

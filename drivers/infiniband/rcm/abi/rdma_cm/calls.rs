@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Running the core for the rdma_cm surface: calls with the CM service
+//! and this surface's QPs, the CM's events for rdma_cm's connections and
+//! listeners, the end of an id, and what a bind needs to know.
+
+use super::id::RdmaIdBox;
+use super::{net_id, resolve, RdmaCmAbi};
+use crate::abi::service::{Consumers, Service};
+use crate::bindings;
+use crate::proto::cm::{CommId, DeviceId, Event};
+use crate::proto::rdma_cm::{Arrival, BindContext, CmEventOutcome, IdState, RdmaCmError, SockAddr};
+use crate::rdma::timer::random_u32;
+use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm};
+
+/// The host the core runs with here.
+pub(crate) type Host<'a> = KernelHost<'a, Consumers, RdmaCmAbi>;
+impl RdmaCmAbi {
+    /// Runs `f` on the core, with this surface moving the QPs.
+    pub(crate) fn call<R>(
+        &self,
+        s: &Service,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> R,
+    ) -> R {
+        self.service.call(s, self, f)
+    }
+
+    /// A CM event: rdma_cm's (its connections', and REQs for its
+    /// listeners) are handled here; others are handed back for ib_cm.
+    pub(crate) fn cm_event(
+        &self,
+        s: &Service,
+        comm: CommId,
+        event: Event,
+    ) -> Option<(CommId, Event)> {
+        let ours = self.read(|core| match &event {
+            Event::ReqReceived { listener, .. } => core.holds_listener(*listener),
+            _ => core.owns(comm),
+        });
+        if !ours {
+            return Some((comm, event));
+        }
+        let at = arrival(s, comm);
+        let outcome = self.call(s, |core, host| core.cm_event(host, at, comm, &event));
+        if outcome == CmEventOutcome::Refused {
+            // As ib_cm does when a REQ handler fails: the REQ is rejected.
+            let _ = s.destroy(comm, true);
+        }
+        None
+    }
+
+    /// Ends an id (`rdma_destroy_id`, or a handler's non-zero return):
+    /// the core tears it down, a pending resolution is cancelled, the
+    /// registry's reference goes.
+    pub(super) fn destroy(&self, s: &Service, b: &RdmaIdBox) {
+        b.set_destroying();
+        let state = self.call(s, |core, host| core.destroy(host, b.core));
+        if state == Ok(IdState::AddrQuery) {
+            // Waits for a callback already running (it finds no id).
+            // SAFETY: the id's device address lives with `b`.
+            unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };
+        }
+        drop(self.unregister(b.core));
+    }
+
+    /// What a bind needs to know: the device that owns `addr` (found
+    /// through the id's device address), the namespace's port range and
+    /// IPv6 setting, randomness, the caller's capability.
+    pub(super) fn bind_context(&self, s: &Service, b: &RdmaIdBox, addr: &SockAddr) -> BindContext {
+        // SAFETY: the id's namespace lives with it.
+        let net = unsafe { bindings::rcm_h_rdma_id_net(b.private()) };
+        let (mut low, mut high) = (0, 0);
+        // SAFETY: `net` is live (held by the id); the outputs are ours.
+        unsafe { bindings::rcm_h_net_port_range(net, &mut low, &mut high) };
+        let device = if addr.is_any() {
+            Err(RdmaCmError::NoDevice)
+        } else {
+            resolve::own_device(s, b, addr)
+        };
+        BindContext {
+            device,
+            local_ports: (low as u16, high as u16),
+            random: random_u32(),
+            // SAFETY: plain queries.
+            privileged: unsafe { bindings::rcm_h_capable_net_bind_service() },
+            // SAFETY: as above.
+            bindv6only: unsafe { bindings::rcm_h_net_bindv6only(net) },
+        }
+    }
+}
+
+/// Where a connection's REQ arrived: the device, the namespace of the
+/// network device its GID belongs to, a random starting PSN.
+fn arrival(s: &Service, comm: CommId) -> Arrival {
+    let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
+    let psn = random_u32();
+    let Some(peer) = peer else {
+        return Arrival {
+            net: net_id(core::ptr::null_mut()),
+            device: DeviceId(u32::MAX),
+            psn,
+        };
+    };
+    let net = device_ptr(s, peer.device).map_or(core::ptr::null_mut(), |ibdev| {
+        // SAFETY: a served device is registered; ib_core checks the port
+        // and GID index.
+        unsafe { bindings::rcm_h_gid_net(ibdev, peer.path.port, peer.path.sgid_index) }
+    });
+    Arrival {
+        net: net_id(net),
+        device: peer.device,
+        psn,
+    }
+}
+
+/// The `ib_device` of a served device.
+pub(crate) fn device_ptr(s: &Service, id: DeviceId) -> Option<*mut bindings::ib_device> {
+    let devices = s.devices().ok()?;
+    let found = devices
+        .iter()
+        .find(|(d, _)| *d == id)
+        .map(|(_, identity)| *identity as *mut bindings::ib_device);
+    found
+}
