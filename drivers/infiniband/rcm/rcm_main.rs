@@ -80,7 +80,12 @@ impl ClientOps for DeviceClient {
     }
 
     fn remove(device: &Device<'_>) {
-        abi::service::with_service(|s| s.remove_device(device));
+        abi::service::with_service(|s| {
+            // rdma_cm's consumers let go of their ids on the device first;
+            // then the CM's connections end.
+            s.consumer().rdma_cm.remove_device(&s, device);
+            s.remove_device(device);
+        });
         pr_info!("device {} removed\n", device.name());
     }
 }

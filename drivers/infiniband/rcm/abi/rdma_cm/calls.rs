@@ -10,8 +10,11 @@ use crate::abi::service::{Consumers, Service};
 use crate::bindings;
 use crate::proto::cm::{CommId, DeviceId, Event};
 use crate::proto::rdma_cm::{Arrival, BindContext, CmEventOutcome, IdState, RdmaCmError, SockAddr};
-use crate::rdma::timer::random_u32;
+use crate::rdma::device::Device;
+use crate::rdma::sync::{wait_until, wake_waiters};
+use crate::rdma::timer::{now_ms, random_u32};
 use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm};
+use kernel::prelude::*;
 
 /// The host the core runs with here.
 pub(crate) type Host<'a> = KernelHost<'a, Consumers, RdmaCmAbi>;
@@ -61,6 +64,47 @@ impl RdmaCmAbi {
             unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };
         }
         drop(self.unregister(b.core));
+        // A device removal may be waiting for this id.
+        wake_waiters();
+    }
+
+    /// A device is going (ib_client removal, before the CM service lets
+    /// it go): every id on it hears DEVICE_REMOVAL, and this waits until
+    /// their consumers have destroyed them all, as 6.12 does (ib_core then
+    /// finds no id, tracking entry or GID reference left on the device).
+    pub(crate) fn remove_device(&self, s: &Service, device: &Device<'_>) {
+        let Some(dev) = s.device_id(device.identity()) else {
+            return;
+        };
+        let told = self.call(s, |core, host| {
+            let mut told = 0u32;
+            // Each call removes the id from `ids_on`'s answer only by
+            // changing its state, so walk from the first id each time.
+            loop {
+                let next = core.ids_on(dev).find(|id| {
+                    core.get(*id)
+                        .is_some_and(|r| r.state() != IdState::DeviceRemoval)
+                });
+                let Some(id) = next else {
+                    return told;
+                };
+                if core.device_removal(host, id).is_none() {
+                    return told;
+                }
+                told += 1;
+            }
+        });
+        if told == 0 {
+            return;
+        }
+        let start = now_ms();
+        wait_until(&|| self.read(|core| core.ids_on(dev).next().is_none()));
+        pr_info!(
+            "{}: going: {} rdma_cm id(s) released in {} ms\n",
+            device.name(),
+            told,
+            now_ms().saturating_sub(start)
+        );
     }
 
     /// What a bind needs to know: the device that owns `addr` (found

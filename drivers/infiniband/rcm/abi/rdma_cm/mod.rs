@@ -23,7 +23,7 @@ pub(crate) mod types;
 
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::rdma_cm::{IdState, RdmaId};
+use crate::proto::rdma_cm::RdmaId;
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
 use id::RdmaIdBox;
@@ -79,7 +79,7 @@ impl RdmaCmAbi {
         if let Some(r) = rec {
             b.set_state(r.state());
             b.write_addrs(r.src(), r.dst());
-            b.set_comm(r.cm().filter(|_| r.state() != IdState::Listen));
+            b.set_comm(r.cm());
         }
     }
 }

@@ -365,3 +365,43 @@ fn without_a_qp_the_consumer_completes_the_connection() {
     f.run_for(50);
     assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Established)]);
 }
+
+#[test]
+fn device_removal_reaches_every_id_on_the_device_once() {
+    let mut f = RdmaFabric::new(2, 9, Faults::default());
+    let (l, c) = resolved_pair(&mut f, node_addr(SERVER, PORT));
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    let s = f.take_events(SERVER)[0].0;
+    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&params(b""))).unwrap());
+    f.run_for(50);
+    f.take_events(CLIENT);
+    f.take_events(SERVER);
+    // The server's device goes: its listener (bound to its address) and
+    // the connection both hear of it, once.
+    let on: Vec<RdmaId> = f.nodes[SERVER as usize].rdma.ids_on(SIM_DEVICE).collect();
+    assert_eq!(on, vec![l, s]);
+    for id in on.iter().copied() {
+        let was = f.call(SERVER, |cm, h| cm.device_removal(h, id));
+        assert!(was.is_some());
+        assert_eq!(
+            f.call(SERVER, |cm, h| cm.device_removal(h, id)),
+            None,
+            "told once"
+        );
+    }
+    assert_eq!(
+        kinds(&mut f, SERVER),
+        vec![(l, EventKind::DeviceRemoval), (s, EventKind::DeviceRemoval)]
+    );
+    // The CM's news about the connection is no longer reported.
+    f.call(CLIENT, |cm, h| cm.disconnect(h, c).unwrap());
+    f.run_for(50);
+    assert!(f.take_events(SERVER).is_empty());
+    // The consumer destroys its ids; nothing is left on the device.
+    for id in on {
+        f.call(SERVER, |cm, h| cm.destroy(h, id).unwrap());
+    }
+    assert_eq!(f.nodes[SERVER as usize].rdma.ids_on(SIM_DEVICE).count(), 0);
+    assert!(f.nodes[SERVER as usize].rdma.audit().is_ok());
+}

@@ -183,6 +183,7 @@ impl Sim {
             0..=24 => self.connect(),
             25..=29 => self.destroy_random(),
             30..=33 => self.misuse(),
+            34 => self.device_removal(),
             _ => {
                 for _ in 0..1 + self.rng.below(6) {
                     self.step()?;
@@ -232,6 +233,18 @@ impl Sim {
             Some((n, id)) => self.destroy(n, id),
             None => Ok(()),
         }
+    }
+
+    /// A node's device goes: every id on it hears DEVICE_REMOVAL (its
+    /// consumer destroys it), and the node's listener comes back.
+    fn device_removal(&mut self) -> Check {
+        let n = self.rng.below(u64::from(self.nodes())) as u32;
+        let on: Vec<RdmaId> = self.f.nodes[n as usize].rdma.ids_on(SIM_DEVICE).collect();
+        for id in on {
+            self.meddled.insert((n, id));
+            self.f.call(n, |cm, h| cm.device_removal(h, id));
+        }
+        Ok(())
     }
 
     /// A random call on a random id, whatever its state.
@@ -448,6 +461,14 @@ impl Sim {
                 self.schedule(n, id, Later::Disconnect);
             }
             EventKind::Disconnected => self.schedule(n, id, Later::Disconnect),
+            EventKind::DeviceRemoval => {
+                if self.rng.chance(500) {
+                    // the handler returns non-zero
+                    self.destroy(n, id)?;
+                    return Ok(true);
+                }
+                self.schedule(n, id, Later::Destroy);
+            }
             EventKind::TimewaitExit => self.schedule(n, id, Later::Destroy),
             EventKind::AddrError
             | EventKind::RouteError
@@ -499,6 +520,8 @@ impl Sim {
         self.setup()?;
         for _ in 0..200 {
             self.act()?;
+            // The consumers take what the action produced before the next.
+            self.consume()?;
         }
         self.drain()?;
         for (key, got) in &self.outcomes {

@@ -27,20 +27,19 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             let Some(r) = self.ids.get(&id) else {
                 return fail(id, "id listed but not found");
             };
-            match (r.state, r.cm) {
-                (IdState::Listen, None) => return fail(id, "listening without a CM listener"),
-                (IdState::Listen, Some(holder)) => {
-                    if self.cm_listeners.get(&holder).is_none() {
-                        return fail(id, "CM listener not recorded");
-                    }
+            if r.state == IdState::Listen && r.cm_listener.is_none() {
+                return fail(id, "listening without a CM listener");
+            }
+            if let Some(holder) = r.cm_listener {
+                if self.cm_listeners.get(&holder).is_none() {
+                    return fail(id, "CM listener not recorded");
                 }
-                (_, Some(comm)) => {
-                    connections += 1;
-                    if self.by_comm.get(&comm) != Some(&id) {
-                        return fail(id, "CM id not mapped back to the id");
-                    }
+            }
+            if let Some(comm) = r.cm {
+                connections += 1;
+                if self.by_comm.get(&comm) != Some(&id) {
+                    return fail(id, "CM id not mapped back to the id");
                 }
-                (_, None) => {}
             }
             let holds_port = self.ports.port_of(id.0).is_some();
             let should = r.src.is_some() && r.listener.is_none();
@@ -68,7 +67,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 .filter(|i| {
                     self.ids
                         .get(i)
-                        .is_some_and(|r| r.state == IdState::Listen && r.cm == Some(holder))
+                        .is_some_and(|r| r.cm_listener == Some(holder))
                 })
                 .count();
             if usize::try_from(shares).ok() != Some(users) {

@@ -263,8 +263,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         reason: RejectReason,
     ) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
-        let comm = r.cm.filter(|_| r.state != IdState::Listen);
-        let comm = comm.ok_or(RdmaCmError::Invalid)?;
+        let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         if r.qp_type == RdmaQpType::Ud {
             return Err(RdmaCmError::Invalid);
         }
@@ -276,8 +275,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// peer disconnected first. Only an id without a CM id is refused.
     pub fn disconnect<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
-        let comm = r.cm.filter(|_| r.state != IdState::Listen);
-        let comm = comm.ok_or(RdmaCmError::Invalid)?;
+        let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         host.qp_error(id);
         host.cm(|ep, now, out| {
             if ep.send_dreq(now, comm, &[], out).is_err() {
@@ -295,8 +293,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         id: RdmaId,
     ) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
-        let comm = r.cm.filter(|_| r.state != IdState::Listen);
-        let comm = comm.ok_or(RdmaCmError::Invalid)?;
+        let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         host.cm(|ep, _, out| ep.notify_established(comm, out))
             .map_err(RdmaCmError::from)
     }

@@ -8,6 +8,7 @@
 
 use super::addr::{Family, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
+use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::port_space::{ib_address_space, PortSpace};
 use super::route::Route;
@@ -112,8 +113,10 @@ pub struct Id<A> {
     pub(crate) afonly_set: bool,
     pub(crate) backlog: u32,
     pub(crate) qp_type: RdmaQpType,
-    /// The CM id of the connection (or the CM listener of a listening id).
+    /// The CM id of the connection.
     pub(crate) cm: Option<CommId>,
+    /// The CM listener a listening id shares.
+    pub(crate) cm_listener: Option<CommId>,
     pub(crate) route: Option<Route<A>>,
     /// A QP was created through rdma_cm (`rdma_create_qp`): rdma_cm moves it.
     pub(crate) has_qp: bool,
@@ -231,6 +234,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             backlog: 0,
             qp_type,
             cm: None,
+            cm_listener: None,
             route: None,
             has_qp: false,
             qp_num: 0,
@@ -375,17 +379,42 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         id: RdmaId,
     ) -> Result<IdState, RdmaCmError> {
         let rec = self.ids.remove(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if let Some(holder) = rec.cm_listener {
+            self.drop_cm_listener(host, holder);
+        }
         if let Some(comm) = rec.cm {
-            if rec.state == IdState::Listen {
-                self.drop_cm_listener(host, comm);
-            } else {
-                self.by_comm.remove(&comm);
-                // Gone already if the CM reported it destroyed.
-                let _ = host.cm(|ep, now, out| ep.destroy(now, comm, true, out));
-            }
+            self.by_comm.remove(&comm);
+            // Gone already if the CM reported it destroyed.
+            let _ = host.cm(|ep, now, out| ep.destroy(now, comm, true, out));
         }
         self.ports.unbind(id.0);
         Ok(rec.state)
+    }
+
+    /// The ids bound to `device` (for its removal).
+    pub fn ids_on(&self, device: DeviceId) -> impl Iterator<Item = RdmaId> + '_ {
+        self.ids
+            .keys()
+            .filter(move |id| self.ids.get(id).is_some_and(|r| r.device == Some(device)))
+    }
+
+    /// `id`'s device is going: the id enters DEVICE_REMOVAL (the CM's news
+    /// about its connection is no longer reported) and its consumer gets
+    /// the DEVICE_REMOVAL event, after which it must destroy the id.
+    /// Returns the state the id was in; `None` if it is gone or was told
+    /// already.
+    pub fn device_removal<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) -> Option<IdState> {
+        let rec = self.ids.get_mut(&id)?;
+        if rec.state == IdState::DeviceRemoval {
+            return None;
+        }
+        let was = rec.state;
+        rec.state = IdState::DeviceRemoval;
+        host.event(
+            id,
+            RdmaEvent::plain(EventKind::DeviceRemoval, EventStatus::Ok),
+        );
+        Some(was)
     }
 
     /// Number of ids.

@@ -112,7 +112,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             rec.reuseaddr = false;
             rec.backlog = backlog;
             rec.state = IdState::Listen;
-            rec.cm = Some(holder);
+            rec.cm_listener = Some(holder);
         }
         Ok(())
     }
@@ -208,6 +208,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             backlog: 0,
             qp_type,
             cm: Some(comm),
+            cm_listener: None,
             route: Some(Route {
                 path,
                 peer,
