@@ -84,6 +84,7 @@ fn params(data: &[u8]) -> ConnParams<'_> {
         rnr_retry_count: 7,
         srq: false,
         qp_num: 0,
+        qkey: 0,
     }
 }
 
@@ -404,4 +405,103 @@ fn device_removal_reaches_every_id_on_the_device_once() {
     }
     assert_eq!(f.nodes[SERVER as usize].rdma.ids_on(SIM_DEVICE).count(), 0);
     assert!(f.nodes[SERVER as usize].rdma.audit().is_ok());
+}
+
+/// A UD listener (PS_UDP) on the server and a resolved UD client id.
+fn resolved_ud_pair(f: &mut RdmaFabric) -> (RdmaId, RdmaId) {
+    let l = f.call(SERVER, |cm, h| {
+        let l = cm
+            .create_id(SIM_NET, PortSpace::Udp, RdmaQpType::Ud, 1)
+            .unwrap();
+        cm.bind_addr(l, any(PORT), &cx()).unwrap();
+        cm.listen(h, l, 8, &cx()).unwrap();
+        l
+    });
+    let dst = node_addr(SERVER, PORT);
+    let c = f.call(CLIENT, |cm, _| {
+        let c = cm
+            .create_id(SIM_NET, PortSpace::Udp, RdmaQpType::Ud, 2)
+            .unwrap();
+        cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
+        c
+    });
+    resolve(f, c, dst);
+    (l, c)
+}
+
+#[test]
+fn ud_ids_resolve_the_service_through_sidr() {
+    use rcm_core::rdma_cm::sidr::UDP_QKEY;
+    let mut f = RdmaFabric::new(2, 10, Faults::default());
+    let (l, c) = resolved_ud_pair(&mut f);
+    f.call(CLIENT, |cm, h| {
+        cm.connect(h, c, &params(b"who serves")).unwrap()
+    });
+    f.run_for(50);
+    let evs = f.take_events(SERVER);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    let (s, req) = evs[0];
+    assert_eq!(
+        (req.kind, req.listener),
+        (EventKind::ConnectRequest, Some(l))
+    );
+    assert_eq!(req.conn.private_data_len, 180, "216 minus the cma header");
+    assert_eq!(&req.conn.data()[..10], b"who serves");
+    let mut p = params(b"me");
+    p.qp_num = 0x99;
+    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&p)).unwrap());
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    let ev = evs[0].1;
+    assert_eq!(ev.kind, EventKind::Established);
+    assert_eq!((ev.conn.qp_num, ev.conn.qkey), (0x99, UDP_QKEY));
+    assert_eq!(ev.conn.private_data_len, 136);
+    assert_eq!(&ev.conn.data()[..2], b"me");
+    assert_eq!(
+        f.nodes[CLIENT as usize].rdma.get(c).unwrap().qkey(),
+        UDP_QKEY
+    );
+    for (n, id) in [(CLIENT, c), (SERVER, s), (SERVER, l)] {
+        f.call(n, |cm, h| cm.destroy(h, id).unwrap());
+    }
+    assert!(f.run_until_quiet(1000));
+    for n in [CLIENT, SERVER] {
+        assert!(f.nodes[n as usize].rdma.is_empty());
+        assert!(
+            f.fabric.nodes[n as usize].ep.is_empty(),
+            "node {n} CM ids left"
+        );
+    }
+}
+
+#[test]
+fn a_rejected_or_unknown_ud_service_is_unreachable() {
+    use rcm_core::reason::SidrStatus;
+    let mut f = RdmaFabric::new(2, 11, Faults::default());
+    let (l, c) = resolved_ud_pair(&mut f);
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    let s = f.take_events(SERVER)[0].0;
+    f.call(SERVER, |cm, h| {
+        cm.reject(h, s, b"no", RejectReason::ConsumerDefined)
+            .unwrap()
+    });
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs[0].1.kind, EventKind::Unreachable);
+    assert_eq!(evs[0].1.status, EventStatus::Sidr(SidrStatus::Reject));
+    // With the listener gone the CM answers "unsupported".
+    f.call(SERVER, |cm, h| {
+        cm.destroy(h, s).unwrap();
+        cm.destroy(h, l).unwrap();
+    });
+    f.call(CLIENT, |cm, h| cm.destroy(h, c).unwrap());
+    let (l2, c2) = resolved_ud_pair(&mut f);
+    f.call(SERVER, |cm, h| cm.destroy(h, l2).unwrap());
+    f.call(CLIENT, |cm, h| cm.connect(h, c2, &params(b"")).unwrap());
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.status, EventStatus::Sidr(SidrStatus::Unsupported));
 }

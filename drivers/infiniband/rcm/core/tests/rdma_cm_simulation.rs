@@ -132,16 +132,23 @@ impl Sim {
         self.later.push((at, n, id, what));
     }
 
-    fn create(&mut self, n: u32) -> Result<RdmaId, String> {
+    fn create(&mut self, n: u32, ud: bool) -> Result<RdmaId, String> {
         let psn = self.rng.next_u64() as u32;
+        let (ps, qp_type) = if ud {
+            (PortSpace::Udp, RdmaQpType::Ud)
+        } else {
+            (PortSpace::Tcp, RdmaQpType::Rc)
+        };
         let id = self
             .f
-            .call(n, |cm, _| {
-                cm.create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, psn)
-            })
+            .call(n, |cm, _| cm.create_id(SIM_NET, ps, qp_type, psn))
             .map_err(|e| format!("create_id: {e:?}"))?;
         self.live.insert((n, id));
         Ok(id)
+    }
+
+    fn is_ud(&self, n: u32, id: RdmaId) -> bool {
+        self.f.nodes[n as usize].rdma.get(id).map(|r| r.qp_type()) == Some(RdmaQpType::Ud)
     }
 
     /// API errors are fine when the state moved on, never anything else.
@@ -156,8 +163,8 @@ impl Sim {
     }
 
     fn setup(&mut self) -> Check {
-        for n in 0..self.nodes() {
-            let l = self.create(n)?;
+        for (n, ud) in (0..self.nodes()).flat_map(|n| [(n, false), (n, true)]) {
+            let l = self.create(n, ud)?;
             // Node 0 listens on its own address, the others on any.
             let addr = if n == 0 {
                 node_addr(0, PORT)
@@ -198,7 +205,9 @@ impl Sim {
         // Sometimes a node that does not exist: no neighbour answers.
         let to = self.rng.below(u64::from(self.nodes()) + 1) as u32;
         let dst = node_addr(to, PORT);
-        let id = self.create(n)?;
+        // A third of them UD ids, which resolve the service by SIDR.
+        let ud = self.rng.chance(330);
+        let id = self.create(n, ud)?;
         let random = self.rng.next_u64() as u32;
         let r = self
             .f
@@ -354,6 +363,10 @@ impl Sim {
                     .f
                     .call(n, |cm, h| cm.accept(h, id, Some(&params(b"ok", qpn))));
                 Self::tolerate(r)?;
+                if self.is_ud(n, id) {
+                    // A UD id's exchange ends with the answer.
+                    self.schedule(n, id, Later::Destroy);
+                }
             }
             Later::Complete => {
                 // Without a QP of rdma_cm's the consumer's accept ends
@@ -457,6 +470,9 @@ impl Sim {
             }
             EventKind::RouteResolved => self.schedule(n, id, Later::Connect),
             EventKind::ConnectResponse => self.schedule(n, id, Later::Complete),
+            EventKind::Established if self.is_ud(n, id) => {
+                self.schedule(n, id, Later::Destroy);
+            }
             EventKind::Established if self.rng.chance(600) => {
                 self.schedule(n, id, Later::Disconnect);
             }
@@ -567,6 +583,7 @@ fn params(data: &[u8], qp_num: u32) -> ConnParams<'_> {
         rnr_retry_count: 7,
         srq: false,
         qp_num,
+        qkey: 0,
     }
 }
 

@@ -57,6 +57,15 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 Err(_) => CmEventOutcome::Refused,
             };
         }
+        if let Event::SidrReqReceived { listener, req } = event {
+            if !self.holds_listener(*listener) {
+                return CmEventOutcome::NotOurs;
+            }
+            return match self.sidr_req_received(host, at, comm, req) {
+                Ok(child) => CmEventOutcome::Handled(Some(child)),
+                Err(_) => CmEventOutcome::Refused,
+            };
+        }
         let Some(&id) = self.by_comm.get(&comm) else {
             return CmEventOutcome::NotOurs;
         };
@@ -74,6 +83,15 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         };
         if state != wanted {
             return CmEventOutcome::Handled(None);
+        }
+        if qp_type == RdmaQpType::Ud {
+            return match self.sidr_outcome(id, event) {
+                Some(ev) => {
+                    host.event(id, ev);
+                    CmEventOutcome::Handled(Some(id))
+                }
+                None => CmEventOutcome::Handled(None),
+            };
         }
         let ev = match event {
             Event::ReqError(_) | Event::RepError(_) => {

@@ -46,6 +46,8 @@ pub struct ConnParams<'a> {
     pub srq: bool,
     /// The QP number (ids without a QP of rdma_cm's).
     pub qp_num: u32,
+    /// A UD id's Q_Key on accept (0: the port space's default).
+    pub qkey: u32,
 }
 
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
@@ -114,8 +116,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         let transport = match r.qp_type {
             RdmaQpType::Rc => Transport::Rc,
             RdmaQpType::Uc => Transport::Uc,
-            // UD connects through SIDR, which rdma_cm does not offer yet.
-            RdmaQpType::Ud => return Err(RdmaCmError::Invalid),
+            RdmaQpType::Ud => return self.connect_ud(host, id, p),
         };
         let private_data = request_data(&src, &dst, p.private_data)?;
         let (service_type, extended) = transport.req_fields();
@@ -186,7 +187,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         let r = *rec;
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         let result = match (r.qp_type, p) {
-            (RdmaQpType::Ud, _) => Err(RdmaCmError::Invalid),
+            (RdmaQpType::Ud, p) => return self.accept_ud(host, id, comm, p),
             (_, Some(p)) => self.send_rep(host, id, comm, p),
             (_, None) => self.complete(host, id, comm, None),
         };
@@ -265,7 +266,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         if r.qp_type == RdmaQpType::Ud {
-            return Err(RdmaCmError::Invalid);
+            return self.reject_ud(host, comm, private_data);
         }
         host.cm(|ep, now, out| ep.send_rej(now, comm, reason, &[], private_data, out))?;
         Ok(())
@@ -310,8 +311,12 @@ pub fn service_id_of(ps: super::port_space::PortSpace, dst: &SockAddr) -> u64 {
 
 /// A REQ's private data: the cma header (IP ids) and the consumer's data
 /// after it. `Invalid` if it does not fit.
-fn request_data(src: &SockAddr, dst: &SockAddr, data: &[u8]) -> Result<[u8; 92], RdmaCmError> {
-    let mut out = [0u8; 92];
+pub(crate) fn request_data<const N: usize>(
+    src: &SockAddr,
+    dst: &SockAddr,
+    data: &[u8],
+) -> Result<[u8; N], RdmaCmError> {
+    let mut out = [0u8; N];
     let ip = |a: &SockAddr| match *a {
         SockAddr::V4 { addr, .. } => Some(IpAddr::V4(addr)),
         SockAddr::V6 { addr, .. } => Some(IpAddr::V6(addr)),

@@ -124,6 +124,8 @@ pub struct Id<A> {
     pub(crate) srq: bool,
     /// Our starting PSN.
     pub(crate) psn: u32,
+    /// A UD id's Q_Key (0: not chosen yet).
+    pub(crate) qkey: u32,
     pub(crate) tos: Option<u8>,
     /// ECE (vendor id, options) to offer.
     pub(crate) ece: (u32, u32),
@@ -178,6 +180,10 @@ impl<A: Copy> Id<A> {
     /// Our starting PSN.
     pub fn psn(&self) -> u32 {
         self.psn
+    }
+    /// A UD id's Q_Key (0 before it has one).
+    pub fn qkey(&self) -> u32 {
+        self.qkey
     }
 }
 
@@ -240,6 +246,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             qp_num: 0,
             srq: false,
             psn: psn & 0x00FF_FFFF,
+            qkey: 0,
             tos: None,
             ece: (0, 0),
             listener: None,

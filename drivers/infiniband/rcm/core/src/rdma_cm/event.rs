@@ -5,7 +5,7 @@
 //! data length: the most the message can carry, not what was sent.
 
 use super::endpoint::{RdmaCmError, RdmaId};
-use crate::reason::RejectReason;
+use crate::reason::{RejectReason, SidrStatus};
 
 /// An event's status (`rdma_cm_event.status`; each ABI maps it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub enum EventStatus {
     Errno(i32),
     /// REJECTED: the REJ's reason.
     Rejected(RejectReason),
+    /// UNREACHABLE after a SIDR_REP: its status.
+    Sidr(SidrStatus),
 }
 
 /// `enum rdma_cm_event_type`.
@@ -141,6 +143,8 @@ pub struct ConnData {
     pub srq: bool,
     /// The peer's QP number.
     pub qp_num: u32,
+    /// The peer's Q_Key (UD: `rdma_ud_param`).
+    pub qkey: u32,
     /// ECE vendor id.
     pub ece_vendor_id: u32,
     /// ECE options.
@@ -175,6 +179,7 @@ impl Default for ConnData {
             rnr_retry_count: 0,
             srq: false,
             qp_num: 0,
+            qkey: 0,
             ece_vendor_id: 0,
             ece_attr_mod: 0,
         }

@@ -19,6 +19,7 @@ pub mod passive;
 pub mod port_space;
 pub mod resolve;
 pub mod route;
+pub mod sidr;
 pub mod state;
 
 pub use addr::{Family, SockAddr};

@@ -145,8 +145,6 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         req: &Req,
         attr_mod: u32,
     ) -> Result<RdmaId, RdmaCmError> {
-        let (ps, port) = PortSpace::of_service_id(req.service_id).ok_or(RdmaCmError::Invalid)?;
-        let hdr = CmaHdr::parse(&req.private_data).ok();
         let (qp_type, peer) = host.cm(|ep, _, _| {
             ep.get(comm)
                 .map(|c| (c.qp_type(), c.peer().copied()))
@@ -157,79 +155,27 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             QpType::Uc => RdmaQpType::Uc,
             _ => return Err(RdmaCmError::Invalid),
         };
-        let key = PortKey {
-            net: at.net,
-            ps,
-            port,
-        };
-        let listener = self
-            .ports
-            .holders_of(key)
-            .map(RdmaId)
-            .find(|l| {
-                self.ids
-                    .get(l)
-                    .is_some_and(|rec| takes_request(rec, at.device, hdr.as_ref()))
-            })
-            .ok_or(RdmaCmError::Invalid)?;
-        let lrec = *self.ids.get(&listener).ok_or(RdmaCmError::NoSuchId)?;
-        if lrec.qp_type != qp_type {
-            return Err(RdmaCmError::Invalid);
-        }
-        let ib = lrec.src.map(|s| s.family()) == Some(Family::Ib);
-        let (src, dst) = if ib {
-            let pkey = req.partition_key;
-            let p = &req.primary_path;
-            (
-                ib_addr(p.remote_port_gid, req.service_id, pkey),
-                ib_addr(p.local_port_gid, req.service_id, pkey),
-            )
-        } else {
-            let h = hdr.ok_or(RdmaCmError::Invalid)?;
-            (ip_addr(h.dst, port), ip_addr(h.src, h.src_port))
-        };
         let info = host.device(at.device);
-        let path = RoutePath::from_received(
-            &req.primary_path,
-            req.partition_key,
-            req.path_mtu,
-            info.path_kind,
-        );
-        let child = self.insert_id(Id {
-            state: IdState::Connect,
-            net: lrec.net,
-            ps: lrec.ps,
-            src: Some(src),
-            dst: Some(dst),
-            device: Some(at.device),
-            reuseaddr: false,
-            afonly: false,
-            afonly_set: false,
-            backlog: 0,
+        let route = Route {
+            path: RoutePath::from_received(
+                &req.primary_path,
+                req.partition_key,
+                req.path_mtu,
+                info.path_kind,
+            ),
+            peer,
+            ack_delay: info.ack_delay,
+        };
+        let p = &req.primary_path;
+        let incoming = Incoming {
+            service_id: req.service_id,
+            pkey: req.partition_key,
+            private_data: &req.private_data,
+            gids: Some((p.remote_port_gid, p.local_port_gid)),
             qp_type,
-            cm: Some(comm),
-            cm_listener: None,
-            route: Some(Route {
-                path,
-                peer,
-                ack_delay: info.ack_delay,
-            }),
-            has_qp: false,
-            qp_num: 0,
-            srq: false,
-            psn: at.psn & 0x00FF_FFFF,
-            tos: None,
-            ece: (0, 0),
-            listener: Some(listener),
-            gave_up: false,
-        })?;
-        if self.by_comm.try_insert(comm, child).is_err() {
-            self.ids.remove(&child);
-            return Err(RdmaCmError::NoMemory);
-        }
+        };
+        let (child, listener, data) = self.new_passive_id(at, comm, &incoming, Some(route))?;
         let _ = host.cm(|ep, _, out| ep.send_mra(comm, MRA_SETTING, &[], out));
-        let offset = if ib { 0 } else { CMA_HDR_LEN };
-        let data = req.private_data.get(offset..).unwrap_or(&[]);
         let mut conn = ConnData::with_data(data, data.len());
         // The REQ's resources seen from the receiver: what it may issue is
         // what the sender accepts, and the reverse (as 6.12 reports them).
@@ -253,6 +199,94 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         );
         Ok(child)
     }
+
+    /// A new passive id for a request that `comm` holds: the listening id
+    /// it is for (by port space and port from its service id, then by the
+    /// cma header's destination), its addresses from the header (AF_IB:
+    /// the GIDs), CONNECT. Returns the id, its listener and the consumer's
+    /// part of the private data.
+    pub(crate) fn new_passive_id<'d>(
+        &mut self,
+        at: Arrival,
+        comm: CommId,
+        incoming: &Incoming<'d>,
+        route: Option<Route<A>>,
+    ) -> Result<(RdmaId, RdmaId, &'d [u8]), RdmaCmError> {
+        let (ps, port) =
+            PortSpace::of_service_id(incoming.service_id).ok_or(RdmaCmError::Invalid)?;
+        let hdr = CmaHdr::parse(incoming.private_data).ok();
+        let key = PortKey {
+            net: at.net,
+            ps,
+            port,
+        };
+        let listener = self
+            .ports
+            .holders_of(key)
+            .map(RdmaId)
+            .find(|l| {
+                self.ids
+                    .get(l)
+                    .is_some_and(|rec| takes_request(rec, at.device, hdr.as_ref()))
+            })
+            .ok_or(RdmaCmError::Invalid)?;
+        let lrec = *self.ids.get(&listener).ok_or(RdmaCmError::NoSuchId)?;
+        if lrec.qp_type != incoming.qp_type {
+            return Err(RdmaCmError::Invalid);
+        }
+        let ib = lrec.src.map(|s| s.family()) == Some(Family::Ib);
+        let (src, dst) = match (ib, incoming.gids, hdr) {
+            (true, Some((ours, theirs)), _) => (
+                ib_addr(ours, incoming.service_id, incoming.pkey),
+                ib_addr(theirs, incoming.service_id, incoming.pkey),
+            ),
+            (false, _, Some(h)) => (ip_addr(h.dst, port), ip_addr(h.src, h.src_port)),
+            _ => return Err(RdmaCmError::Invalid),
+        };
+        let child = self.insert_id(Id {
+            state: IdState::Connect,
+            net: lrec.net,
+            ps: lrec.ps,
+            src: Some(src),
+            dst: Some(dst),
+            device: Some(at.device),
+            reuseaddr: false,
+            afonly: false,
+            afonly_set: false,
+            backlog: 0,
+            qp_type: incoming.qp_type,
+            cm: Some(comm),
+            cm_listener: None,
+            route,
+            has_qp: false,
+            qp_num: 0,
+            srq: false,
+            psn: at.psn & 0x00FF_FFFF,
+            qkey: 0,
+            tos: None,
+            ece: (0, 0),
+            listener: Some(listener),
+            gave_up: false,
+        })?;
+        if self.by_comm.try_insert(comm, child).is_err() {
+            self.ids.remove(&child);
+            return Err(RdmaCmError::NoMemory);
+        }
+        let offset = if ib { 0 } else { CMA_HDR_LEN };
+        let data = incoming.private_data.get(offset..).unwrap_or(&[]);
+        Ok((child, listener, data))
+    }
+}
+
+/// What a request (REQ or SIDR_REQ) says that picks its listener and
+/// names the new id.
+pub(crate) struct Incoming<'a> {
+    pub(crate) service_id: u64,
+    pub(crate) pkey: u16,
+    pub(crate) private_data: &'a [u8],
+    /// (ours, theirs) for AF_IB listeners (a REQ's path GIDs).
+    pub(crate) gids: Option<([u8; 16], [u8; 16])>,
+    pub(crate) qp_type: RdmaQpType,
 }
 
 /// Whether a listening id takes a REQ that arrived on `device` with
