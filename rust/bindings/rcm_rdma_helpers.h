@@ -94,8 +94,8 @@ int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 /*
  * A passive id's device, port and route from the REQ that created it: the
  * GID entry it arrived on (held), the path seen from here (`path`, whose
- * record type follows the GID's type), and the device address of the GID's
- * network device. 0 or -errno.
+ * record type follows the GID's type; NULL for a SIDR_REQ, which has none),
+ * and the device address of the GID's network device. 0 or -errno.
  */
 int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 			     struct ib_device *ibdev, u32 port, u8 sgid_index,
@@ -119,9 +119,16 @@ struct rcm_h_rdma_event {
 	u32 qp_num;
 	u32 ece_vendor_id;
 	u32 ece_attr_mod;
+	u8 ud;			/* a UD id's event: param.ud */
+	u8 ud_ah;		/* ... with the address of the id's route */
+	u32 qkey;
 };
 
-/* Builds struct rdma_cm_event and calls `id`'s handler; its return. */
+/*
+ * Builds struct rdma_cm_event and calls `id`'s handler; its return. A UD
+ * event with ud_ah carries the address handle attributes of the id's path
+ * (built for the call, released after it).
+ */
 int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e);
 
 /* The caller's network namespace (ucma creates ids in it). */
@@ -146,6 +153,12 @@ struct rdma_cm_id *rcm_h_rdma_res_to_id(struct rdma_restrack_entry *res);
  * 0 or -errno.
  */
 int rcm_h_rdma_pkey_index(struct rdma_cm_id *id, u16 *index);
+
+/*
+ * A UD QP of an id, just created, to RTS: INIT with `attr`/`mask` (the
+ * id's port, P_Key index and Q_Key), then RTR, then RTS from PSN 0.
+ */
+int rcm_h_rdma_ud_qp_ready(struct ib_qp *qp, struct ib_qp_attr *attr, int mask);
 
 /* ib_create_qp / ib_destroy_qp for an id's QP. */
 struct ib_qp *rcm_h_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr);

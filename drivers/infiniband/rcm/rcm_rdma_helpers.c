@@ -346,20 +346,22 @@ int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 	attr = rdma_get_gid_attr(ibdev, port, sgid_index);
 	if (IS_ERR(attr))
 		return PTR_ERR(attr);
-	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
-	if (!rec) {
+	rec = path ? kzalloc(sizeof(*rec), GFP_KERNEL) : NULL;
+	if (path && !rec) {
 		rdma_put_gid_attr(attr);
 		return -ENOMEM;
 	}
-	rcm_h_fill_path_rec(path, rdma_protocol_roce(ibdev, port) ?
-			    sa_conv_gid_to_pathrec_type(attr->gid_type) :
-			    SA_PATH_REC_TYPE_IB, rec);
+	if (rec)
+		rcm_h_fill_path_rec(path, rdma_protocol_roce(ibdev, port) ?
+				    sa_conv_gid_to_pathrec_type(attr->gid_type) :
+				    SA_PATH_REC_TYPE_IB, rec);
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(attr);
 	if (!IS_ERR(ndev))
 		rdma_copy_src_l2_addr(da, ndev);
 	rcu_read_unlock();
-	rdma_addr_set_dgid(da, &rec->dgid);
+	if (rec)
+		rdma_addr_set_dgid(da, &rec->dgid);
 	if (da->sgid_attr)
 		rdma_put_gid_attr(da->sgid_attr);
 	da->sgid_attr = attr;
@@ -368,7 +370,7 @@ int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 	priv->id.port_num = port;
 	kfree(priv->id.route.path_rec);
 	priv->id.route.path_rec = rec;
-	priv->id.route.num_pri_alt_paths = 1;
+	priv->id.route.num_pri_alt_paths = rec ? 1 : 0;
 	rdma_restrack_add(&priv->res);
 	return 0;
 }
@@ -393,9 +395,31 @@ struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index)
 int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e)
 {
 	struct rdma_cm_event ev = {};
+	int ret;
 
 	ev.event = e->event;
 	ev.status = e->status;
+	ev.ece.vendor_id = e->ece_vendor_id;
+	ev.ece.attr_mod = e->ece_attr_mod;
+	if (e->ud) {
+		ev.param.ud.private_data = e->private_data;
+		ev.param.ud.private_data_len = e->private_data_len;
+		ev.param.ud.qp_num = e->qp_num;
+		ev.param.ud.qkey = e->qkey;
+		if (e->ud_ah && id->route.path_rec) {
+			ret = ib_init_ah_attr_from_path(id->device, id->port_num,
+							id->route.path_rec,
+							&ev.param.ud.ah_attr,
+							id->route.addr.dev_addr.sgid_attr);
+			if (ret) {
+				ev.event = RDMA_CM_EVENT_ADDR_ERROR;
+				ev.status = ret;
+			}
+		}
+		ret = id->event_handler(id, &ev);
+		rdma_destroy_ah_attr(&ev.param.ud.ah_attr);
+		return ret;
+	}
 	ev.param.conn.private_data = e->private_data;
 	ev.param.conn.private_data_len = e->private_data_len;
 	ev.param.conn.responder_resources = e->responder_resources;
@@ -405,8 +429,6 @@ int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e)
 	ev.param.conn.rnr_retry_count = e->rnr_retry_count;
 	ev.param.conn.srq = e->srq;
 	ev.param.conn.qp_num = e->qp_num;
-	ev.ece.vendor_id = e->ece_vendor_id;
-	ev.ece.attr_mod = e->ece_attr_mod;
 	return id->event_handler(id, &ev);
 }
 
@@ -470,6 +492,21 @@ int rcm_h_rdma_pkey_index(struct rdma_cm_id *id, u16 *index)
 		   0xffff : ib_addr_get_pkey(&id->route.addr.dev_addr);
 
 	return ib_find_cached_pkey(id->device, id->port_num, pkey, index);
+}
+
+int rcm_h_rdma_ud_qp_ready(struct ib_qp *qp, struct ib_qp_attr *attr, int mask)
+{
+	int ret = ib_modify_qp(qp, attr, mask);
+
+	if (ret)
+		return ret;
+	attr->qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(qp, attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+	attr->qp_state = IB_QPS_RTS;
+	attr->sq_psn = 0;
+	return ib_modify_qp(qp, attr, IB_QP_STATE | IB_QP_SQ_PSN);
 }
 
 struct ib_qp *rcm_h_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The in-tree rdma_ucm on rcm's rdma_cm (CM mode "rcm"): the rdma-core
-# tools through ucma.c, the most demanding rdma_cm consumer in the tree,
+# tools (rping, ucmatose, udaddy) through ucma.c, the most demanding rdma_cm consumer in the tree,
 # which nobody here wrote. Both directions against the peer, whose mode the
 # test's header names. rcm's message counters prove rcm carried it.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_tools_lib.sh"
@@ -18,13 +18,15 @@ stack_is_rcm() {
 		[ ! -d /sys/module/ib_cm ]
 }
 
-# At least $1 REQs sent and $2 received since the counts in $before.
+# At least $1 REQs sent, $2 received and $3 SIDR_REQs sent since the
+# counts in $before.
 carried_by_rcm() {
-	local tx rx
+	local tx rx sidr
 	tx=$(($(count cm_tx_msgs/req) - before_tx))
 	rx=$(($(count cm_rx_msgs/req) - before_rx))
-	echo "REQs sent $tx, REQs received $rx"
-	[ $tx -ge "$1" ] && [ $rx -ge "$2" ]
+	sidr=$(($(count cm_tx_msgs/sidr_req) - before_sidr))
+	echo "REQs sent $tx, REQs received $rx, SIDR_REQs sent $sidr"
+	[ $tx -ge "$1" ] && [ $rx -ge "$2" ] && [ $sidr -ge "$3" ]
 }
 
 # A listening rping server on this guest's address when its device goes:
@@ -56,7 +58,7 @@ run_ucma_scenarios() {
 		ktap_skip_all "needs a peer guest"
 		exit "$KSFT_SKIP"
 	fi
-	ktap_set_plan $(( $([ "$peer_mode" = rcm ] && echo 11 || echo 10) ))
+	ktap_set_plan $(( $([ "$peer_mode" = rcm ] && echo 13 || echo 12) ))
 	modprobe rdma_ucm
 	[ "$peer_mode" = rcm ] && peer_run 'modprobe rdma_ucm' > /dev/null
 	rcm_kmemleak_clear
@@ -65,15 +67,17 @@ run_ucma_scenarios() {
 	rcm_expect "this guest runs the in-tree rdma_ucm on rcm's rdma_cm" stack_is_rcm
 
 	before_tx=$(count cm_tx_msgs/req) before_rx=$(count cm_rx_msgs/req)
+	before_sidr=$(count cm_tx_msgs/sidr_req)
 	for dir in to_peer from_peer; do
 		check_rping "$dir"
 		check_ucmatose "$dir" 2
+		check_udaddy "$dir"
 	done
 	check_reject_no_listener
 
 	# Three connections each way (rping, ucmatose x2; plus the rejected
 	# one) went through rcm's MAD agent.
-	rcm_expect "rcm's counters: REQs sent and received" carried_by_rcm 4 3
+	rcm_expect "rcm's counters: REQs sent and received, SIDR_REQ sent" carried_by_rcm 4 3 1
 	# The peer's rping server for the connect after the device is back.
 	peer_start removal "rping -s -a $RCM_PEER -C 2 -v"
 	rcm_expect "rdma link delete under a listening id: DEVICE_REMOVAL, the id released, the device serves again" \

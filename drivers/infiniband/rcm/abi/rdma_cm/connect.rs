@@ -43,6 +43,7 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
         rnr_retry_count: p.rnr_retry_count,
         srq: p.srq != 0,
         qp_num: p.qp_num & 0x00FF_FFFF,
+        qkey: p.qkey,
     }
 }
 

@@ -11,7 +11,7 @@ use super::types::event_status;
 use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
-use crate::proto::rdma_cm::{IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
+use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
 use crate::shell::Peer;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -45,7 +45,8 @@ impl RdmaCmAbi {
             return;
         }
         self.sync(&b);
-        if call_handler(&b, event) != 0 {
+        let ud = self.read(|core| core.get(id).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
+        if call_handler(&b, event, ud) != 0 {
             b.set_destroying();
             b.unlock_handler();
             self.destroy(s, &b);
@@ -82,7 +83,8 @@ impl RdmaCmAbi {
         };
         // SAFETY: a new id's lock, below its listener's.
         unsafe { bindings::rcm_h_rdma_handler_lock_nested(b.private()) };
-        let ret = call_handler(&b, event);
+        let ud = self.read(|core| core.get(child).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
+        let ret = call_handler(&b, event, ud);
         if ret != 0 {
             b.set_destroying();
             b.unlock_handler();
@@ -128,19 +130,22 @@ impl RdmaCmAbi {
         b.write_addrs(rec.src(), rec.dst());
         b.set_comm(rec.cm());
         if let Some(route) = rec.route() {
-            passive_route(s, &b, route)?;
+            passive_route(s, &b, route, rec.qp_type() != RdmaQpType::Ud)?;
         }
         self.register(b.clone())?;
         Ok(b)
     }
 }
 
-/// A passive id's device, port, GID entry and path record, from the
-/// route the core took from the REQ.
-fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>) -> Result {
+/// A passive id's device, port, GID entry and (with `with_path`: a REQ's;
+/// a SIDR_REQ has none) path record, from the route the core took from
+/// the request.
+fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: bool) -> Result {
     let peer = route.peer.ok_or(EINVAL)?;
     let ibdev = device_ptr(s, peer.device).ok_or(ENODEV)?;
     let path = lap_path(&route.path);
+    let path_ptr: *const bindings::rcm_h_lap_path =
+        if with_path { &path } else { core::ptr::null() };
     // SAFETY: a served device is registered; the id's fields are ours.
     let ret = unsafe {
         bindings::rcm_h_rdma_passive_route(
@@ -148,7 +153,7 @@ fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>) -> Result {
             ibdev,
             peer.path.port,
             peer.path.sgid_index,
-            &path,
+            path_ptr,
         )
     };
     kernel::error::to_result(ret)
@@ -174,8 +179,9 @@ fn lap_path(p: &RoutePath) -> bindings::rcm_h_lap_path {
     }
 }
 
-/// Calls the handler of `b`'s id with `event`; its return.
-fn call_handler(b: &RdmaIdBox, event: &RdmaEvent) -> i32 {
+/// Calls the handler of `b`'s id with `event` (a UD id's as `param.ud`,
+/// with the address of its route once it is ESTABLISHED); its return.
+fn call_handler(b: &RdmaIdBox, event: &RdmaEvent, ud: bool) -> i32 {
     let c = &event.conn;
     let e = bindings::rcm_h_rdma_event {
         event: event.kind as u32,
@@ -195,6 +201,9 @@ fn call_handler(b: &RdmaIdBox, event: &RdmaEvent) -> i32 {
         qp_num: c.qp_num,
         ece_vendor_id: c.ece_vendor_id,
         ece_attr_mod: c.ece_attr_mod,
+        ud: u8::from(ud),
+        ud_ah: u8::from(ud && event.kind == EventKind::Established),
+        qkey: c.qkey,
     };
     // SAFETY: the id is live (the caller holds a reference) with its
     // handler lock held; `e` and its private data live for the call.

@@ -5,7 +5,6 @@
 //! rdma_cm makes itself as a connection progresses ([`QpControl`]).
 
 use super::id::RdmaIdBox;
-use super::types::EOPNOTSUPP;
 use super::RdmaCmAbi;
 use crate::abi::ib_cm::qp::{connection_qp_attrs, qp_target};
 use crate::abi::service::{with_service, Service};
@@ -41,7 +40,13 @@ impl RdmaCmAbi {
                 connected_attrs(s, bx, comm, target, a, Some(psn))
             }
             _ => {
-                let mask = id_attrs(bx, a, qp_type)?;
+                let qkey = if qp_type == RdmaQpType::Ud {
+                    let q = self.call(s, |core, _| core.ensure_qkey(bx.core));
+                    Some(q.map_err(super::types::errno)?)
+                } else {
+                    None
+                };
+                let mask = id_attrs(bx, a, qkey)?;
                 if a.qp_state == b::ib_qp_state_IB_QPS_RTR {
                     a.rq_psn = psn;
                 }
@@ -75,8 +80,12 @@ impl RdmaCmAbi {
             qp_state: b::ib_qp_state_IB_QPS_INIT,
             ..Default::default()
         };
+        let ud = self.read(|core| core.get(bx.core).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
         let ret = match self.qp_attrs(s, bx, &mut a) {
+            // A UD QP goes on to RTS at once, as 6.12's does.
             // SAFETY: `qp` was just created; `a` is filled.
+            Ok(mask) if ud => unsafe { b::rcm_h_rdma_ud_qp_ready(qp, &mut a, mask as c_int) },
+            // SAFETY: as above.
             Ok(mask) => unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) },
             Err(e) => e,
         };
@@ -208,8 +217,8 @@ fn connected_attrs(
 }
 
 /// The attributes of an id without a connection: its port and P_Key
-/// index, and access flags (none) or a UD id's Q_Key.
-fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qp_type: RdmaQpType) -> Result<u32, c_int> {
+/// index, and access flags (none) or a UD id's Q_Key (`qkey`).
+fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qkey: Option<u32>) -> Result<u32, c_int> {
     let (ibdev, port) = bx.device_port();
     if ibdev.is_null() {
         return Err(EINVAL.to_errno());
@@ -225,12 +234,13 @@ fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qp_type: RdmaQpType) -> Resul
     let mut mask = b::ib_qp_attr_mask_IB_QP_STATE
         | b::ib_qp_attr_mask_IB_QP_PKEY_INDEX
         | b::ib_qp_attr_mask_IB_QP_PORT;
-    if qp_type == RdmaQpType::Ud {
-        // UD ids come with SIDR, later.
-        return Err(EOPNOTSUPP);
+    if let Some(qkey) = qkey {
+        a.qkey = qkey;
+        mask |= b::ib_qp_attr_mask_IB_QP_QKEY;
+    } else {
+        a.qp_access_flags = 0;
+        mask |= b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
     }
-    a.qp_access_flags = 0;
-    mask |= b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
     Ok(mask)
 }
 

@@ -155,6 +155,7 @@ pub(crate) fn event_status(s: EventStatus) -> c_int {
         EventStatus::Failed(e) => errno(e),
         EventStatus::Errno(e) => e,
         EventStatus::Rejected(reason) => c_int::from(reason.to_wire()),
+        EventStatus::Sidr(status) => c_int::from(status.to_wire()),
     }
 }
 

@@ -12,6 +12,7 @@ use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::passive::{Arrival, Incoming};
 use super::port_space::PortSpace;
+use super::route::{Route, RoutePath};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::{fill, CommId, Event};
@@ -86,6 +87,16 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         Ok(())
     }
 
+    /// A UD id's Q_Key, its port space's default if it has none yet (for
+    /// its QP's INIT attributes, 6.12's `cma_set_default_qkey`).
+    pub fn ensure_qkey(&mut self, id: RdmaId) -> Result<u32, RdmaCmError> {
+        let rec = self.ids.get_mut(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if rec.qkey == 0 {
+            rec.qkey = default_qkey(rec.ps).ok_or(RdmaCmError::Invalid)?;
+        }
+        Ok(rec.qkey)
+    }
+
     /// `rdma_accept` for a UD id: a SIDR_REP "service resolved" with the
     /// id's QP number and Q_Key (the consumer's, else the port space's).
     pub(crate) fn accept_ud<H: Host<A>>(
@@ -143,7 +154,17 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             gids: None,
             qp_type: RdmaQpType::Ud,
         };
-        let (child, listener, data) = self.new_passive_id(at, comm, &incoming, None)?;
+        // No path: where the SIDR_REQ came from, for the device and port.
+        let peer = host.cm(|ep, _, _| ep.get(comm).and_then(|c| c.peer().copied()));
+        let route = Route {
+            path: RoutePath {
+                pkey: req.partition_key,
+                ..RoutePath::default()
+            },
+            peer,
+            ack_delay: host.device(at.device).ack_delay,
+        };
+        let (child, listener, data) = self.new_passive_id(at, comm, &incoming, Some(route))?;
         host.event(
             child,
             RdmaEvent {
