@@ -14,6 +14,7 @@ use crate::rdma::device::Device;
 use crate::rdma::sync::{wait_until, wake_waiters};
 use crate::rdma::timer::{now_ms, random_u32};
 use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm};
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 /// The host the core runs with here.
@@ -65,6 +66,7 @@ impl RdmaCmAbi {
         }
         drop(self.unregister(b.core));
         // A device removal may be waiting for this id.
+        self.destroyed.fetch_add(1, Ordering::AcqRel);
         wake_waiters();
     }
 
@@ -98,7 +100,14 @@ impl RdmaCmAbi {
             return;
         }
         let start = now_ms();
-        wait_until(&|| self.read(|core| core.ids_on(dev).next().is_none()));
+        loop {
+            let seen = self.destroyed.load(Ordering::Acquire);
+            if self.read(|core| core.ids_on(dev).next().is_none()) {
+                break;
+            }
+            // Sleeps until an id is destroyed (a lock-free check).
+            wait_until(&|| self.destroyed.load(Ordering::Acquire) != seen);
+        }
         pr_info!(
             "{}: going: {} rdma_cm id(s) released in {} ms\n",
             device.name(),

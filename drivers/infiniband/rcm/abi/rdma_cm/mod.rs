@@ -26,6 +26,7 @@ use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::RdmaId;
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
+use core::sync::atomic::AtomicU64;
 use id::RdmaIdBox;
 use kernel::new_mutex;
 use kernel::prelude::*;
@@ -41,6 +42,9 @@ pub(crate) struct RdmaCmAbi {
     /// `rdma_destroy_id` (deliveries hold their own while they run).
     #[pin]
     ids: Mutex<KernelMap<u32, Arc<RdmaIdBox>>>,
+    /// Ids destroyed so far: a device removal sleeps until it changes
+    /// (its wake-up check may not take a lock).
+    destroyed: AtomicU64,
 }
 
 impl RdmaCmAbi {
@@ -49,6 +53,7 @@ impl RdmaCmAbi {
         try_pin_init!(RdmaCmAbi {
             service <- RdmaService::new(),
             ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_ids"),
+            destroyed: AtomicU64::new(0),
         })
     }
 
