@@ -322,6 +322,28 @@ pub(crate) unsafe extern "C" fn rdma_connect(
     }
 }
 
+/// Records the ECE a consumer offers in its REQ or REP (`-EINVAL` for
+/// NULL).
+///
+/// # Safety
+///
+/// `id` from rcm; `ece` NULL or valid.
+unsafe fn set_ece(id: *mut bindings::rdma_cm_id, ece: *const bindings::rdma_ucm_ece) -> c_int {
+    if ece.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let ece = unsafe { *ece };
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            super::types::ret(abi.call(s, |core, _| {
+                core.set_ece(b.core, ece.vendor_id, ece.attr_mod)
+            }))
+        })
+    }
+}
+
 /// `rdma_connect_ece`: `rdma_connect` offering ECE.
 ///
 /// # Safety
@@ -333,19 +355,8 @@ pub(crate) unsafe extern "C" fn rdma_connect_ece(
     param: *mut bindings::rdma_conn_param,
     ece: *mut bindings::rdma_ucm_ece,
 ) -> c_int {
-    if ece.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    let ece = unsafe { *ece };
-    // SAFETY: per this function's contract.
-    let r = unsafe {
-        on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| {
-                core.set_ece(b.core, ece.vendor_id, ece.attr_mod)
-            }))
-        })
-    };
+    let r = unsafe { set_ece(id, ece) };
     if r != 0 {
         return r;
     }
@@ -397,19 +408,8 @@ pub(crate) unsafe extern "C" fn rdma_accept_ece(
     param: *mut bindings::rdma_conn_param,
     ece: *mut bindings::rdma_ucm_ece,
 ) -> c_int {
-    if ece.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    let ece = unsafe { *ece };
-    // SAFETY: per this function's contract.
-    let r = unsafe {
-        on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| {
-                core.set_ece(b.core, ece.vendor_id, ece.attr_mod)
-            }))
-        })
-    };
+    let r = unsafe { set_ece(id, ece) };
     if r != 0 {
         return r;
     }

@@ -10,7 +10,7 @@ use super::endpoint::{RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 use super::host::{Host, QpLimits};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
-use crate::cm::{fill, CommId, Transport};
+use crate::cm::{fill, CmError, CommId, DeviceId, Endpoint, Millis, Transport};
 use crate::reason::RejectReason;
 use crate::timer::IbaTime;
 use crate::wire::cma_hdr::{CmaHdr, IpAddr, CMA_HDR_LEN};
@@ -141,12 +141,27 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         req.srq = r.srq;
         req.primary_path = path.req_path(None, route.ack_delay);
         req.private_data = private_data;
-        let guid = host.device(device).guid;
         let plt = IbaTime::new(path.packet_life_time);
         let attr_mod = r.ece.1;
+        self.start_exchange(host, id, device, |ep, now, comm, out| {
+            ep.send_req(now, comm, &req, attr_mod, peer, plt, out)
+        })
+    }
+
+    /// Starts an active id's exchange on a new CM id of `device` with
+    /// `send` (a REQ or a SIDR_REQ): the id is CONNECT with that CM id, or,
+    /// on failure, unchanged with no CM id.
+    pub(crate) fn start_exchange<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        id: RdmaId,
+        device: DeviceId,
+        send: impl FnOnce(&mut Endpoint<A, H::Maps>, Millis, CommId, &mut H::Out) -> Result<(), CmError>,
+    ) -> Result<(), RdmaCmError> {
+        let guid = host.device(device).guid;
         let comm = host.cm(|ep, now, out| {
             let comm = ep.create_id(device, guid)?;
-            match ep.send_req(now, comm, &req, attr_mod, peer, plt, out) {
+            match send(ep, now, comm, out) {
                 Ok(()) => Ok(comm),
                 Err(e) => {
                     let _ = ep.destroy(now, comm, false, out);

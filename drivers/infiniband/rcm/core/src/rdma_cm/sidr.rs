@@ -13,7 +13,6 @@ use super::host::Host;
 use super::passive::{Arrival, Incoming};
 use super::port_space::PortSpace;
 use super::route::{Route, RoutePath};
-use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::{fill, CommId, Event};
 use crate::reason::SidrStatus;
@@ -54,26 +53,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         req.partition_key = route.path.pkey;
         req.service_id = service_id_of(r.ps, &dst);
         req.private_data = request_data(&src, &dst, p.private_data)?;
-        let guid = host.device(device).guid;
-        let comm = host.cm(|ep, now, out| {
-            let comm = ep.create_id(device, guid)?;
-            match ep.send_sidr_req(now, comm, &req, peer, SIDR_TIMEOUT_MS, MAX_CM_RETRIES, out) {
-                Ok(()) => Ok(comm),
-                Err(e) => {
-                    let _ = ep.destroy(now, comm, false, out);
-                    Err(e)
-                }
-            }
-        })?;
-        if self.by_comm.try_insert(comm, id).is_err() {
-            let _ = host.cm(|ep, now, out| ep.destroy(now, comm, true, out));
-            return Err(RdmaCmError::NoMemory);
-        }
-        if let Some(rec) = self.ids.get_mut(&id) {
-            rec.cm = Some(comm);
-            rec.state = IdState::Connect;
-        }
-        Ok(())
+        self.start_exchange(host, id, device, |ep, now, comm, out| {
+            ep.send_sidr_req(now, comm, &req, peer, SIDR_TIMEOUT_MS, MAX_CM_RETRIES, out)
+        })
     }
 
     /// Takes `qkey` for a UD id: a Q_Key must be set, and once set it
