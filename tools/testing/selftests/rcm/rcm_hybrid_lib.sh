@@ -7,26 +7,11 @@
 # the ib_cm ABI is right. rcm's message counters prove rcm carried it.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_tools_lib.sh"
 
-CNT=/sys/class/infiniband/rxe0/ports/1
-
-count() { cat "$CNT/$1"; }
-
 # The module graph: rdma_cm links against rcm (rcm holds it), ib_cm is absent.
 stack_is_hybrid() {
 	ls /sys/module/rcm/holders/
 	[ -d /sys/module/rcm/holders/rdma_cm ] && [ -d /sys/module/rdma_ucm ] &&
 		[ ! -d /sys/module/ib_cm ]
-}
-
-# At least $1 REQs sent, $2 received and $3 SIDR_REQs sent since the
-# counts in $before.
-carried_by_rcm() {
-	local tx rx sidr
-	tx=$(($(count cm_tx_msgs/req) - before_tx))
-	rx=$(($(count cm_rx_msgs/req) - before_rx))
-	sidr=$(($(count cm_tx_msgs/sidr_req) - before_sidr))
-	echo "REQs sent $tx, REQs received $rx, SIDR_REQs sent $sidr"
-	[ $tx -ge "$1" ] && [ $rx -ge "$2" ] && [ $sidr -ge "$3" ]
 }
 
 run_hybrid_scenarios() {

@@ -8,6 +8,22 @@
 
 PINGS=10
 
+# rcm's CM message counters of rxe0's port.
+CNT=/sys/class/infiniband/rxe0/ports/1
+
+count() { cat "$CNT/$1"; }
+
+# At least $1 REQs sent, $2 received and $3 SIDR_REQs sent since the
+# counts in $before.
+carried_by_rcm() {
+	local tx rx sidr
+	tx=$(($(count cm_tx_msgs/req) - before_tx))
+	rx=$(($(count cm_rx_msgs/req) - before_rx))
+	sidr=$(($(count cm_tx_msgs/sidr_req) - before_sidr))
+	echo "REQs sent $tx, REQs received $rx, SIDR_REQs sent $sidr"
+	[ $tx -ge "$1" ] && [ $rx -ge "$2" ] && [ $sidr -ge "$3" ]
+}
+
 # run_pair <to_peer|from_peer> <job> <server cmd> <client cmd>: @SERVER@ in
 # either command is the server's address. The client is retried while the
 # server starts; each try may take $CLIENT_TIMEOUT s, so a hung connection
