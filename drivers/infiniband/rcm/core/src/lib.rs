@@ -14,6 +14,7 @@ pub mod cm;
 pub mod rdma_cm;
 pub mod reason;
 pub mod timer;
+pub mod ucma;
 pub mod wire;
 
 #[cfg(feature = "std")]

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Writes the seed corpora, corpus/parse_mad/ and corpus/endpoint/, from
+//! Writes the seed corpora, corpus/parse_mad/, corpus/endpoint/ and
+//! corpus/ucma_command/, from
 //! `rcm_core_fuzz::seeds`, after checking that each seed passes its
 //! target and that the programs decode to what was encoded:
 //!
@@ -69,7 +70,14 @@ fn main() -> std::io::Result<()> {
         );
     }
 
+    let commands = rcm_core_fuzz::ucma::seeds();
+    for (name, data) in &commands {
+        rcm_core_fuzz::ucma::command(data);
+        println!("ucma_command/{name}: {} bytes", data.len());
+    }
+
     write_dir(&root.join("parse_mad"), &mads)?;
+    write_dir(&root.join("ucma_command"), &commands)?;
     write_dir(&root.join("endpoint"), &progs)?;
     println!(
         "wrote {} parse_mad and {} endpoint seeds under {}",

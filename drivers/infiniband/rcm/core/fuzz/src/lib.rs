@@ -8,6 +8,8 @@
 //! - [`endpoint`]: the input is a program of API calls, raw and forged MADs
 //!   and time steps over 2-3 endpoints on the simulated fabric; every
 //!   endpoint's `audit()` runs after every operation (target `endpoint`).
+//! - [`ucma::command`]: one `write()` to the rdma_ucm device into the
+//!   frame check and command parser (target `ucma_command`).
 //! - [`seeds`]: the seed images and programs.
 //!
 //! Nothing here panics on any input except when rcm-core breaks one of
@@ -16,6 +18,7 @@
 pub mod endpoint;
 pub mod input;
 pub mod seeds;
+pub mod ucma;
 
 use rcm_core::wire::field::{Mad, MAD_SIZE};
 use rcm_core::wire::CmMad;

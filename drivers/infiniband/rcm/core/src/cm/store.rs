@@ -44,6 +44,9 @@ pub trait OrderedMap<K: Ord + Copy, V> {
         V: Clone;
     /// The smallest key.
     fn first_key(&self) -> Option<K>;
+    /// The smallest key not below `from` (`&mut` because the kernel's
+    /// tree seeks with a cursor).
+    fn first_key_from(&mut self, from: &K) -> Option<K>;
     /// Every key in order, O(1) amortized per step.
     fn keys(&self) -> impl Iterator<Item = K> + '_;
     /// Number of entries.
@@ -152,6 +155,9 @@ pub mod btree {
         }
         fn first_key(&self) -> Option<K> {
             self.map.keys().next().copied()
+        }
+        fn first_key_from(&mut self, from: &K) -> Option<K> {
+            self.map.range(from..).next().map(|(k, _)| *k)
         }
         fn keys(&self) -> impl Iterator<Item = K> + '_ {
             self.map.keys().copied()

@@ -170,6 +170,16 @@ impl SockAddr {
             _ => false,
         }
     }
+
+    /// The same IP address, ports and scope aside: how a neighbour entry
+    /// (which knows its interface, not a scope) names an id's destination.
+    pub fn same_ip(&self, other: &SockAddr) -> bool {
+        match (self, other) {
+            (SockAddr::V4 { addr: a, .. }, SockAddr::V4 { addr: b, .. }) => a == b,
+            (SockAddr::V6 { addr: a, .. }, SockAddr::V6 { addr: b, .. }) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// fe80::/10.

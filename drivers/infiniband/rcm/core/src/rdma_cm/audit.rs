@@ -4,7 +4,7 @@
 //! table, run by the simulation after every step (the module does not run
 //! them).
 
-use super::endpoint::{RdmaCm, RdmaId};
+use super::endpoint::{RdmaCm, RdmaId, RdmaQpType};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 
@@ -76,6 +76,18 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         }
         if self.ports.ports() > bound {
             return fail(RdmaId(0), "a port with no holder");
+        }
+        for group in self.groups.keys() {
+            let Some(m) = self.groups.get(&group) else {
+                continue;
+            };
+            if self
+                .ids
+                .get(&m.id)
+                .is_none_or(|r| r.qp_type != RdmaQpType::Ud)
+            {
+                return fail(m.id, "a multicast membership of no UD id");
+            }
         }
         Ok(())
     }

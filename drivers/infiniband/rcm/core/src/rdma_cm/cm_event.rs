@@ -35,6 +35,18 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         self.by_comm.get(&comm).is_some() || self.holds_listener(comm)
     }
 
+    /// Whether `event` of `comm` is rdma_cm's to handle: a request (REQ or
+    /// SIDR_REQ, on a new CM id) for one of its listeners, or news of one
+    /// of its CM ids. What is not goes to the CM's other consumers.
+    pub fn claims(&self, comm: CommId, event: &Event) -> bool {
+        match event {
+            Event::ReqReceived { listener, .. } | Event::SidrReqReceived { listener, .. } => {
+                self.holds_listener(*listener)
+            }
+            _ => self.owns(comm),
+        }
+    }
+
     /// Handles one CM event for `comm`.
     pub fn cm_event<H: Host<A>>(
         &mut self,
@@ -126,6 +138,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                     kind,
                     status,
                     listener: None,
+                    group: None,
                     conn,
                 }
             }
@@ -177,6 +190,7 @@ fn rej_event(rej: &Rej) -> RdmaEvent {
         kind: EventKind::Rejected,
         status: EventStatus::Rejected(rej.reason),
         listener: None,
+        group: None,
         conn: ConnData::with_data(&rej.private_data, rej.private_data.len()),
     }
 }

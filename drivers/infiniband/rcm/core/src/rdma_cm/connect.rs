@@ -106,6 +106,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             rec.srq = p.srq;
         }
         let r = *rec;
+        if self.on_iwarp(host, id) {
+            return self.connect_iw(host, id, p);
+        }
         let (Some(route), Some(device), Some(src), Some(dst)) = (r.route, r.device, r.src, r.dst)
         else {
             return Err(RdmaCmError::Invalid);
@@ -200,6 +203,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             rec.srq = p.srq;
         }
         let r = *rec;
+        if r.iw {
+            return self.accept_iw(host, id, p);
+        }
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         let result = match (r.qp_type, p) {
             (RdmaQpType::Ud, p) => return self.accept_ud(host, id, comm, p),
@@ -279,6 +285,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         reason: RejectReason,
     ) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if r.iw {
+            return host.iw_reject(id, private_data).map_err(RdmaCmError::Qp);
+        }
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         if r.qp_type == RdmaQpType::Ud {
             return self.reject_ud(host, comm, private_data);
@@ -288,9 +297,14 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     }
 
     /// `rdma_disconnect`: the QP to ERR, then a DREQ, or the DREP if the
-    /// peer disconnected first. Only an id without a CM id is refused.
+    /// peer disconnected first (an iWARP connection closes through its
+    /// CM, which moves the QP). Only an id without a connection is
+    /// refused.
     pub fn disconnect<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if r.iw {
+            return host.iw_disconnect(id).map_err(RdmaCmError::Qp);
+        }
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         host.qp_error(id);
         host.cm(|ep, now, out| {

@@ -9,7 +9,8 @@
 use super::addr::{Family, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
 use super::event::{EventKind, EventStatus, RdmaEvent};
-use super::host::Host;
+use super::host::{Host, IwOptions};
+use super::multicast::{GroupId, Membership};
 use super::port_space::{ib_address_space, PortSpace};
 use super::route::Route;
 use super::state::IdState;
@@ -134,6 +135,45 @@ pub struct Id<A> {
     /// rdma_cm gave up on the connection (CONNECT_ERROR): the CM's later
     /// news about it is not reported (6.12 would add a REJECTED).
     pub(crate) gave_up: bool,
+    /// The connection goes through the device's iWARP CM, not the CM.
+    pub(crate) iw: bool,
+    /// A RoCE route was resolved toward `dst`: a change of its neighbour's
+    /// hardware address is this id's concern (see `netevent`).
+    pub(crate) watches_neighbour: bool,
+}
+
+impl<A> Id<A> {
+    /// A new IDLE id in namespace `net` and port space `ps`, connecting
+    /// `qp_type` QPs, starting its packets at `psn`.
+    pub(crate) const fn new(net: NetId, ps: PortSpace, qp_type: RdmaQpType, psn: u32) -> Self {
+        Id {
+            state: IdState::Idle,
+            net,
+            ps,
+            src: None,
+            dst: None,
+            device: None,
+            reuseaddr: false,
+            afonly: false,
+            afonly_set: false,
+            backlog: 0,
+            qp_type,
+            cm: None,
+            cm_listener: None,
+            route: None,
+            has_qp: false,
+            qp_num: 0,
+            srq: false,
+            psn: psn & 0x00FF_FFFF,
+            qkey: 0,
+            tos: None,
+            ece: (0, 0),
+            listener: None,
+            gave_up: false,
+            iw: false,
+            watches_neighbour: false,
+        }
+    }
 }
 
 impl<A: Copy> Id<A> {
@@ -185,6 +225,17 @@ impl<A: Copy> Id<A> {
     pub fn qkey(&self) -> u32 {
         self.qkey
     }
+    /// The connection goes through the device's iWARP CM.
+    pub fn iwarp(&self) -> bool {
+        self.iw
+    }
+    /// The options an iWARP CM id of this id takes.
+    pub fn iw_options(&self) -> IwOptions {
+        IwOptions {
+            tos: self.tos,
+            afonly: self.afonly,
+        }
+    }
 }
 
 /// The rdma_cm ids of a host, reaching their peers through CM addresses
@@ -196,6 +247,9 @@ pub struct RdmaCm<C: Collections, A> {
     pub(crate) by_comm: C::Map<CommId, RdmaId>,
     /// The CM listeners rdma_cm holds, with how many ids share each.
     pub(crate) cm_listeners: C::Map<CommId, u32>,
+    /// Multicast memberships.
+    pub(crate) groups: C::Map<GroupId, Membership>,
+    pub(crate) next_group: u32,
     next_id: u32,
 }
 
@@ -213,6 +267,8 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             ports: PortTable::new(),
             by_comm: OrderedMap::new_empty(),
             cm_listeners: OrderedMap::new_empty(),
+            groups: OrderedMap::new_empty(),
+            next_group: 1,
             next_id: 1,
         }
     }
@@ -227,31 +283,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         qp_type: RdmaQpType,
         psn: u32,
     ) -> Result<RdmaId, RdmaCmError> {
-        self.insert_id(Id {
-            state: IdState::Idle,
-            net,
-            ps,
-            src: None,
-            dst: None,
-            device: None,
-            reuseaddr: false,
-            afonly: false,
-            afonly_set: false,
-            backlog: 0,
-            qp_type,
-            cm: None,
-            cm_listener: None,
-            route: None,
-            has_qp: false,
-            qp_num: 0,
-            srq: false,
-            psn: psn & 0x00FF_FFFF,
-            qkey: 0,
-            tos: None,
-            ece: (0, 0),
-            listener: None,
-            gave_up: false,
-        })
+        self.insert_id(Id::new(net, ps, qp_type, psn))
     }
 
     /// Adds an id under the next free number.
@@ -385,6 +417,10 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         host: &mut H,
         id: RdmaId,
     ) -> Result<IdState, RdmaCmError> {
+        if self.ids.get(&id).is_none() {
+            return Err(RdmaCmError::NoSuchId);
+        }
+        self.leave_all(host, id);
         let rec = self.ids.remove(&id).ok_or(RdmaCmError::NoSuchId)?;
         if let Some(holder) = rec.cm_listener {
             self.drop_cm_listener(host, holder);

@@ -5,6 +5,7 @@
 //! data length: the most the message can carry, not what was sent.
 
 use super::endpoint::{RdmaCmError, RdmaId};
+use super::multicast::GroupId;
 use crate::reason::{RejectReason, SidrStatus};
 
 /// An event's status (`rdma_cm_event.status`; each ABI maps it).
@@ -196,17 +197,31 @@ pub struct RdmaEvent {
     /// The listener whose consumer gets a CONNECT_REQUEST (the event is
     /// for the new id, delivered to the listener's handler and context).
     pub listener: Option<RdmaId>,
+    /// The multicast group a MULTICAST_JOIN or MULTICAST_ERROR is about.
+    pub group: Option<GroupId>,
     /// Connection parameters and private data, where the event has them.
     pub conn: ConnData,
 }
 
 impl RdmaEvent {
+    /// CONNECT_REQUEST for a new id that `listener` heard, with `conn`.
+    pub fn connect_request(listener: RdmaId, conn: ConnData) -> Self {
+        RdmaEvent {
+            kind: EventKind::ConnectRequest,
+            status: EventStatus::Ok,
+            listener: Some(listener),
+            group: None,
+            conn,
+        }
+    }
+
     /// An event with nothing but its kind and status.
     pub fn plain(kind: EventKind, status: EventStatus) -> Self {
         RdmaEvent {
             kind,
             status,
             listener: None,
+            group: None,
             conn: ConnData::default(),
         }
     }

@@ -6,6 +6,8 @@
 //! shell implements it over its CM service and ib_core; the host
 //! simulation over a simulated fabric.
 
+use super::addr::SockAddr;
+use super::connect::ConnParams;
 use super::endpoint::RdmaId;
 use super::event::RdmaEvent;
 use super::route::PathKind;
@@ -22,6 +24,17 @@ pub struct DeviceInfo {
     pub ack_delay: IbaTime,
     /// The kind of path its ports make (RoCE v1/v2 or IB).
     pub path_kind: PathKind,
+    /// Its connections go through its own iWARP CM, not CM MADs.
+    pub iwarp: bool,
+}
+
+/// The id's options an iWARP CM id takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IwOptions {
+    /// The type of service (`rdma_set_service_type`), if set.
+    pub tos: Option<u8>,
+    /// IPv6 only (`rdma_set_afonly`).
+    pub afonly: bool,
 }
 
 /// The QP limits a consumer gives on accept, which override what the REQ
@@ -61,6 +74,45 @@ pub trait Host<A: Copy + Ord> {
 
     /// Moves `id`'s QP, if it has one, to ERR, which flushes posted work.
     fn qp_error(&mut self, id: RdmaId);
+
+    /// iWARP: listens for `id` (LISTEN once this succeeds) through the
+    /// iWARP CM of `device`, or of every iWARP device for a wildcard
+    /// (`None`; no iWARP device is success), with the id's `options`.
+    /// The host keeps the listeners until the id is destroyed. A negative
+    /// errno.
+    fn iw_listen(
+        &mut self,
+        id: RdmaId,
+        device: Option<DeviceId>,
+        backlog: u32,
+        options: IwOptions,
+    ) -> Result<(), i32>;
+
+    /// iWARP: starts `id`'s connection through its device's iWARP CM
+    /// with `p` and the id's `options`, rdma_cm's QP (if any) moved to
+    /// RTR first; on failure nothing of it is left. A negative errno.
+    /// A host may instead start it once the call into rdma_cm is over
+    /// (an iWARP connect can block), and report a failure through
+    /// [`RdmaCm::iw_connect_failed`](super::RdmaCm::iw_connect_failed).
+    fn iw_connect(&mut self, id: RdmaId, p: &ConnParams<'_>, options: IwOptions)
+        -> Result<(), i32>;
+
+    /// iWARP: accepts the request `id` came from with `p`, rdma_cm's QP
+    /// (if any) moved to RTR first. A negative errno.
+    fn iw_accept(&mut self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32>;
+
+    /// iWARP: refuses the request `id` came from, with `private_data`.
+    fn iw_reject(&mut self, id: RdmaId, private_data: &[u8]) -> Result<(), i32>;
+
+    /// iWARP: closes `id`'s connection (orderly).
+    fn iw_disconnect(&mut self, id: RdmaId) -> Result<(), i32>;
+
+    /// Joins the IP multicast group `addr` on `id`'s network device
+    /// (IGMP), unless `send_only`. A negative errno.
+    fn join_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32>;
+
+    /// Leaves it again (nothing for a send-only membership).
+    fn leave_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool);
 
     /// A device's facts.
     fn device(&self, device: DeviceId) -> DeviceInfo;

@@ -9,8 +9,8 @@
 use super::addr::{Family, SockAddr};
 use super::bind::{NetId, PortKey};
 use super::endpoint::{BindContext, Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
-use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
-use super::host::Host;
+use super::event::{ConnData, RdmaEvent};
+use super::host::{Host, IwOptions};
 use super::port_space::PortSpace;
 use super::route::{Route, RoutePath};
 use super::state::IdState;
@@ -75,6 +75,13 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             _ => rec.ps.service_id(src.port()),
         };
         let device = rec.device;
+        if device.is_some_and(|d| host.device(d).iwarp) {
+            // No CM listener: only the device's iWARP CM hears requests.
+            host.iw_listen(id, device, backlog, rec.iw_options())
+                .map_err(RdmaCmError::Qp)?;
+            self.listening(id, backlog, None);
+            return Ok(());
+        }
         let guid = device.map_or(0, |d| host.device(d).guid);
         let spec = ListenSpec {
             device,
@@ -108,13 +115,35 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 return Err(RdmaCmError::NoMemory);
             }
         }
+        // A wildcard listener hears iWARP devices' requests too.
+        if device.is_none() {
+            if let Err(e) = host.iw_listen(id, None, backlog, rec.iw_options()) {
+                self.drop_cm_listener(host, holder);
+                return Err(RdmaCmError::Qp(e));
+            }
+        }
+        self.listening(id, backlog, Some(holder));
+        Ok(())
+    }
+
+    /// `id` is LISTEN, sharing CM listener `holder` if it has one.
+    fn listening(&mut self, id: RdmaId, backlog: u32, holder: Option<CommId>) {
         if let Some(rec) = self.ids.get_mut(&id) {
             rec.reuseaddr = false;
             rec.backlog = backlog;
             rec.state = IdState::Listen;
-            rec.cm_listener = Some(holder);
+            rec.cm_listener = holder;
         }
-        Ok(())
+    }
+
+    /// The listening ids bound to no device, with their backlog and
+    /// iWARP options: an iWARP device that comes later listens for them.
+    pub fn wildcard_listeners(&self) -> impl Iterator<Item = (RdmaId, u32, IwOptions)> + '_ {
+        self.ids.keys().filter_map(move |id| {
+            let r = self.ids.get(&id)?;
+            (r.state == IdState::Listen && r.device.is_none())
+                .then(|| (id, r.backlog, r.iw_options()))
+        })
     }
 
     /// Gives up one share of a CM listener.
@@ -188,15 +217,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         conn.qp_num = req.local_qpn;
         conn.ece_vendor_id = req.vendor_id;
         conn.ece_attr_mod = attr_mod;
-        host.event(
-            child,
-            RdmaEvent {
-                kind: EventKind::ConnectRequest,
-                status: EventStatus::Ok,
-                listener: Some(listener),
-                conn,
-            },
-        );
+        host.event(child, RdmaEvent::connect_request(listener, conn));
         Ok(child)
     }
 
@@ -243,31 +264,15 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             (false, _, Some(h)) => (ip_addr(h.dst, port), ip_addr(h.src, h.src_port)),
             _ => return Err(RdmaCmError::Invalid),
         };
-        let child = self.insert_id(Id {
-            state: IdState::Connect,
-            net: lrec.net,
-            ps: lrec.ps,
-            src: Some(src),
-            dst: Some(dst),
-            device: Some(at.device),
-            reuseaddr: false,
-            afonly: false,
-            afonly_set: false,
-            backlog: 0,
-            qp_type: incoming.qp_type,
-            cm: Some(comm),
-            cm_listener: None,
-            route,
-            has_qp: false,
-            qp_num: 0,
-            srq: false,
-            psn: at.psn & 0x00FF_FFFF,
-            qkey: 0,
-            tos: None,
-            ece: (0, 0),
-            listener: Some(listener),
-            gave_up: false,
-        })?;
+        let mut rec = Id::new(lrec.net, lrec.ps, incoming.qp_type, at.psn);
+        rec.state = IdState::Connect;
+        rec.src = Some(src);
+        rec.dst = Some(dst);
+        rec.device = Some(at.device);
+        rec.cm = Some(comm);
+        rec.route = route;
+        rec.listener = Some(listener);
+        let child = self.insert_id(rec)?;
         if self.by_comm.try_insert(comm, child).is_err() {
             self.ids.remove(&child);
             return Err(RdmaCmError::NoMemory);

@@ -201,6 +201,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         }
         let event = match outcome {
             Ok(route) => {
+                rec.watches_neighbour = route.path.kind != PathKind::Ib;
                 rec.route = Some(route);
                 rec.state = IdState::RouteResolved;
                 RdmaEvent::plain(EventKind::RouteResolved, EventStatus::Ok)

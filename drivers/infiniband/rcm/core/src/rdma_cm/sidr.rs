@@ -149,12 +149,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         let (child, listener, data) = self.new_passive_id(at, comm, &incoming, Some(route))?;
         host.event(
             child,
-            RdmaEvent {
-                kind: EventKind::ConnectRequest,
-                status: EventStatus::Ok,
-                listener: Some(listener),
-                conn: ConnData::with_data(data, data.len()),
-            },
+            RdmaEvent::connect_request(listener, ConnData::with_data(data, data.len())),
         );
         Ok(child)
     }
@@ -182,6 +177,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                         kind: EventKind::Established,
                         status: EventStatus::Ok,
                         listener: None,
+                        group: None,
                         conn,
                     }
                 }

@@ -10,8 +10,8 @@ use super::{Fabric, Faults, Outbox};
 use crate::cm::store::btree::Std;
 use crate::cm::{CommId, DeviceId, Endpoint, Event, Millis, QpTarget};
 use crate::rdma_cm::{
-    AddrResolution, Arrival, CmEventOutcome, DeviceInfo, Host, PathKind, QpLimits, RdmaCm,
-    RdmaEvent, RdmaId, Route, RoutePath, SockAddr,
+    AddrResolution, Arrival, CmEventOutcome, ConnParams, DeviceInfo, Host, IwOptions, PathKind,
+    QpLimits, RdmaCm, RdmaEvent, RdmaId, Route, RoutePath, SockAddr,
 };
 use crate::timer::IbaTime;
 use std::collections::BTreeMap;
@@ -50,6 +50,28 @@ pub struct Side {
     pub fail_qp: Option<i32>,
     /// A counter for starting PSNs.
     pub psn: u32,
+    /// The device is iWARP: connections go through [`Side::iw_ops`], which
+    /// a test plays the iWARP CM for.
+    pub iwarp: bool,
+    /// What rdma_cm asked of the iWARP CM, in order.
+    pub iw_ops: Vec<(RdmaId, IwOp)>,
+    /// The IP multicast groups joined, with how many memberships each.
+    pub igmp: BTreeMap<SockAddr, u32>,
+}
+
+/// A request of rdma_cm to a node's (scripted) iWARP CM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IwOp {
+    /// Listen (on the device, or on every iWARP device: `None`).
+    Listen(Option<DeviceId>),
+    /// Connect, with this private data.
+    Connect(Vec<u8>),
+    /// Accept the request, with this private data.
+    Accept(Vec<u8>),
+    /// Refuse it, with this private data.
+    Reject(Vec<u8>),
+    /// Close the connection.
+    Disconnect,
 }
 
 /// One node's environment, as rdma_cm sees it.
@@ -60,6 +82,15 @@ pub struct NodeHost<'a> {
 }
 
 impl NodeHost<'_> {
+    /// Records an iWARP request that moves the QP, unless QP moves fail.
+    fn iw_op(&mut self, id: RdmaId, op: IwOp) -> Result<(), i32> {
+        if let Some(errno) = self.side.fail_qp {
+            return Err(errno);
+        }
+        self.side.iw_ops.push((id, op));
+        Ok(())
+    }
+
     /// Takes the node's events queued so far.
     pub fn take_events(&mut self) -> Vec<(RdmaId, RdmaEvent)> {
         core::mem::take(&mut self.side.events)
@@ -111,11 +142,69 @@ impl Host<u32> for NodeHost<'_> {
         }
     }
 
+    fn iw_listen(
+        &mut self,
+        id: RdmaId,
+        device: Option<DeviceId>,
+        _backlog: u32,
+        _options: IwOptions,
+    ) -> Result<(), i32> {
+        if self.side.iwarp {
+            self.side.iw_ops.push((id, IwOp::Listen(device)));
+        }
+        Ok(())
+    }
+
+    fn iw_connect(
+        &mut self,
+        id: RdmaId,
+        p: &ConnParams<'_>,
+        _options: IwOptions,
+    ) -> Result<(), i32> {
+        self.iw_op(id, IwOp::Connect(p.private_data.to_vec()))
+    }
+
+    fn iw_accept(&mut self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32> {
+        self.iw_op(id, IwOp::Accept(p.private_data.to_vec()))
+    }
+
+    fn iw_reject(&mut self, id: RdmaId, private_data: &[u8]) -> Result<(), i32> {
+        self.side
+            .iw_ops
+            .push((id, IwOp::Reject(private_data.to_vec())));
+        Ok(())
+    }
+
+    fn iw_disconnect(&mut self, id: RdmaId) -> Result<(), i32> {
+        self.side.iw_ops.push((id, IwOp::Disconnect));
+        Ok(())
+    }
+
+    fn join_group(&mut self, _id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
+        if !send_only {
+            *self.side.igmp.entry(*addr).or_insert(0) += 1;
+        }
+        Ok(())
+    }
+
+    fn leave_group(&mut self, _id: RdmaId, addr: &SockAddr, send_only: bool) {
+        if send_only {
+            return;
+        }
+        if let Some(n) = self.side.igmp.get_mut(addr) {
+            *n -= 1;
+            if *n == 0 {
+                self.side.igmp.remove(addr);
+            }
+        }
+    }
+
     fn device(&self, _device: DeviceId) -> DeviceInfo {
         DeviceInfo {
             guid: 0x1000 + u64::from(self.node),
             ack_delay: IbaTime::new(15),
             path_kind: PathKind::RoceV2,
+            iwarp: self.side.iwarp,
         }
     }
 
@@ -275,6 +364,11 @@ impl RdmaFabric {
             psn: side.psn,
         };
         let (rdma, mut host) = self.split(n);
+        // As the kernel does: only what rdma_cm claims goes to it.
+        if !rdma.claims(comm, ev) {
+            self.unclaimed.push((n, comm, ev.clone()));
+            return;
+        }
         match rdma.cm_event(&mut host, at, comm, ev) {
             CmEventOutcome::Refused => {
                 let _ = self

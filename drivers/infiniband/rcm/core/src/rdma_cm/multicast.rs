@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Multicast groups of UD ids (`rdma_join_multicast`,
+//! `rdma_leave_multicast`), as 6.12 joins them on RoCE: the host joins the
+//! IP group (IGMP, unless send-only) and the join is reported at once as
+//! MULTICAST_JOIN with the id's Q_Key, for delivery after the call. A
+//! group left (or an id destroyed) before its event is delivered is not
+//! reported.
+
+use super::addr::SockAddr;
+use super::endpoint::{RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
+use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
+use super::host::Host;
+use super::state::IdState;
+use crate::cm::store::{Collections, OrderedMap};
+
+/// A membership of an id in a group (rdma_cm's number for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupId(pub u32);
+
+/// The QP number of a multicast group's address (`0xFFFFFF`).
+pub const MULTICAST_QPN: u32 = 0x00FF_FFFF;
+
+/// One membership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Membership {
+    /// The id that joined.
+    pub id: RdmaId,
+    /// The group's IP address.
+    pub addr: SockAddr,
+    /// Joined to send only (no IGMP membership).
+    pub send_only: bool,
+    /// The consumer's context for the group's events.
+    pub context: u64,
+}
+
+impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
+    /// `rdma_join_multicast`: a UD id without a QP of rdma_cm's, bound or
+    /// resolved to a device, joins the group at `addr` (the host joins
+    /// the IP group unless `send_only`); MULTICAST_JOIN follows.
+    pub fn join_multicast<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        id: RdmaId,
+        addr: SockAddr,
+        send_only: bool,
+        context: u64,
+    ) -> Result<GroupId, RdmaCmError> {
+        let rec = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
+        let bound = matches!(rec.state, IdState::AddrBound | IdState::AddrResolved);
+        if rec.has_qp || rec.device.is_none() || !bound || rec.qp_type != RdmaQpType::Ud {
+            return Err(RdmaCmError::Invalid);
+        }
+        if addr.is_any() {
+            return Err(RdmaCmError::Invalid);
+        }
+        let qkey = self.ensure_qkey(id)?;
+        let group = self.next_group();
+        let m = Membership {
+            id,
+            addr,
+            send_only,
+            context,
+        };
+        self.groups
+            .try_insert(group, m)
+            .map_err(|_| RdmaCmError::NoMemory)?;
+        if let Err(e) = host.join_group(id, &addr, send_only) {
+            self.groups.remove(&group);
+            return Err(RdmaCmError::Qp(e));
+        }
+        let conn = ConnData {
+            qp_num: MULTICAST_QPN,
+            qkey,
+            ..ConnData::default()
+        };
+        host.event(
+            id,
+            RdmaEvent {
+                kind: EventKind::MulticastJoin,
+                status: EventStatus::Ok,
+                listener: None,
+                group: Some(group),
+                conn,
+            },
+        );
+        Ok(group)
+    }
+
+    /// `rdma_leave_multicast`: the id's first membership of the group at
+    /// `addr` ends (the host leaves the IP group); nothing if there is
+    /// none.
+    pub fn leave_multicast<H: Host<A>>(&mut self, host: &mut H, id: RdmaId, addr: &SockAddr) {
+        let found = self.groups.keys().find(|g| {
+            self.groups
+                .get(g)
+                .is_some_and(|m| m.id == id && m.addr == *addr)
+        });
+        if let Some(group) = found {
+            self.drop_group(host, group);
+        }
+    }
+
+    /// Every membership of `id` ends (it is being destroyed).
+    pub(crate) fn leave_all<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) {
+        loop {
+            let found = self
+                .groups
+                .keys()
+                .find(|g| self.groups.get(g).is_some_and(|m| m.id == id));
+            let Some(group) = found else {
+                return;
+            };
+            self.drop_group(host, group);
+        }
+    }
+
+    /// A membership, while it lasts (its events are delivered only then).
+    pub fn group(&self, group: GroupId) -> Option<&Membership> {
+        self.groups.get(&group)
+    }
+
+    /// Number of memberships.
+    pub fn groups_held(&self) -> usize {
+        self.groups.len()
+    }
+
+    fn drop_group<H: Host<A>>(&mut self, host: &mut H, group: GroupId) {
+        if let Some(m) = self.groups.remove(&group) {
+            host.leave_group(m.id, &m.addr, m.send_only);
+        }
+    }
+
+    /// The next free membership number.
+    fn next_group(&mut self) -> GroupId {
+        while self.groups.get(&GroupId(self.next_group)).is_some() {
+            self.next_group = self.next_group.wrapping_add(1);
+        }
+        let g = GroupId(self.next_group);
+        self.next_group = self.next_group.wrapping_add(1);
+        g
+    }
+}

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rdma_ucm device's bookkeeping against 6.12's rules: per-file event
+//! order, `events_reported`, backlog slots, events dropped before ACCEPT,
+//! teardown of undelivered requests, memberships, migration, close; and a
+//! seeded random run against a plain model, audited after every step.
+
+use rcm_core::cm::store::btree::Std;
+use rcm_core::rdma_cm::SockAddr;
+use rcm_core::ucma::command::{ConnParam, PrivateData};
+use rcm_core::ucma::event::{EventParam, EventResp};
+use rcm_core::ucma::table::{Delivery, Refusal};
+use rcm_core::ucma::{CtxId, Ece, FileId, McId, UcmaError, UcmaTable};
+
+type Table = UcmaTable<Std, u32>;
+
+const CONNECT_REQUEST: u32 = 4;
+const ESTABLISHED: u32 = 9;
+const DISCONNECTED: u32 = 10;
+const DEVICE_REMOVAL: u32 = 11;
+const MULTICAST_JOIN: u32 = 12;
+/// A multicast group.
+const GROUP: SockAddr = SockAddr::V4 {
+    addr: [239, 1, 2, 3],
+    port: 0,
+};
+
+fn ev(event: u32) -> EventResp {
+    EventResp {
+        uid: 0,
+        id: 0,
+        event,
+        status: 0,
+        param: EventParam::Conn(ConnParam {
+            qp_num: 0,
+            qkey: 0,
+            private_data: PrivateData::new(&[]).unwrap(),
+            srq: false,
+            responder_resources: 0,
+            initiator_depth: 0,
+            flow_control: false,
+            retry_count: 0,
+            rnr_retry_count: 0,
+        }),
+        ece: Ece::default(),
+    }
+}
+
+fn ctx(t: &mut Table, file: FileId, uid: u64, handle: u32) -> CtxId {
+    let c = t.reserve(file, uid).unwrap();
+    t.publish(c, handle);
+    c
+}
+
+fn destroy(t: &mut Table, file: FileId, c: CtxId) -> (u32, Vec<u32>) {
+    let mut released = Vec::new();
+    if let Some(h) = t.unpublish(file, c).unwrap() {
+        released.push(h);
+    }
+    let n = t.finish_destroy(c, &mut |h| released.push(h));
+    t.audit().unwrap();
+    (n, released)
+}
+
+#[test]
+fn events_are_per_file_in_order_and_counted_when_delivered() {
+    let mut t = Table::new();
+    let (f1, f2) = (t.open(), t.open());
+    let a = ctx(&mut t, f1, 0xA, 1);
+    let b = ctx(&mut t, f2, 0xB, 2);
+    assert_eq!(t.event(a, ev(ESTABLISHED)), Delivery::Queued(f1));
+    assert_eq!(t.event(b, ev(ESTABLISHED)), Delivery::Queued(f2));
+    assert_eq!(t.event(a, ev(DISCONNECTED)), Delivery::Queued(f1));
+    let first = t.peek(f1).unwrap();
+    assert_eq!((first.uid, first.id, first.event), (0xA, a.0, ESTABLISHED));
+    // Peeking (a copy-out that faults) does not deliver.
+    assert_eq!(t.peek(f1), Some(first));
+    assert_eq!(t.take(f1).map(|e| e.event), Some(ESTABLISHED));
+    assert_eq!(t.take(f1).map(|e| e.event), Some(DISCONNECTED));
+    assert_eq!(t.take(f1), None);
+    assert!(t.has_event(f2));
+    // One event on b undelivered: destroy reports none and drops it.
+    assert_eq!(destroy(&mut t, f2, b), (0, vec![2]));
+    assert!(!t.has_event(f2));
+    assert_eq!(destroy(&mut t, f1, a), (2, vec![1]));
+    assert_eq!(t.counts(), (0, 0, 0));
+}
+
+#[test]
+fn lookups_give_enoent_einval_enxio() {
+    let mut t = Table::new();
+    let (f1, f2) = (t.open(), t.open());
+    let a = ctx(&mut t, f1, 1, 10);
+    assert_eq!(t.find(f1, a), Ok(10));
+    assert_eq!(t.find(f2, a), Err(UcmaError::Invalid));
+    assert_eq!(t.find(f1, CtxId(a.0 + 1)), Err(UcmaError::NoEntry));
+    let reserved = t.reserve(f1, 2).unwrap();
+    assert_eq!(t.find(f1, reserved), Err(UcmaError::NoEntry));
+    t.discard(reserved);
+    // Device removal: the event is queued, the id handed back once;
+    // commands then get ENXIO, DESTROY_ID still works.
+    assert_eq!(t.event(a, ev(DEVICE_REMOVAL)), Delivery::Queued(f1));
+    assert_eq!(t.close(a), Some(10));
+    assert_eq!(t.close(a), None);
+    assert_eq!(t.find(f1, a), Err(UcmaError::Gone));
+    assert_eq!(t.migrate(f2, f1, a), Err(UcmaError::Gone));
+    assert_eq!(destroy(&mut t, f1, a), (0, vec![]));
+    assert_eq!(t.find(f1, a), Err(UcmaError::NoEntry));
+    assert_eq!(t.counts(), (0, 0, 0));
+}
+
+#[test]
+fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
+    let mut t = Table::new();
+    let f = t.open();
+    let l = ctx(&mut t, f, 0x11, 1);
+    t.set_backlog(l, 2);
+    let c1 = t.request(l, 100, ev(CONNECT_REQUEST)).unwrap();
+    let c2 = t.request(l, 101, ev(CONNECT_REQUEST)).unwrap();
+    assert_eq!(
+        t.request(l, 102, ev(CONNECT_REQUEST)),
+        Err(Refusal::Backlog)
+    );
+    let r = t.take(f).unwrap();
+    // The listener's uid, the new context's id.
+    assert_eq!((r.uid, r.id, r.event), (0x11, c1.0, CONNECT_REQUEST));
+    // Delivery frees a slot.
+    let c3 = t.request(l, 103, ev(CONNECT_REQUEST)).unwrap();
+    // Before ACCEPT the new connection hears nothing.
+    assert_eq!(t.event(c1, ev(ESTABLISHED)), Delivery::Dropped);
+    t.set_uid(c1, 0x77);
+    assert_eq!(t.event(c1, ev(ESTABLISHED)), Delivery::Queued(f));
+    // Destroying the listener destroys the connections of its undelivered
+    // requests (c2, c3), not the delivered one (c1).
+    let (reported, mut released) = destroy(&mut t, f, l);
+    released.sort();
+    assert_eq!((reported, released), (1, vec![1, 101, 103]));
+    assert_eq!(t.find(f, c2), Err(UcmaError::NoEntry));
+    assert_eq!(t.find(f, c3), Err(UcmaError::NoEntry));
+    assert_eq!(
+        t.take(f).map(|e| (e.uid, e.event)),
+        Some((0x77, ESTABLISHED))
+    );
+    assert_eq!(destroy(&mut t, f, c1), (1, vec![100]));
+    assert_eq!(t.counts(), (0, 0, 0));
+}
+
+#[test]
+fn memberships_count_on_both_and_leave_drops_their_events() {
+    let mut t = Table::new();
+    let (f, other) = (t.open(), t.open());
+    let c = ctx(&mut t, f, 5, 1);
+    let m1 = t.reserve_membership(c, 0x51, GROUP).unwrap();
+    // Not visible until the join started.
+    assert_eq!(t.unpublish_membership(f, m1), Err(UcmaError::NoEntry));
+    t.publish_membership(m1);
+    let m2 = t.reserve_membership(c, 0x52, GROUP).unwrap();
+    t.publish_membership(m2);
+    assert_eq!(t.mc_event(m1, ev(MULTICAST_JOIN)), Delivery::Queued(f));
+    assert_eq!(t.mc_event(m2, ev(MULTICAST_JOIN)), Delivery::Queued(f));
+    let j = t.take(f).unwrap();
+    assert_eq!((j.uid, j.id), (0x51, m1.0));
+    assert_eq!(t.unpublish_membership(other, m2), Err(UcmaError::Invalid));
+    assert_eq!(t.unpublish_membership(f, McId(99)), Err(UcmaError::NoEntry));
+    assert_eq!(t.unpublish_membership(f, m2), Ok((c, GROUP)));
+    // m2's join event was never delivered.
+    assert_eq!(t.finish_leave(m2), 0);
+    assert!(!t.has_event(f));
+    assert_eq!(t.unpublish_membership(f, m1), Ok((c, GROUP)));
+    assert_eq!(t.finish_leave(m1), 1);
+    // The context counted the delivered multicast event too.
+    assert_eq!(destroy(&mut t, f, c), (1, vec![1]));
+    assert_eq!(t.counts(), (0, 0, 0));
+}
+
+#[test]
+fn migrate_moves_the_context_and_its_events_in_order() {
+    let mut t = Table::new();
+    let (old, new) = (t.open(), t.open());
+    let a = ctx(&mut t, old, 1, 1);
+    let b = ctx(&mut t, old, 2, 2);
+    let n = ctx(&mut t, new, 3, 3);
+    t.event(a, ev(ESTABLISHED));
+    t.take(old);
+    t.event(n, ev(ESTABLISHED));
+    t.event(a, ev(DISCONNECTED));
+    t.event(b, ev(ESTABLISHED));
+    t.event(a, ev(DEVICE_REMOVAL));
+    assert_eq!(t.migrate(new, old, a), Ok(1));
+    t.audit().unwrap();
+    assert_eq!(t.find(old, a), Err(UcmaError::Invalid));
+    assert_eq!(t.find(new, a), Ok(1));
+    let order: Vec<_> = std::iter::from_fn(|| t.take(new))
+        .map(|e| (e.id, e.event))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            (n.0, ESTABLISHED),
+            (a.0, DISCONNECTED),
+            (a.0, DEVICE_REMOVAL)
+        ]
+    );
+    assert_eq!(t.take(old).map(|e| e.id), Some(b.0));
+    // Migrating to the same file keeps the events and terminates.
+    t.event(b, ev(DISCONNECTED));
+    assert_eq!(t.migrate(old, old, b), Ok(1));
+    assert_eq!(t.take(old).map(|e| e.event), Some(DISCONNECTED));
+    t.audit().unwrap();
+}
+
+#[test]
+fn close_destroys_every_context_of_the_file_only() {
+    let mut t = Table::new();
+    let (f, keep) = (t.open(), t.open());
+    let l = ctx(&mut t, f, 1, 1);
+    t.set_backlog(l, 8);
+    for h in 10..14 {
+        t.request(l, h, ev(CONNECT_REQUEST)).unwrap();
+    }
+    let k = ctx(&mut t, keep, 2, 2);
+    let mut released = Vec::new();
+    while let Some(c) = t.next_context_of(f) {
+        if let Some(h) = t.unpublish_for_close(c) {
+            released.push(h);
+        }
+        t.finish_destroy(c, &mut |h| released.push(h));
+        t.audit().unwrap();
+    }
+    released.sort();
+    assert_eq!(released, vec![1, 10, 11, 12, 13]);
+    assert_eq!(t.counts(), (1, 0, 0));
+    assert_eq!(t.find(keep, k), Ok(2));
+}
+
+/// A plain model of one context for the random run.
+#[derive(Clone, Default)]
+struct ModelCtx {
+    file: u64,
+    uid: u64,
+    delivered: u32,
+    queued: Vec<u64>,
+}
+
+/// Random commands and events on 3 files; after each step the table's
+/// audit passes and every delivered event is the model's next one for that
+/// file; at the end, closing every file leaves nothing behind.
+#[test]
+fn random_runs_match_a_model_and_leak_nothing() {
+    for seed in 1..=40u64 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut t = Table::new();
+        let files: Vec<FileId> = (0..3).map(|_| t.open()).collect();
+        let mut live: Vec<CtxId> = Vec::new();
+        let mut model: std::collections::BTreeMap<u32, ModelCtx> = Default::default();
+        let mut queues: std::collections::BTreeMap<u64, std::collections::VecDeque<(u32, u64)>> =
+            Default::default();
+        let mut stamp = 0u64;
+        for _ in 0..400 {
+            let f = files[rnd(3) as usize];
+            match rnd(6) {
+                0 => {
+                    let uid = 1 + rnd(1000);
+                    let c = ctx(&mut t, f, uid, 0);
+                    live.push(c);
+                    model.insert(
+                        c.0,
+                        ModelCtx {
+                            file: f.0,
+                            uid,
+                            ..Default::default()
+                        },
+                    );
+                }
+                1 | 2 if !live.is_empty() => {
+                    let c = live[rnd(live.len() as u64) as usize];
+                    stamp += 1;
+                    let mut e = ev(ESTABLISHED);
+                    e.status = stamp as i32;
+                    let m = model.get_mut(&c.0).unwrap();
+                    assert_eq!(t.event(c, e), Delivery::Queued(FileId(m.file)));
+                    m.queued.push(stamp);
+                    queues.entry(m.file).or_default().push_back((c.0, stamp));
+                }
+                3 => {
+                    if let Some(e) = t.take(f) {
+                        let (c, s) = queues.get_mut(&f.0).unwrap().pop_front().unwrap();
+                        assert_eq!((e.id, e.status as u64), (c, s), "seed {seed}: order");
+                        let m = model.get_mut(&c).unwrap();
+                        assert_eq!(e.uid, m.uid);
+                        m.delivered += 1;
+                        m.queued.retain(|&q| q != s);
+                    } else {
+                        assert!(queues.get(&f.0).is_none_or(|q| q.is_empty()));
+                    }
+                }
+                4 if !live.is_empty() => {
+                    let i = rnd(live.len() as u64) as usize;
+                    let c = live[i];
+                    let m = model[&c.0].clone();
+                    if m.file != f.0 {
+                        assert_eq!(t.unpublish(f, c), Err(UcmaError::Invalid));
+                        continue;
+                    }
+                    live.swap_remove(i);
+                    let (reported, _) = destroy(&mut t, f, c);
+                    assert_eq!(reported, m.delivered, "seed {seed}: events_reported");
+                    if let Some(q) = queues.get_mut(&m.file) {
+                        q.retain(|&(id, _)| id != c.0);
+                    }
+                    model.remove(&c.0);
+                }
+                5 if !live.is_empty() => {
+                    let c = live[rnd(live.len() as u64) as usize];
+                    let from = FileId(model[&c.0].file);
+                    assert_eq!(t.migrate(f, from, c), Ok(model[&c.0].delivered));
+                    let moved: Vec<_> = queues
+                        .get(&from.0)
+                        .map(|q| q.iter().filter(|e| e.0 == c.0).copied().collect())
+                        .unwrap_or_default();
+                    if let Some(q) = queues.get_mut(&from.0) {
+                        q.retain(|e| e.0 != c.0);
+                    }
+                    queues.entry(f.0).or_default().extend(moved);
+                    model.get_mut(&c.0).unwrap().file = f.0;
+                }
+                _ => {}
+            }
+            t.audit().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+        for &f in &files {
+            while let Some(c) = t.next_context_of(f) {
+                t.unpublish_for_close(c);
+                t.finish_destroy(c, &mut |_| {});
+            }
+        }
+        assert_eq!(t.counts(), (0, 0, 0), "seed {seed}: leaked");
+    }
+}
+
+#[test]
+fn one_command_at_a_time_per_context_and_teardown_sees_it() {
+    let mut t = Table::new();
+    let f = t.open();
+    let c = t.reserve(f, 7).unwrap();
+    t.publish(c, 70);
+    assert_eq!(t.hold(f, c), Ok(Some(70)));
+    assert!(t.busy(c));
+    // A second command waits; another file's is refused as before.
+    assert_eq!(t.hold(f, c), Ok(None));
+    let other = t.open();
+    assert_eq!(t.hold(other, c), Err(UcmaError::Invalid));
+    // DESTROY_ID hides the context at once and waits for the holder.
+    assert_eq!(t.unpublish(f, c), Ok(Some(70)));
+    assert_eq!(t.hold(f, c), Err(UcmaError::NoEntry));
+    assert!(t.busy(c));
+    assert_eq!(t.unhold(c), None, "DESTROY_ID has the id");
+    assert!(!t.busy(c));
+    t.finish_destroy(c, &mut |_| {});
+    assert!(!t.busy(c));
+}
+
+#[test]
+fn device_removal_leaves_a_held_id_to_its_command() {
+    let mut t = Table::new();
+    let f = t.open();
+    let c = t.reserve(f, 7).unwrap();
+    t.publish(c, 70);
+    assert_eq!(t.hold(f, c), Ok(Some(70)));
+    // The command still uses the id: removal closes the context but
+    // leaves the id; the command hands it over when done, once.
+    assert_eq!(t.event(c, ev(DEVICE_REMOVAL)), Delivery::Queued(f));
+    assert_eq!(t.close(c), None);
+    assert_eq!(t.hold(f, c), Err(UcmaError::Gone));
+    assert_eq!(t.unhold(c), Some(70));
+    assert_eq!(t.unhold(c), None);
+    // DESTROY_ID then finds no id to destroy.
+    assert_eq!(destroy(&mut t, f, c), (0, vec![]));
+    assert_eq!(t.counts(), (0, 0, 0));
+    // Closed while held and destroyed before the command ends: DESTROY_ID
+    // takes the id, the command's end hands back nothing.
+    let d = t.reserve(f, 8).unwrap();
+    t.publish(d, 80);
+    assert_eq!(t.hold(f, d), Ok(Some(80)));
+    assert_eq!(t.close(d), None);
+    assert_eq!(t.unpublish(f, d), Ok(Some(80)));
+    assert_eq!(t.unhold(d), None);
+    t.finish_destroy(d, &mut |_| {});
+    assert_eq!(t.counts(), (0, 0, 0));
+}
