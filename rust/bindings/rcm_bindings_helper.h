@@ -20,3 +20,7 @@
 
 #include "rcm_helpers.h"
 #include "rcm_rdma_helpers.h"
+#include "rcm_iw_helpers.h"
+#include "rcm_mc_helpers.h"
+#include "rcm_net_helpers.h"
+#include "rcm_ucma_helpers.h"

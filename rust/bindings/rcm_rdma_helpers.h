@@ -54,6 +54,9 @@ struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv);
 void rcm_h_rdma_handler_lock(struct rdma_id_private *priv);
 /* A new id's lock, taken while its listener's is held. */
 void rcm_h_rdma_handler_lock_nested(struct rdma_id_private *priv);
+/* The lock of an id being destroyed, which may be taken while other ids'
+ * are held (see rcm_rdma_helpers.c). */
+void rcm_h_rdma_handler_lock_to_destroy(struct rdma_id_private *priv);
 void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv);
 
 /*
@@ -87,6 +90,21 @@ void rcm_rdma_addr_done(u64 token, int status, const struct sockaddr *src);
  * Stored as the id's route; 0 or -errno.
  */
 int rcm_h_rdma_roce_route(struct rdma_id_private *priv, u8 tos, u8 plt);
+/* rcm's SA client, registered while the module is loaded. */
+void rcm_h_sa_client_register(void);
+void rcm_h_sa_client_unregister(void);
+/*
+ * Starts the SA path query of an IB id (its resolved GIDs and P_Key, the
+ * service id of its destination, the type of service, -1 if not set);
+ * the outcome arrives in rcm_rdma_route_done(token, ...).
+ */
+int rcm_h_rdma_ib_route(struct rdma_id_private *priv, int timeout_ms,
+			u64 token, u64 service_id, int tos);
+/* Cancels it (its callback may still run, and finds no query). */
+void rcm_h_rdma_ib_route_cancel(struct rdma_id_private *priv);
+/* Implemented in Rust: an SA path query finished (`rec` NULL on error). */
+void rcm_rdma_route_done(u64 token, int status, struct sa_path_rec *rec);
+
 /* Stores a copy of `rec` as the id's route (0 or -ENOMEM). */
 int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 			 const struct sa_path_rec *rec);
@@ -100,6 +118,19 @@ int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 			     struct ib_device *ibdev, u32 port, u8 sgid_index,
 			     const struct rcm_h_lap_path *path);
+
+/* The id takes GID entry `attr` (a reference) of `ibdev` port `port`:
+ * its device, port and GID type. The caller then enters the id in resource
+ * tracking with rcm_h_rdma_track(), once. */
+/* Enters a device-bound id in ib_core's resource tracking, unless it is
+ * there already (a second entry would outlive the id). */
+void rcm_h_rdma_track(struct rdma_id_private *priv);
+void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
+			 const struct ib_gid_attr *attr, struct ib_device *ibdev,
+			 u32 port);
+
+/* The GID type rdma_cm uses on a RoCE port: v2 where the port has it. */
+enum ib_gid_type rcm_h_roce_gid_type(struct ib_device *ibdev, u32 port);
 
 /* The namespace of a GID entry's network device (init_net if none). */
 struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index);

@@ -77,6 +77,13 @@ impl<'a> Device<'a> {
         unsafe { bindings::rcm_h_rdma_protocol_roce(self.ptr, port) }
     }
 
+    /// Whether `port` speaks iWARP (as siw does): connections through
+    /// iw_cm, not CM MADs.
+    pub(crate) fn is_iwarp(&self, port: u32) -> bool {
+        // SAFETY: as for `is_roce`.
+        unsafe { bindings::rcm_h_rdma_protocol_iwarp(self.ptr, port) }
+    }
+
     /// Whether `port` supports the InfiniBand CM (IB and RoCE, not iWARP).
     pub(crate) fn has_ib_cm(&self, port: u32) -> bool {
         // SAFETY: as for `is_roce`.

@@ -38,6 +38,13 @@ bool rcm_h_rdma_protocol_roce(const struct ib_device *ibdev, u32 port)
 	return rdma_protocol_roce(ibdev, port);
 }
 
+bool rcm_h_rdma_protocol_iwarp(const struct ib_device *ibdev, u32 port)
+{
+	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
+		return false;
+	return rdma_protocol_iwarp(ibdev, port);
+}
+
 bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port)
 {
 	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))

@@ -24,6 +24,9 @@
 use kernel::{c_str, prelude::*};
 use rdma::client::{ClientOps, Registration};
 use rdma::device::Device;
+use rdma::netwatch::NetWatch;
+use rdma::sa::SaClient;
+use rdma::ucma_dev::UcmaDevice;
 
 #[path = "../../../rust/bindings/mod.rs"]
 mod bindings;
@@ -45,17 +48,18 @@ pub(crate) mod proto {
     pub mod rdma_cm;
     pub mod reason;
     pub mod timer;
+    pub mod ucma;
     pub mod wire;
 }
 // The core names its modules from its crate root (`crate::timer`,
 // `$crate::wire`); these make the same paths resolve inside rcm.ko.
-use proto::{cm, reason, timer, wire};
+use proto::{cm, rdma_cm, reason, timer, wire};
 
 module! {
     type: RcmModule,
     name: "rcm",
     author: "rcm developers",
-    description: "RDMA connection manager in Rust (ib_cm today; rdma_cm and rdma_ucm to come)",
+    description: "RDMA connection manager in Rust (ib_cm and rdma_cm; rdma_ucm to come)",
     license: "GPL",
 }
 
@@ -75,8 +79,12 @@ impl ClientOps for DeviceClient {
             roce,
             cm
         );
-        abi::service::with_service(|s| abi::service::Service::add_device(&s.into(), device))
-            .unwrap_or(Err(ENODEV))
+        abi::service::with_service(|s| {
+            abi::service::Service::add_device(&s.into(), device)?;
+            s.consumer().rdma_cm.add_device(&s, device);
+            Ok(())
+        })
+        .unwrap_or(Err(ENODEV))
     }
 
     fn remove(device: &Device<'_>) {
@@ -90,21 +98,33 @@ impl ClientOps for DeviceClient {
     }
 }
 
-/// Fields drop in order: the client first (its removal of every device
-/// unregisters the MAD agents), then the service.
+/// Fields drop in order: the rdma_ucm device first (no file operation
+/// after it), the network watch (no change reaches rdma_cm after it), the
+/// client (its removal of every device unregisters
+/// the MAD agents), then the service, then the SA client (whose late query
+/// callbacks find no service).
 struct RcmModule {
+    _ucma: Option<UcmaDevice>,
+    _net: NetWatch,
     _client: Registration<DeviceClient>,
     _service: abi::service::ServiceHandle,
+    _sa: SaClient,
 }
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let sa = SaClient::register();
         let service = abi::service::ServiceHandle::new()?;
         let client = Registration::new(c_str!("rcm"))?;
+        let net = NetWatch::start()?;
+        let ucma = UcmaDevice::register()?;
         pr_info!("loaded\n");
         Ok(Self {
+            _ucma: ucma,
+            _net: net,
             _client: client,
             _service: service,
+            _sa: sa,
         })
     }
 }

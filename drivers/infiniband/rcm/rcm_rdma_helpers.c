@@ -159,19 +159,51 @@ void rcm_h_rdma_handler_lock_nested(struct rdma_id_private *priv)
 	mutex_lock_nested(&priv->handler_mutex, SINGLE_DEPTH_NESTING);
 }
 
+/*
+ * Lockdep knows one class for every id's handler lock. A consumer may
+ * create and destroy an id of its own while a handler of another id runs
+ * (RDS checks an address that way from its CONNECT_REQUEST handler, with
+ * the listener's and the new id's locks held): the destroy only waits for
+ * a handler of the id being destroyed, so it takes the lock one level
+ * deeper than the delivery of a request does.
+ */
+void rcm_h_rdma_handler_lock_to_destroy(struct rdma_id_private *priv)
+{
+	mutex_lock_nested(&priv->handler_mutex, SINGLE_DEPTH_NESTING + 1);
+}
+
 void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv)
 {
 	mutex_unlock(&priv->handler_mutex);
 }
 
-/* The GID type rdma_cm uses on a RoCE port: v2 where the port has it. */
-static enum ib_gid_type rcm_roce_gid_type(struct ib_device *ibdev, u32 port)
+enum ib_gid_type rcm_h_roce_gid_type(struct ib_device *ibdev, u32 port)
 {
 	unsigned long supported = roce_gid_type_mask_support(ibdev, port);
 
 	if (supported & BIT(IB_GID_TYPE_ROCE_UDP_ENCAP))
 		return IB_GID_TYPE_ROCE_UDP_ENCAP;
 	return IB_GID_TYPE_ROCE;
+}
+
+void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
+			 const struct ib_gid_attr *attr, struct ib_device *ibdev,
+			 u32 port)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+
+	if (da->sgid_attr)
+		rdma_put_gid_attr(da->sgid_attr);
+	da->sgid_attr = attr;
+	priv->gid_type = attr->gid_type;
+	priv->id.device = ibdev;
+	priv->id.port_num = port;
+}
+
+void rcm_h_rdma_track(struct rdma_id_private *priv)
+{
+	if (!priv->res.valid)
+		rdma_restrack_add(&priv->res);
 }
 
 int rcm_h_rdma_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
@@ -189,18 +221,13 @@ int rcm_h_rdma_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
 	if (!ndev)
 		return -ENODEV;
 	rdma_ip2gid((struct sockaddr *)&priv->id.route.addr.src_addr, &gid);
-	attr = rdma_find_gid_by_port(ibdev, &gid, rcm_roce_gid_type(ibdev, port),
+	attr = rdma_find_gid_by_port(ibdev, &gid, rcm_h_roce_gid_type(ibdev, port),
 				     port, ndev);
 	dev_put(ndev);
 	if (IS_ERR(attr))
 		return -ENODEV;
-	if (da->sgid_attr)
-		rdma_put_gid_attr(da->sgid_attr);
-	da->sgid_attr = attr;
-	priv->gid_type = attr->gid_type;
-	priv->id.device = ibdev;
-	priv->id.port_num = port;
-	rdma_restrack_add(&priv->res);
+	rcm_h_rdma_take_gid(priv, attr, ibdev, port);
+	rcm_h_rdma_track(priv);
 	return 0;
 }
 
@@ -334,6 +361,70 @@ int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 	return 0;
 }
 
+/* rcm's SA client: its path queries end before it is unregistered. */
+static struct ib_sa_client rcm_sa_client;
+
+void rcm_h_sa_client_register(void)
+{
+	ib_sa_register_client(&rcm_sa_client);
+}
+
+void rcm_h_sa_client_unregister(void)
+{
+	ib_sa_unregister_client(&rcm_sa_client);
+}
+
+static void rcm_path_done(int status, struct sa_path_rec *rec,
+			  unsigned int num_prs, void *context)
+{
+	rcm_rdma_route_done((u64)(uintptr_t)context, status,
+			    status ? NULL : rec);
+}
+
+int rcm_h_rdma_ib_route(struct rdma_id_private *priv, int timeout_ms,
+			u64 token, u64 service_id, int tos)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	struct sa_path_rec rec = {};
+	ib_sa_comp_mask mask;
+	int id;
+
+	rec.rec_type = SA_PATH_REC_TYPE_IB;
+	rdma_addr_get_sgid(da, &rec.sgid);
+	rdma_addr_get_dgid(da, &rec.dgid);
+	rec.pkey = cpu_to_be16(ib_addr_get_pkey(da));
+	rec.numb_path = 1;
+	rec.reversible = 1;
+	rec.service_id = cpu_to_be64(service_id);
+	mask = IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID | IB_SA_PATH_REC_PKEY |
+	       IB_SA_PATH_REC_NUMB_PATH | IB_SA_PATH_REC_REVERSIBLE |
+	       IB_SA_PATH_REC_SERVICE_ID;
+	if (tos >= 0) {
+		/* As 6.12: the QoS class for IPv4, the traffic class else. */
+		if (priv->id.route.addr.src_addr.ss_family == AF_INET) {
+			rec.qos_class = cpu_to_be16((u16)tos);
+			mask |= IB_SA_PATH_REC_QOS_CLASS;
+		} else {
+			rec.traffic_class = tos;
+			mask |= IB_SA_PATH_REC_TRAFFIC_CLASS;
+		}
+	}
+	id = ib_sa_path_rec_get(&rcm_sa_client, priv->id.device,
+				priv->id.port_num, &rec, mask, timeout_ms,
+				GFP_KERNEL, rcm_path_done,
+				(void *)(uintptr_t)token, &priv->query);
+	if (id < 0)
+		return id;
+	priv->query_id = id;
+	return 0;
+}
+
+void rcm_h_rdma_ib_route_cancel(struct rdma_id_private *priv)
+{
+	if (priv->query)
+		ib_sa_cancel_query(priv->query_id, priv->query);
+}
+
 int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 			     struct ib_device *ibdev, u32 port, u8 sgid_index,
 			     const struct rcm_h_lap_path *path)
@@ -362,16 +453,11 @@ int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 	rcu_read_unlock();
 	if (rec)
 		rdma_addr_set_dgid(da, &rec->dgid);
-	if (da->sgid_attr)
-		rdma_put_gid_attr(da->sgid_attr);
-	da->sgid_attr = attr;
-	priv->gid_type = attr->gid_type;
-	priv->id.device = ibdev;
-	priv->id.port_num = port;
+	rcm_h_rdma_take_gid(priv, attr, ibdev, port);
 	kfree(priv->id.route.path_rec);
 	priv->id.route.path_rec = rec;
 	priv->id.route.num_pri_alt_paths = rec ? 1 : 0;
-	rdma_restrack_add(&priv->res);
+	rcm_h_rdma_track(priv);
 	return 0;
 }
 

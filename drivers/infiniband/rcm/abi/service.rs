@@ -7,12 +7,13 @@
 
 use crate::abi::ib_cm::IbCm;
 use crate::abi::rdma_cm::RdmaCmAbi;
+use crate::abi::ucma::UcmaAbi;
 use crate::shell::{CmService, EventBatch, EventConsumer};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
-/// The consumers of the CM service: the two surfaces built on it.
+/// The consumers of the CM service: the surfaces built on it.
 #[pin_data]
 pub(crate) struct Consumers {
     /// ib_cm's consumers.
@@ -21,6 +22,9 @@ pub(crate) struct Consumers {
     /// rdma_cm.
     #[pin]
     pub(crate) rdma_cm: RdmaCmAbi,
+    /// The rdma_ucm device's files.
+    #[pin]
+    pub(crate) ucma: UcmaAbi,
 }
 
 /// The CM service as rcm.ko runs it.
@@ -75,6 +79,7 @@ impl ServiceHandle {
         let consumers = try_pin_init!(Consumers {
             ib_cm <- IbCm::new(),
             rdma_cm <- RdmaCmAbi::new(),
+            ucma <- UcmaAbi::new(),
         }? Error);
         let service = Arc::pin_init(CmService::new(consumers), GFP_KERNEL)?;
         CmService::start(&service)?;

@@ -82,6 +82,10 @@ impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
         self.tree.iter().next().map(|(k, _)| *k)
     }
 
+    fn first_key_from(&mut self, from: &K) -> Option<K> {
+        self.tree.cursor_lower_bound(from).map(|c| *c.current().0)
+    }
+
     fn keys(&self) -> impl Iterator<Item = K> + '_ {
         self.tree.keys().copied()
     }

@@ -3,8 +3,8 @@
 //! Runs the core's rdma_cm in the kernel: its ids under a mutex (every
 //! caller is in process context: consumers' calls, the CM's delivery work,
 //! ib_core's address resolution work), over the CM service's endpoint, with
-//! the consumers' QPs moved through a [`QpControl`] the rdma_cm surface
-//! provides. Events queue here, in order, and go out from the CM service's
+//! the consumers' QPs moved through a [`QpControl`] and iWARP connections
+//! run through an [`IwarpCm`], both provided by the rdma_cm surface. Events queue here, in order, and go out from the CM service's
 //! delivery work ([`crate::shell::EventConsumer::deliver_pending`]).
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
@@ -15,7 +15,10 @@ use super::outbox::Outbox;
 use super::peer::Peer;
 use super::service::{CmService, EventConsumer, KernelEndpoint};
 use crate::proto::cm::{CommId, DeviceId, Millis};
-use crate::proto::rdma_cm::{DeviceInfo, Host, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId};
+use crate::proto::rdma_cm::{
+    ConnParams, DeviceInfo, Host, IwOptions, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId,
+    SockAddr,
+};
 use crate::proto::timer::IbaTime;
 use kernel::new_mutex;
 use kernel::prelude::*;
@@ -42,6 +45,36 @@ pub(crate) trait QpControl {
     fn qp_error(&self, id: RdmaId);
 }
 
+/// How the rdma_cm surface runs its iWARP ids' connections through the
+/// kernel's iw_cm for the core (see [`Host`]'s `iw_` calls).
+pub(crate) trait IwarpCm {
+    /// Listens for `id` on `device`'s iw_cm, or every iWARP device's.
+    fn iw_listen(
+        &self,
+        id: RdmaId,
+        device: Option<DeviceId>,
+        backlog: u32,
+        options: IwOptions,
+    ) -> Result<(), i32>;
+    /// Starts `id`'s connection.
+    fn iw_connect(&self, id: RdmaId, p: &ConnParams<'_>, options: IwOptions) -> Result<(), i32>;
+    /// Accepts the request `id` came from.
+    fn iw_accept(&self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32>;
+    /// Refuses it.
+    fn iw_reject(&self, id: RdmaId, private_data: &[u8]) -> Result<(), i32>;
+    /// Closes `id`'s connection.
+    fn iw_disconnect(&self, id: RdmaId) -> Result<(), i32>;
+}
+
+/// How the rdma_cm surface joins and leaves IP multicast groups for the
+/// core's UD ids (see [`Host`]'s `join_group` and `leave_group`).
+pub(crate) trait IpMulticast {
+    /// Joins `addr` on `id`'s network device unless `send_only`.
+    fn join_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32>;
+    /// Leaves it again.
+    fn leave_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool);
+}
+
 /// rdma_cm's ids and their undelivered events.
 #[pin_data]
 pub(crate) struct RdmaService {
@@ -55,14 +88,14 @@ pub(crate) struct RdmaService {
 }
 
 /// The environment of one call into the core.
-pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl> {
+pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> {
     cm: &'a CmService<C>,
     qp: &'a Q,
     events: &'a mut RdmaEvents,
     lost: u32,
 }
 
-impl<C: EventConsumer, Q: QpControl> Host<Peer> for KernelHost<'_, C, Q> {
+impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, C, Q> {
     type Maps = KernelCollections;
     type Out = Outbox;
 
@@ -84,12 +117,52 @@ impl<C: EventConsumer, Q: QpControl> Host<Peer> for KernelHost<'_, C, Q> {
         self.qp.qp_error(id);
     }
 
+    fn iw_listen(
+        &mut self,
+        id: RdmaId,
+        device: Option<DeviceId>,
+        backlog: u32,
+        options: IwOptions,
+    ) -> Result<(), i32> {
+        self.qp.iw_listen(id, device, backlog, options)
+    }
+
+    fn iw_connect(
+        &mut self,
+        id: RdmaId,
+        p: &ConnParams<'_>,
+        options: IwOptions,
+    ) -> Result<(), i32> {
+        self.qp.iw_connect(id, p, options)
+    }
+
+    fn iw_accept(&mut self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32> {
+        self.qp.iw_accept(id, p)
+    }
+
+    fn iw_reject(&mut self, id: RdmaId, private_data: &[u8]) -> Result<(), i32> {
+        self.qp.iw_reject(id, private_data)
+    }
+
+    fn iw_disconnect(&mut self, id: RdmaId) -> Result<(), i32> {
+        self.qp.iw_disconnect(id)
+    }
+
+    fn join_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
+        self.qp.join_group(id, addr, send_only)
+    }
+
+    fn leave_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) {
+        self.qp.leave_group(id, addr, send_only);
+    }
+
     fn device(&self, device: DeviceId) -> DeviceInfo {
         // A device that went away meanwhile: nothing to reach it by.
         self.cm.device_info(device).unwrap_or(DeviceInfo {
             guid: 0,
             ack_delay: IbaTime::new(0),
             path_kind: PathKind::Ib,
+            iwarp: false,
         })
     }
 
@@ -113,7 +186,7 @@ impl RdmaService {
     /// Runs `f` on the core with the CM service `cm` and the QPs of `qp`;
     /// the events it produced are queued (under the core's lock, so in
     /// order) and the delivery work is kicked.
-    pub(crate) fn call<C: EventConsumer, Q: QpControl, R>(
+    pub(crate) fn call<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast, R>(
         &self,
         cm: &CmService<C>,
         qp: &Q,

@@ -218,6 +218,7 @@ impl<C: EventConsumer> CmService<C> {
             agents.push(agent, GFP_KERNEL)?;
         }
         let roce = device.ports().any(|p| device.is_roce(p));
+        let iwarp = device.ports().any(|p| device.is_iwarp(p));
         let entry = DeviceEntry {
             identity: device.identity(),
             id: DeviceId(this.next_device.fetch_add(1, Ordering::Relaxed)),
@@ -227,6 +228,7 @@ impl<C: EventConsumer> CmService<C> {
                 // The kind of the paths rdma_cm makes there (its RoCE
                 // ports use RoCE v2 GIDs where they have them).
                 path_kind: if roce { PathKind::RoceV2 } else { PathKind::Ib },
+                iwarp,
             },
             agents,
             counters: PortCounters::new(device)?,
@@ -271,6 +273,16 @@ impl<C: EventConsumer> CmService<C> {
         let devices = self.devices.lock();
         let mut out = KVec::with_capacity(devices.len(), GFP_KERNEL)?;
         for d in devices.iter().flatten() {
+            out.push((d.id, d.identity), GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+
+    /// The served iWARP devices: id and identity.
+    pub(crate) fn iwarp_devices(&self) -> Result<KVec<(DeviceId, usize)>> {
+        let devices = self.devices.lock();
+        let mut out = KVec::new();
+        for d in devices.iter().flatten().filter(|d| d.info.iwarp) {
             out.push((d.id, d.identity), GFP_KERNEL)?;
         }
         Ok(out)

@@ -4,7 +4,8 @@
 //! and this surface's QPs, the CM's events for rdma_cm's connections and
 //! listeners, the end of an id, and what a bind needs to know.
 
-use super::id::RdmaIdBox;
+use super::id::{NewId, RdmaIdBox};
+use super::types::{errno, port_space, rdma_qp_type};
 use super::{net_id, resolve, RdmaCmAbi};
 use crate::abi::service::{Consumers, Service};
 use crate::bindings;
@@ -15,7 +16,9 @@ use crate::rdma::sync::{wait_until, wake_waiters};
 use crate::rdma::timer::{now_ms, random_u32};
 use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm};
 use core::sync::atomic::Ordering;
+use kernel::ffi::c_int;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// The host the core runs with here.
 pub(crate) type Host<'a> = KernelHost<'a, Consumers, RdmaCmAbi>;
@@ -37,11 +40,7 @@ impl RdmaCmAbi {
         comm: CommId,
         event: Event,
     ) -> Option<(CommId, Event)> {
-        let ours = self.read(|core| match &event {
-            Event::ReqReceived { listener, .. } => core.holds_listener(*listener),
-            _ => core.owns(comm),
-        });
-        if !ours {
+        if !self.read(|core| core.claims(comm, &event)) {
             return Some((comm, event));
         }
         let at = arrival(s, comm);
@@ -53,17 +52,57 @@ impl RdmaCmAbi {
         None
     }
 
+    /// Creates an IDLE id for `n` and registers it (the registry holds a
+    /// reference until the id is destroyed); an errno on failure.
+    pub(crate) fn create_id(&self, s: &Service, n: &NewId) -> Result<Arc<RdmaIdBox>, c_int> {
+        let (Some(ps), Some(qp_type)) = (port_space(n.ps), rdma_qp_type(n.qp_type)) else {
+            return Err(EINVAL.to_errno());
+        };
+        let psn = random_u32();
+        let id = self
+            .call(s, |core, _| core.create_id(net_id(n.net), ps, qp_type, psn))
+            .map_err(errno)?;
+        let undo = |e: Error| {
+            self.call(s, |core, host| {
+                let _ = core.destroy(host, id);
+            });
+            e.to_errno()
+        };
+        let b = RdmaIdBox::new(id, n).map_err(undo)?;
+        self.register(b.clone()).map_err(undo)?;
+        Ok(b)
+    }
+
+    /// `rdma_destroy_id`: waits for the id's running handler; none runs
+    /// after.
+    pub(crate) fn destroy_id(&self, s: &Service, b: &RdmaIdBox) {
+        b.lock_handler_to_destroy();
+        b.set_destroying();
+        b.unlock_handler();
+        self.destroy(s, b);
+    }
+
     /// Ends an id (`rdma_destroy_id`, or a handler's non-zero return):
     /// the core tears it down, a pending resolution is cancelled, the
     /// registry's reference goes.
     pub(super) fn destroy(&self, s: &Service, b: &RdmaIdBox) {
         b.set_destroying();
         let state = self.call(s, |core, host| core.destroy(host, b.core));
-        if state == Ok(IdState::AddrQuery) {
-            // Waits for a callback already running (it finds no id).
-            // SAFETY: the id's device address lives with `b`.
-            unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };
+        match state {
+            Ok(IdState::AddrQuery) => {
+                // Waits for a callback already running (it finds no id).
+                // SAFETY: the id's device address lives with `b`.
+                unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };
+            }
+            Ok(IdState::RouteQuery) => {
+                // An SA query's callback may still run: it finds no id.
+                // SAFETY: the id's query fields live with `b`.
+                unsafe { bindings::rcm_h_rdma_ib_route_cancel(b.private()) };
+            }
+            _ => {}
         }
+        // The core no longer reports on the id: its iw_cm ids can go.
+        self.release_iw(b);
         drop(self.unregister(b.core));
         // A device removal may be waiting for this id.
         self.destroyed.fetch_add(1, Ordering::AcqRel);
@@ -78,6 +117,7 @@ impl RdmaCmAbi {
         let Some(dev) = s.device_id(device.identity()) else {
             return;
         };
+        self.remove_iw_listeners(dev);
         let told = self.call(s, |core, host| {
             let mut told = 0u32;
             // Each call removes the id from `ids_on`'s answer only by

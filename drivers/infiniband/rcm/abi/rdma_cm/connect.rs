@@ -49,27 +49,45 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
 
 impl RdmaCmAbi {
     /// `rdma_connect_locked`: the caller holds the id's handler lock.
-    pub(super) fn connect(&self, s: &Service, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
+    pub(crate) fn connect(&self, s: &Service, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
         let r = self.call(s, |core, host| core.connect(host, b.core, p));
+        let started = match r {
+            Ok(()) => self.start_iw_connect(s, b),
+            Err(_) => 0,
+        };
         self.sync(b);
-        ret(r)
+        match started {
+            0 => ret(r),
+            e => e,
+        }
     }
 
-    /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE.
-    pub(super) fn listen(&self, s: &Service, b: &RdmaIdBox, backlog: c_int) -> c_int {
+    /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE
+    /// (its address written before iWARP listeners read it). A failed
+    /// listen leaves no iWARP listener.
+    pub(crate) fn listen(&self, s: &Service, b: &RdmaIdBox, backlog: c_int) -> c_int {
         let any = crate::proto::rdma_cm::SockAddr::V4 {
             addr: [0; 4],
             port: 0,
         };
+        if self.read(|core| core.get(b.core).map(|r| r.state())) == Some(IdState::Idle) {
+            let r = self.bind(s, b, any);
+            if r != 0 {
+                return r;
+            }
+        }
         let cx = self.bind_context(s, b, &any);
         let backlog = u32::try_from(backlog).unwrap_or(0);
         let r = self.call(s, |core, host| core.listen(host, b.core, backlog, &cx));
         self.sync(b);
+        if r.is_err() {
+            self.release_iw_listeners(b);
+        }
         ret(r)
     }
 
     /// `rdma_bind_addr`.
-    pub(super) fn bind(
+    pub(crate) fn bind(
         &self,
         s: &Service,
         b: &RdmaIdBox,
@@ -85,20 +103,20 @@ impl RdmaCmAbi {
     }
 
     /// `rdma_accept`: the caller holds the id's handler lock.
-    pub(super) fn accept(&self, s: &Service, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
+    pub(crate) fn accept(&self, s: &Service, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
         let r = self.call(s, |core, host| core.accept(host, b.core, p));
         self.sync(b);
         ret(r)
     }
 
     /// `rdma_reject`.
-    pub(super) fn reject(&self, s: &Service, b: &RdmaIdBox, data: &[u8], reason: u8) -> c_int {
+    pub(crate) fn reject(&self, s: &Service, b: &RdmaIdBox, data: &[u8], reason: u8) -> c_int {
         let reason = RejectReason::from_wire(u16::from(reason));
         ret(self.call(s, |core, host| core.reject(host, b.core, data, reason)))
     }
 
     /// `rdma_disconnect`.
-    pub(super) fn disconnect(&self, s: &Service, b: &RdmaIdBox) -> c_int {
+    pub(crate) fn disconnect(&self, s: &Service, b: &RdmaIdBox) -> c_int {
         let r = self.call(s, |core, host| core.disconnect(host, b.core));
         self.sync(b);
         ret(r)
@@ -106,7 +124,7 @@ impl RdmaCmAbi {
 
     /// `rdma_notify`: what the id's QP saw, passed to its connection's
     /// CM id. From any context (QP event handlers), so no sleeping lock.
-    pub(super) fn notify(
+    pub(crate) fn notify(
         &self,
         s: &Service,
         b: &RdmaIdBox,
@@ -114,12 +132,40 @@ impl RdmaCmAbi {
     ) -> c_int {
         match b.comm() {
             Some(comm) => notify_connection(s, comm, event),
+            // iw_cm needs no news (6.12 answers 0 for its ids).
+            None if self.read(|core| core.get(b.core).is_some_and(|r| r.iwarp())) => 0,
             None => EINVAL.to_errno(),
         }
     }
 
+    /// The ECE a consumer offers in its REQ or REP.
+    pub(crate) fn set_ece(
+        &self,
+        s: &Service,
+        b: &RdmaIdBox,
+        vendor_id: u32,
+        attr_mod: u32,
+    ) -> c_int {
+        ret(self.call(s, |core, _| core.set_ece(b.core, vendor_id, attr_mod)))
+    }
+
+    /// `rdma_set_service_type`.
+    pub(crate) fn set_tos(&self, s: &Service, b: &RdmaIdBox, tos: u8) -> c_int {
+        ret(self.call(s, |core, _| core.set_tos(b.core, tos)))
+    }
+
+    /// `rdma_set_reuseaddr`.
+    pub(crate) fn set_reuseaddr(&self, s: &Service, b: &RdmaIdBox, reuse: bool) -> c_int {
+        ret(self.call(s, |core, _| core.set_reuseaddr(b.core, reuse)))
+    }
+
+    /// `rdma_set_afonly`.
+    pub(crate) fn set_afonly(&self, s: &Service, b: &RdmaIdBox, afonly: bool) -> c_int {
+        ret(self.call(s, |core, _| core.set_afonly(b.core, afonly)))
+    }
+
     /// `rdma_set_ack_timeout`: RC ids only.
-    pub(super) fn set_ack_timeout(&self, b: &RdmaIdBox, timeout: u8) -> c_int {
+    pub(crate) fn set_ack_timeout(&self, b: &RdmaIdBox, timeout: u8) -> c_int {
         if self.read(|core| core.get(b.core).map(|r| r.qp_type())) != Some(RdmaQpType::Rc) {
             return EINVAL.to_errno();
         }

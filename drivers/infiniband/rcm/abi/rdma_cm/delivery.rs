@@ -11,7 +11,9 @@ use super::types::event_status;
 use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
+use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
+use crate::rdma::device::Device;
 use crate::shell::Peer;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -46,7 +48,11 @@ impl RdmaCmAbi {
         }
         self.sync(&b);
         let ud = self.read(|core| core.get(id).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
-        if call_handler(&b, event, ud) != 0 {
+        let ret = match event.group {
+            Some(group) => self.deliver_group_event(&b, group, event),
+            None => call_handler(&b, event, ud),
+        };
+        if ret != 0 {
             b.set_destroying();
             b.unlock_handler();
             self.destroy(s, &b);
@@ -60,10 +66,15 @@ impl RdmaCmAbi {
     /// listener's handler, with both handler locks held.
     fn deliver_request(&self, s: &Service, child: RdmaId, listener: RdmaId, event: &RdmaEvent) {
         let refuse = |this: &Self| {
-            // Destroying the core's id rejects the REQ.
+            // Destroying the core's id rejects the REQ; an iWARP
+            // request's own iw_cm id is refused.
             this.call(s, |core, host| {
                 let _ = core.destroy(host, child);
             });
+            if let Some(cm_id) = this.take_iw_request(child) {
+                // SAFETY: taken out of the map: ours alone.
+                unsafe { bindings::rcm_h_iw_refuse(cm_id) };
+            }
         };
         let Some(l) = self.id_box(listener) else {
             return refuse(self);
@@ -110,11 +121,7 @@ impl RdmaCmAbi {
                 core::ptr::addr_of!((*p).id.ps).read(),
             )
         };
-        let qp_type = match rec.qp_type() {
-            RdmaQpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
-            RdmaQpType::Uc => bindings::ib_qp_type_IB_QPT_UC,
-            RdmaQpType::Ud => bindings::ib_qp_type_IB_QPT_UD,
-        };
+        let qp_type = super::types::ib_qp_type(rec.qp_type());
         let b = RdmaIdBox::new(
             child,
             &NewId {
@@ -132,7 +139,15 @@ impl RdmaCmAbi {
         if let Some(route) = rec.route() {
             passive_route(s, &b, route, rec.qp_type() != RdmaQpType::Ud)?;
         }
+        if rec.iwarp() {
+            iwarp_device(s, &b, rec.device())?;
+        }
         self.register(b.clone())?;
+        if let Some(cm_id) = self.take_iw_request(child) {
+            // SAFETY: the id's own field; from now on the id owns the
+            // request's iw_cm id (destroyed with it).
+            unsafe { bindings::rcm_h_iw_set(b.private(), cm_id) };
+        }
         Ok(b)
     }
 }
@@ -157,6 +172,23 @@ fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: boo
         )
     };
     kernel::error::to_result(ret)
+}
+
+/// A passive iWARP id's device and port: the GID entry of the network
+/// device its address is on (6.12's `cma_iw_acquire_dev`).
+fn iwarp_device(s: &Service, b: &RdmaIdBox, device: Option<DeviceId>) -> Result {
+    let ibdev = device.and_then(|d| device_ptr(s, d)).ok_or(ENODEV)?;
+    // SAFETY: the id's fields are ours; its source address is written.
+    kernel::error::to_result(unsafe { bindings::rcm_h_rdma_translate(b.private()) })?;
+    // SAFETY: a served device is registered.
+    let ports = unsafe { Device::from_raw(ibdev) }.ports();
+    for port in ports {
+        // SAFETY: as above.
+        if unsafe { bindings::rcm_h_iw_attach(b.private(), ibdev, port) } == 0 {
+            return Ok(());
+        }
+    }
+    Err(ENODEV)
 }
 
 /// A route path as the C helper's plain values.

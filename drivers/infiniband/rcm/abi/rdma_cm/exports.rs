@@ -7,12 +7,11 @@
 use super::connect::conn_params;
 use super::id::{NewId, RdmaIdBox};
 use super::resolve::{optional_sockaddr, timeout_ms};
-use super::types::{errno, port_space, rdma_qp_type, read_sockaddr, EOPNOTSUPP};
-use super::{net_id, RdmaCmAbi};
+use super::types::{port_space, read_sockaddr};
+use super::RdmaCmAbi;
 use crate::abi::service::{with_service, Service};
 use crate::bindings;
 use crate::proto::rdma_cm::service_id_of;
-use crate::rdma::timer::random_u32;
 use kernel::ffi::{c_char, c_int, c_ulong, c_void};
 use kernel::prelude::*;
 
@@ -27,7 +26,7 @@ fn err_ptr<T>(errno: c_int) -> *mut T {
 /// # Safety
 ///
 /// A non-NULL `id` must come from rcm and not be destroyed.
-unsafe fn on_id(
+pub(super) unsafe fn on_id(
     id: *mut bindings::rdma_cm_id,
     f: impl FnOnce(&Service, &RdmaCmAbi, &RdmaIdBox) -> c_int,
 ) -> c_int {
@@ -37,45 +36,21 @@ unsafe fn on_id(
     with_service(|s| {
         // SAFETY: per this function's contract.
         let b = unsafe { RdmaIdBox::from_id(id) };
-        f(&s, &s.consumer().rdma_cm, b)
+        let abi = &s.consumer().rdma_cm;
+        // A reference for the call: a handler running meanwhile may
+        // destroy the id (non-zero return) while the call still uses it.
+        let Some(held) = abi.id_box(b.core) else {
+            return EINVAL.to_errno();
+        };
+        f(&s, abi, &held)
     })
     .unwrap_or(ENODEV.to_errno())
 }
 
-/// Creates an id for `n`.
+/// Creates an id for `n`: the consumer's pointer or `ERR_PTR`.
 fn create(n: NewId) -> *mut bindings::rdma_cm_id {
-    let (Some(ps), Some(qp_type)) = (port_space(n.ps), rdma_qp_type(n.qp_type)) else {
-        return err_ptr(EINVAL.to_errno());
-    };
-    let r = with_service(|s| {
-        let abi = &s.consumer().rdma_cm;
-        let psn = random_u32();
-        let id = abi
-            .call(&s, |core, _| {
-                core.create_id(net_id(n.net), ps, qp_type, psn)
-            })
-            .map_err(errno)?;
-        let undo = || {
-            abi.call(&s, |core, host| {
-                let _ = core.destroy(host, id);
-            })
-        };
-        let b = match RdmaIdBox::new(id, &n) {
-            Ok(b) => b,
-            Err(e) => {
-                undo();
-                return Err(e.to_errno());
-            }
-        };
-        let ptr = b.as_id();
-        if let Err(e) = abi.register(b) {
-            undo();
-            return Err(e.to_errno());
-        }
-        Ok(ptr)
-    });
-    match r {
-        Some(Ok(ptr)) => ptr,
+    match with_service(|s| s.consumer().rdma_cm.create_id(&s, &n)) {
+        Some(Ok(b)) => b.as_id(),
         Some(Err(e)) => err_ptr(e),
         None => err_ptr(ENODEV.to_errno()),
     }
@@ -136,10 +111,7 @@ pub(crate) unsafe extern "C" fn rdma_destroy_id(id: *mut bindings::rdma_cm_id) {
     // SAFETY: per this function's contract.
     unsafe {
         on_id(id, |s, abi, b| {
-            b.lock_handler();
-            b.set_destroying();
-            b.unlock_handler();
-            abi.destroy(s, b);
+            abi.destroy_id(s, b);
             0
         })
     };
@@ -337,9 +309,7 @@ unsafe fn set_ece(id: *mut bindings::rdma_cm_id, ece: *const bindings::rdma_ucm_
     // SAFETY: per this function's contract.
     unsafe {
         on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| {
-                core.set_ece(b.core, ece.vendor_id, ece.attr_mod)
-            }))
+            abi.set_ece(s, b, ece.vendor_id, ece.attr_mod)
         })
     }
 }
@@ -494,11 +464,7 @@ pub(crate) unsafe extern "C" fn rdma_unlock_handler(id: *mut bindings::rdma_cm_i
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_set_service_type(id: *mut bindings::rdma_cm_id, tos: c_int) {
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| core.set_tos(b.core, tos as u8)))
-        })
-    };
+    unsafe { on_id(id, |s, abi, b| abi.set_tos(s, b, tos as u8)) };
 }
 
 /// `rdma_set_reuseaddr`.
@@ -512,11 +478,7 @@ pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(
     reuse: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| core.set_reuseaddr(b.core, reuse != 0)))
-        })
-    }
+    unsafe { on_id(id, |s, abi, b| abi.set_reuseaddr(s, b, reuse != 0)) }
 }
 
 /// `rdma_set_afonly`.
@@ -530,11 +492,7 @@ pub(crate) unsafe extern "C" fn rdma_set_afonly(
     afonly: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            super::types::ret(abi.call(s, |core, _| core.set_afonly(b.core, afonly != 0)))
-        })
-    }
+    unsafe { on_id(id, |s, abi, b| abi.set_afonly(s, b, afonly != 0)) }
 }
 
 /// `rdma_set_ack_timeout`.
@@ -585,11 +543,23 @@ pub(crate) unsafe extern "C" fn rdma_get_service_id(
     port_space(ps).map_or(0, |ps| service_id_of(ps, &addr).to_be())
 }
 
-/// `rdma_iw_cm_id`: the iWARP CM id of an iWARP id (rcm's ids are IB and
-/// RoCE ones: none).
+/// `rdma_iw_cm_id`: the iw_cm id of an iWARP id's connection (NULL for
+/// other ids).
+///
+/// # Safety
+///
+/// `id` from rcm.
 #[no_mangle]
-pub(crate) extern "C" fn rdma_iw_cm_id(_id: *mut bindings::rdma_cm_id) -> *mut bindings::iw_cm_id {
-    core::ptr::null_mut()
+pub(crate) unsafe extern "C" fn rdma_iw_cm_id(
+    id: *mut bindings::rdma_cm_id,
+) -> *mut bindings::iw_cm_id {
+    if id.is_null() {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: per this function's contract.
+    let b = unsafe { RdmaIdBox::from_id(id) };
+    // SAFETY: the id's own field.
+    unsafe { bindings::rcm_h_iw_get(b.private()) }
 }
 
 /// `rdma_res_to_id`: the id of a resource-tracking entry.
@@ -603,23 +573,4 @@ pub(crate) unsafe extern "C" fn rdma_res_to_id(
 ) -> *mut bindings::rdma_cm_id {
     // SAFETY: per this function's contract.
     unsafe { bindings::rcm_h_rdma_res_to_id(res) }
-}
-
-/// `rdma_join_multicast`: RoCE multicast comes later.
-#[no_mangle]
-pub(crate) extern "C" fn rdma_join_multicast(
-    _id: *mut bindings::rdma_cm_id,
-    _addr: *mut bindings::sockaddr,
-    _join_state: u8,
-    _context: *mut c_void,
-) -> c_int {
-    EOPNOTSUPP
-}
-
-/// `rdma_leave_multicast`: nothing is joined yet.
-#[no_mangle]
-pub(crate) extern "C" fn rdma_leave_multicast(
-    _id: *mut bindings::rdma_cm_id,
-    _addr: *mut bindings::sockaddr,
-) {
 }

@@ -100,6 +100,27 @@ impl RdmaIdBox {
         unsafe { &*id.cast::<RdmaIdBox>() }
     }
 
+    /// The consumer's context pointer (`id->context`).
+    pub(crate) fn context(&self) -> *mut c_void {
+        // SAFETY: `private` lives with `self`; consumers write the field
+        // without a lock (type invariant), so it is read whole, once.
+        unsafe { core::ptr::addr_of!((*self.private()).id.context).read_volatile() }
+    }
+
+    /// Sets the consumer's context pointer (a consumer inside rcm, from
+    /// the id's handler).
+    pub(crate) fn set_context(&self, context: *mut c_void) {
+        // SAFETY: as in `context`.
+        unsafe { core::ptr::addr_of_mut!((*self.private()).id.context).write_volatile(context) }
+    }
+
+    /// The id's QP type (`id->qp_type`), fixed at creation.
+    pub(crate) fn qp_type(&self) -> bindings::ib_qp_type {
+        // SAFETY: `private` lives with `self`; written before the id is
+        // handed out.
+        unsafe { core::ptr::addr_of!((*self.private()).id.qp_type).read() }
+    }
+
     /// Mirrors the core's state for ib_core's resource tracking.
     pub(crate) fn set_state(&self, state: IdState) {
         // SAFETY: `private` lives with `self`; an aligned word store that
@@ -240,6 +261,13 @@ impl RdmaIdBox {
     pub(crate) fn lock_handler(&self) {
         // SAFETY: the mutex was set up at creation and lives with `self`.
         unsafe { bindings::rcm_h_rdma_handler_lock(self.private()) };
+    }
+
+    /// Takes the id's handler lock to destroy it (possibly from a handler
+    /// of another id).
+    pub(crate) fn lock_handler_to_destroy(&self) {
+        // SAFETY: as in `lock_handler`.
+        unsafe { bindings::rcm_h_rdma_handler_lock_to_destroy(self.private()) };
     }
 
     /// Releases the id's handler lock.

@@ -15,8 +15,11 @@ mod calls;
 mod connect;
 mod delivery;
 mod exports;
-mod id;
+pub(crate) mod id;
+mod iwarp;
 mod messages;
+mod multicast;
+mod netevent;
 mod qp;
 mod resolve;
 pub(crate) mod types;
@@ -42,6 +45,13 @@ pub(crate) struct RdmaCmAbi {
     /// `rdma_destroy_id` (deliveries hold their own while they run).
     #[pin]
     ids: Mutex<KernelMap<u32, Arc<RdmaIdBox>>>,
+    /// The iw_cm ids of iWARP ids besides their connections': listeners
+    /// and undelivered requests, by (core id, slot).
+    #[pin]
+    iw_ids: Mutex<KernelMap<(u32, u32), iwarp::IwId>>,
+    /// iWARP connects the core asked for during a call, by core id.
+    #[pin]
+    iw_connects: Mutex<KernelMap<u32, iwarp::IwConnect>>,
     /// Ids destroyed so far: a device removal sleeps until it changes
     /// (its wake-up check may not take a lock).
     destroyed: AtomicU64,
@@ -53,6 +63,8 @@ impl RdmaCmAbi {
         try_pin_init!(RdmaCmAbi {
             service <- RdmaService::new(),
             ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_ids"),
+            iw_ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_ids"),
+            iw_connects <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_connects"),
             destroyed: AtomicU64::new(0),
         })
     }

@@ -24,7 +24,7 @@ impl RdmaCmAbi {
     /// The attributes for the state in `a.qp_state` (`rdma_init_qp_attr`):
     /// a connection's from the CM, else the id's port and P_Key (and
     /// access flags, or the Q_Key of a UD id); the mask, or an errno.
-    pub(super) fn qp_attrs(
+    pub(crate) fn qp_attrs(
         &self,
         s: &Service,
         bx: &RdmaIdBox,
@@ -34,6 +34,17 @@ impl RdmaCmAbi {
         let Some((comm, qp_type, psn)) = rec else {
             return Err(EINVAL.to_errno());
         };
+        if on_iwarp(bx) {
+            let mut mask: c_int = 0;
+            // SAFETY: the id's fields; `a` and `mask` are the caller's.
+            let ret = unsafe { b::rcm_h_iw_qp_attr(bx.private(), a, &mut mask) };
+            if ret != 0 {
+                return Err(ret);
+            }
+            let mask = mask as u32;
+            overrides(bx, a, mask);
+            return Ok(mask);
+        }
         match comm {
             Some(comm) if qp_type != RdmaQpType::Ud => {
                 let target = qp_target(a.qp_state).ok_or(EINVAL.to_errno())?;
@@ -242,6 +253,16 @@ fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qkey: Option<u32>) -> Result<
         mask |= b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
     }
     Ok(mask)
+}
+
+/// Whether the id's device port speaks iWARP.
+pub(super) fn on_iwarp(bx: &RdmaIdBox) -> bool {
+    let (ibdev, port) = bx.device_port();
+    if ibdev.is_null() {
+        return false;
+    }
+    // SAFETY: the id's device is registered while the id has it.
+    unsafe { Device::from_raw(ibdev) }.is_iwarp(port)
 }
 
 /// The consumer's ACK timeout and minimum RNR timer, where the

@@ -12,7 +12,10 @@ use crate::abi::service::{with_service, Service};
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
-use crate::proto::rdma_cm::{AddrResolution, AddrWork, RdmaCmError, RdmaId, Route, SockAddr};
+use crate::proto::rdma_cm::service_id_of;
+use crate::proto::rdma_cm::{
+    AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, SockAddr,
+};
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::mad::MadPath;
@@ -50,7 +53,14 @@ fn attach(s: &Service, b: &RdmaIdBox) -> Result<DeviceId, RdmaCmError> {
         for port in device.ports() {
             // SAFETY: the id's fields are ours to write; the device is
             // registered.
-            if unsafe { bindings::rcm_h_rdma_attach(b.private(), ibdev, port) } == 0 {
+            let ret = unsafe {
+                if device.is_iwarp(port) {
+                    bindings::rcm_h_iw_attach(b.private(), ibdev, port)
+                } else {
+                    bindings::rcm_h_rdma_attach(b.private(), ibdev, port)
+                }
+            };
+            if ret == 0 {
                 return Ok(*id);
             }
         }
@@ -61,7 +71,7 @@ fn attach(s: &Service, b: &RdmaIdBox) -> Result<DeviceId, RdmaCmError> {
 impl RdmaCmAbi {
     /// `rdma_resolve_addr`: binds if needed, then starts ARP/ND; the
     /// outcome arrives in [`rcm_rdma_addr_done`].
-    pub(super) fn resolve_addr(
+    pub(crate) fn resolve_addr(
         &self,
         s: &Service,
         b: &RdmaIdBox,
@@ -69,17 +79,18 @@ impl RdmaCmAbi {
         dst: SockAddr,
         timeout_ms: u32,
     ) -> c_int {
-        let bind_to = src.unwrap_or(dst);
-        let cx = self.bind_context(s, b, &bind_to.with_port(0));
-        let cx = if src.is_none() {
-            // The wildcard of dst's family: no device to find.
-            crate::proto::rdma_cm::BindContext {
-                device: Err(RdmaCmError::NoDevice),
-                ..cx
-            }
-        } else {
-            cx
+        // Only an IDLE id given a source address looks for its device;
+        // any other id keeps its address and device untouched (6.12 once
+        // rewrote a listener's: C bug 4). A wildcard names no device.
+        let idle = self.read(|core| core.get(b.core).map(|r| r.state())) == Some(IdState::Idle);
+        let bind_to = match (idle, src) {
+            (true, Some(a)) => a.with_port(0),
+            _ => SockAddr::V4 {
+                addr: [0; 4],
+                port: 0,
+            },
         };
+        let cx = self.bind_context(s, b, &bind_to);
         let work = self.call(s, |core, _| {
             core.resolve_addr(b.core, src, dst, timeout_ms, &cx)
         });
@@ -142,24 +153,60 @@ impl RdmaCmAbi {
 
     /// `rdma_resolve_route`: a RoCE path from the resolved addresses (the
     /// consumer's type of service and ACK timeout), then ROUTE_RESOLVED.
-    pub(super) fn resolve_route(&self, s: &Service, b: &RdmaIdBox, timeout_ms: u32) -> c_int {
+    pub(crate) fn resolve_route(&self, s: &Service, b: &RdmaIdBox, timeout_ms: u32) -> c_int {
         let work = match self.call(s, |core, _| core.resolve_route(b.core, timeout_ms)) {
             Ok(w) => w,
             Err(e) => return errno(e),
         };
         let (ibdev, port) = b.device_port();
-        // SAFETY: the id's device is registered while the id has it.
-        let roce = !ibdev.is_null() && unsafe { Device::from_raw(ibdev) }.is_roce(port);
-        let ret = if roce {
-            let plt = roce_packet_life_time(b.ack_timeout());
-            // 6.12's default type of service (configfs default_roce_tos).
-            let tos = work.tos.unwrap_or(0);
-            // SAFETY: the id's route is ours to write during its own call.
-            unsafe { bindings::rcm_h_rdma_roce_route(b.private(), tos, plt) }
+        let device = if ibdev.is_null() {
+            None
         } else {
-            // IB path queries through the SA come later.
-            EOPNOTSUPP
+            // SAFETY: the id's device is registered while the id has it.
+            Some(unsafe { Device::from_raw(ibdev) })
         };
+        if device.as_ref().is_some_and(|d| d.is_iwarp(port)) {
+            // An iWARP connection finds its own way (TCP): no path, as
+            // 6.12's `cma_resolve_iw_route`.
+            let route = Route {
+                path: Default::default(),
+                peer: None,
+                ack_delay: IbaTime::new(0),
+            };
+            self.call(s, |core, host| core.route_resolved(host, b.core, Ok(route)));
+            self.sync(b);
+            return 0;
+        }
+        let roce = device.is_some_and(|d| d.is_roce(port));
+        if !roce {
+            // IB: a path query to the SA; the outcome arrives in
+            // `rcm_rdma_route_done` (rxe, being RoCE, cannot run this).
+            let service_id = self.read(|core| {
+                core.get(b.core)
+                    .and_then(|r| Some(service_id_of(r.port_space(), &r.dst()?)))
+            });
+            let tos = work.tos.map_or(-1, c_int::from);
+            // SAFETY: the id's addresses and query fields are ours during
+            // its own call; a pending query is cancelled on destroy.
+            let ret = unsafe {
+                bindings::rcm_h_rdma_ib_route(
+                    b.private(),
+                    timeout_ms as c_int,
+                    u64::from(b.core.0),
+                    service_id.unwrap_or(0),
+                    tos,
+                )
+            };
+            if ret != 0 {
+                self.call(s, |core, _| core.route_query_failed(b.core));
+            }
+            return ret;
+        }
+        let plt = roce_packet_life_time(b.ack_timeout());
+        // 6.12's default type of service (configfs default_roce_tos).
+        let tos = work.tos.unwrap_or(0);
+        // SAFETY: the id's route is ours to write during its own call.
+        let ret = unsafe { bindings::rcm_h_rdma_roce_route(b.private(), tos, plt) };
         if ret != 0 {
             self.call(s, |core, _| core.route_query_failed(b.core));
             return ret;
@@ -200,7 +247,7 @@ impl RdmaCmAbi {
 
     /// `rdma_set_ib_path`: the consumer's path on an ADDR_RESOLVED id,
     /// which becomes ROUTE_RESOLVED at once.
-    pub(super) fn set_ib_path(
+    pub(crate) fn set_ib_path(
         &self,
         s: &Service,
         b: &RdmaIdBox,
@@ -235,6 +282,52 @@ pub(crate) unsafe extern "C" fn rcm_rdma_addr_done(
 ) {
     let id = RdmaId(token as u32);
     with_service(|s| s.consumer().rdma_cm.addr_done(&s, id, status, src));
+}
+
+impl RdmaCmAbi {
+    /// The outcome of an IB id's SA path query: its route, then
+    /// ROUTE_RESOLVED or ROUTE_ERROR.
+    fn route_done(
+        &self,
+        s: &Service,
+        id: RdmaId,
+        status: c_int,
+        rec: *const bindings::sa_path_rec,
+    ) {
+        let Some(b) = self.id_box(id) else {
+            return;
+        };
+        let device = self.read(|core| core.get(id).and_then(|r| r.device()));
+        let outcome = match (status, device) {
+            (0, Some(device)) if !rec.is_null() => {
+                // SAFETY: ib_core passes a valid record for the call; the
+                // id's route is written only by its own resolution.
+                match unsafe { bindings::rcm_h_rdma_set_route(b.private(), rec) } {
+                    0 => self.route_of(s, &b, device),
+                    e => Err(e),
+                }
+            }
+            (0, _) => Err(EINVAL.to_errno()),
+            (e, _) => Err(e),
+        };
+        self.call(s, |core, host| core.route_resolved(host, id, outcome));
+        self.sync(&b);
+    }
+}
+
+/// ib_core's SA path query finished (ib_mad's work).
+///
+/// # Safety
+///
+/// Called by `rcm_rdma_helpers.c` with ib_core's arguments.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rcm_rdma_route_done(
+    token: u64,
+    status: c_int,
+    rec: *mut bindings::sa_path_rec,
+) {
+    let id = RdmaId(token as u32);
+    with_service(|s| s.consumer().rdma_cm.route_done(&s, id, status, rec));
 }
 
 /// A timeout from C (`unsigned long`) in the core's milliseconds.

@@ -17,7 +17,9 @@ const fn neg(code: u32) -> c_int {
 
 /// Errnos of rdma_cm that 6.12's kernel crate does not name.
 pub(crate) const EOPNOTSUPP: c_int = neg(kernel::bindings::EOPNOTSUPP);
-const EAFNOSUPPORT: c_int = neg(kernel::bindings::EAFNOSUPPORT);
+/// `-ECONNREFUSED`.
+pub(crate) const ECONNREFUSED: c_int = neg(kernel::bindings::ECONNREFUSED);
+pub(crate) const EAFNOSUPPORT: c_int = neg(kernel::bindings::EAFNOSUPPORT);
 const EPROTONOSUPPORT: c_int = neg(kernel::bindings::EPROTONOSUPPORT);
 const EADDRINUSE: c_int = neg(kernel::bindings::EADDRINUSE);
 const EADDRNOTAVAIL: c_int = neg(kernel::bindings::EADDRNOTAVAIL);
@@ -122,6 +124,15 @@ pub(crate) fn rdma_qp_type(qp_type: bindings::ib_qp_type) -> Option<RdmaQpType> 
         bindings::ib_qp_type_IB_QPT_UC => Some(RdmaQpType::Uc),
         bindings::ib_qp_type_IB_QPT_UD => Some(RdmaQpType::Ud),
         _ => None,
+    }
+}
+
+/// The kernel `enum ib_qp_type` of a QP type rdma_cm connects.
+pub(crate) fn ib_qp_type(qp_type: RdmaQpType) -> bindings::ib_qp_type {
+    match qp_type {
+        RdmaQpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
+        RdmaQpType::Uc => bindings::ib_qp_type_IB_QPT_UC,
+        RdmaQpType::Ud => bindings::ib_qp_type_IB_QPT_UD,
     }
 }
 

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Multicast groups of UD ids on RoCE (`rcm_mc_helpers.c`):
+//! `rdma_join_multicast` and `rdma_leave_multicast`, the IP groups the core
+//! asks for ([`IpMulticast`]), and the delivery of MULTICAST_JOIN with the
+//! group's address handle while the membership lasts.
+
+use super::exports::on_id;
+use super::id::RdmaIdBox;
+use super::types::{c_sockaddr, read_sockaddr, ret};
+use super::RdmaCmAbi;
+use crate::abi::service::Service;
+use crate::bindings;
+use crate::proto::rdma_cm::{GroupId, RdmaEvent, RdmaId, SockAddr};
+use crate::shell::rdma_cm::IpMulticast;
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+
+/// `join_state` of a send-only full member (`BIT(SENDONLY_FULLMEMBER_JOIN)`).
+const SEND_ONLY: u8 = 1 << 3;
+
+impl RdmaCmAbi {
+    /// `rdma_join_multicast`.
+    pub(crate) fn join(
+        &self,
+        s: &Service,
+        b: &RdmaIdBox,
+        group: SockAddr,
+        send_only: bool,
+        context: u64,
+    ) -> c_int {
+        let r = self.call(s, |core, host| {
+            core.join_multicast(host, b.core, group, send_only, context)
+                .map(|_| ())
+        });
+        ret(r)
+    }
+
+    /// `rdma_leave_multicast`: once it returns, no event of the group is
+    /// being delivered (the handler lock), so the consumer may free the
+    /// group's context.
+    pub(crate) fn leave(&self, s: &Service, b: &RdmaIdBox, group: SockAddr) {
+        b.lock_handler();
+        self.call(s, |core, host| core.leave_multicast(host, b.core, &group));
+        b.unlock_handler();
+    }
+
+    /// A MULTICAST_JOIN for `b`'s id (its handler lock held): delivered
+    /// while the membership lasts, with its address handle; the handler's
+    /// return.
+    pub(super) fn deliver_group_event(
+        &self,
+        b: &RdmaIdBox,
+        group: GroupId,
+        event: &RdmaEvent,
+    ) -> c_int {
+        let Some(m) = self.read(|core| core.group(group).copied()) else {
+            // Left before its event: not reported.
+            return 0;
+        };
+        let addr = c_sockaddr(&m.addr);
+        // SAFETY: the id is live with its handler lock held; the context
+        // is the consumer's pointer, handed back as it gave it.
+        unsafe {
+            bindings::rcm_h_rdma_deliver_mc(
+                b.as_id(),
+                m.context as usize as *mut c_void,
+                &addr,
+                event.conn.qkey,
+            )
+        }
+    }
+}
+
+impl IpMulticast for RdmaCmAbi {
+    fn join_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
+        let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
+        let c = c_sockaddr(addr);
+        // SAFETY: the id's device and address fields are ours during its
+        // own call.
+        match unsafe { bindings::rcm_h_rdma_mc_join(b.private(), &c, send_only) } {
+            0 => Ok(()),
+            e => Err(e),
+        }
+    }
+
+    fn leave_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) {
+        let Some(b) = self.id_box(id) else {
+            return;
+        };
+        let c = c_sockaddr(addr);
+        // SAFETY: as in `join_group`.
+        unsafe { bindings::rcm_h_rdma_mc_leave(b.private(), &c, send_only) };
+    }
+}
+
+/// `rdma_join_multicast`.
+///
+/// # Safety
+///
+/// `id` from rcm; `addr` a valid socket address.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_join_multicast(
+    id: *mut bindings::rdma_cm_id,
+    addr: *mut bindings::sockaddr,
+    join_state: u8,
+    context: *mut c_void,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let group = match unsafe { read_sockaddr(addr) } {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let send_only = join_state == SEND_ONLY;
+    // SAFETY: per this function's contract.
+    unsafe {
+        on_id(id, |s, abi, b| {
+            abi.join(s, b, group, send_only, context as usize as u64)
+        })
+    }
+}
+
+/// `rdma_leave_multicast`.
+///
+/// # Safety
+///
+/// `id` from rcm; `addr` a valid socket address.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rdma_leave_multicast(
+    id: *mut bindings::rdma_cm_id,
+    addr: *mut bindings::sockaddr,
+) {
+    // SAFETY: per this function's contract.
+    let Ok(group) = (unsafe { read_sockaddr(addr) }) else {
+        return;
+    };
+    // SAFETY: per this function's contract.
+    let _ = unsafe {
+        on_id(id, |s, abi, b| {
+            abi.leave(s, b, group);
+            0
+        })
+    };
+}

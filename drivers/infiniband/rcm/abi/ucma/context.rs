@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A context's life: CREATE_ID, DESTROY_ID, MIGRATE_ID, and the end of
+//! every context of a file at close.
+
+use super::events::{ctx_pointer, rcm_ucma_event};
+use super::{errno, UcmaAbi, Waker};
+use crate::abi::rdma_cm::id::{NewId, RdmaIdBox};
+use crate::abi::rdma_cm::types::ib_qp_type;
+use crate::abi::rdma_cm::RdmaCmAbi;
+use crate::abi::service::Service;
+use crate::bindings;
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::rdma_cm::{PortSpace, RdmaId, RdmaQpType};
+use crate::proto::ucma::{CtxId, FileId};
+use crate::rdma::sync::{wait_until, wake_waiters};
+use core::sync::atomic::Ordering;
+use kernel::error::code;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::uaccess::{UserPtr, UserSlice};
+
+/// Copies `bytes` to the user pointer `to`.
+pub(super) fn copy_out(to: u64, bytes: &[u8]) -> Result {
+    let to = UserPtr::try_from(to).map_err(|_| code::EFAULT)?;
+    UserSlice::new(to, bytes.len()).writer().write_slice(bytes)
+}
+
+/// rcm's rdma_cm, which runs the commands.
+pub(super) fn rdma_cm(s: &Service) -> &RdmaCmAbi {
+    &s.consumer().rdma_cm
+}
+
+impl UcmaAbi {
+    /// The rdma_cm id of `file`'s context `ctx`, held for one command:
+    /// commands on a context run one at a time, and its teardown waits for
+    /// the running one (6.12's per-context mutex and reference), so no
+    /// command uses an id while or after it is destroyed.
+    pub(super) fn id<'a>(&'a self, s: &'a Service, file: FileId, ctx: u32) -> Result<Held<'a>> {
+        let ctx = CtxId(ctx);
+        loop {
+            let seen = self.released.load(Ordering::Acquire);
+            let held = self.state.lock().table.hold(file, ctx).map_err(errno)?;
+            let Some(id) = held else {
+                wait_until(&|| self.released.load(Ordering::Acquire) != seen);
+                continue;
+            };
+            let Some(b) = rdma_cm(s).id_box(id) else {
+                self.release(s, ctx);
+                return Err(code::ENXIO);
+            };
+            return Ok(Held {
+                abi: self,
+                s,
+                ctx,
+                b,
+            });
+        }
+    }
+
+    /// A command lets go of `ctx`; if device removal closed the context
+    /// meanwhile, its id is destroyed now (the removal waits for it).
+    fn release(&self, s: &Service, ctx: CtxId) {
+        let closed = self.state.lock().table.unhold(ctx);
+        if let Some(id) = closed {
+            destroy(s, id);
+        }
+        self.released.fetch_add(1, Ordering::AcqRel);
+        wake_waiters();
+    }
+
+    /// Waits until no command holds `ctx` (hidden from new ones first).
+    fn wait_idle(&self, ctx: CtxId) {
+        loop {
+            let seen = self.released.load(Ordering::Acquire);
+            if !self.state.lock().table.busy(ctx) {
+                return;
+            }
+            wait_until(&|| self.released.load(Ordering::Acquire) != seen);
+        }
+    }
+
+    /// A new file: named, and reachable by its events.
+    pub(super) fn open(&self, f: *mut bindings::rcm_ucma_file) -> Result<FileId> {
+        let mut st = self.state.lock();
+        let file = st.table.open();
+        st.files
+            .try_insert(file.0, Waker(f))
+            .map_err(|_| code::ENOMEM)?;
+        Ok(file)
+    }
+
+    /// CREATE_ID: an rdma_cm id in the caller's namespace, answered with
+    /// the context that names it.
+    pub(super) fn create_id(
+        &self,
+        s: &Service,
+        file: FileId,
+        uid: u64,
+        response: u64,
+        ps: PortSpace,
+        qp_type: RdmaQpType,
+    ) -> Result {
+        let ctx = self
+            .state
+            .lock()
+            .table
+            .reserve(file, uid)
+            .map_err(|_| code::ENOMEM)?;
+        let n = NewId {
+            // SAFETY: the caller's namespace lives during its call; the id
+            // takes its own reference.
+            net: unsafe { bindings::rcm_h_current_net() },
+            handler: Some(rcm_ucma_event),
+            context: ctx_pointer(ctx),
+            ps: u32::from(ps.raw()),
+            qp_type: ib_qp_type(qp_type),
+            caller: core::ptr::null(),
+        };
+        let b = match rdma_cm(s).create_id(s, &n) {
+            Ok(b) => b,
+            Err(e) => {
+                self.state.lock().table.discard(ctx);
+                return Err(Error::from_errno(e));
+            }
+        };
+        if let Err(e) = copy_out(response, &ctx.0.to_ne_bytes()) {
+            rdma_cm(s).destroy_id(s, &b);
+            self.state.lock().table.discard(ctx);
+            return Err(e);
+        }
+        self.state.lock().table.publish(ctx, b.core);
+        Ok(())
+    }
+
+    /// DESTROY_ID: the id goes, then the context with its undelivered
+    /// events; answers the events it reported.
+    pub(super) fn destroy_id(&self, s: &Service, file: FileId, ctx: u32, response: u64) -> Result {
+        let ctx = CtxId(ctx);
+        let id = self
+            .state
+            .lock()
+            .table
+            .unpublish(file, ctx)
+            .map_err(errno)?;
+        let reported = self.finish_destroy(s, ctx, id);
+        copy_out(response, &reported.to_ne_bytes())
+    }
+
+    /// The end of a context hidden from commands: its rdma_cm id (if it
+    /// still has one) is destroyed, which waits for its handler, then the
+    /// context goes, and the ids of requests never delivered with it.
+    fn finish_destroy(&self, s: &Service, ctx: CtxId, id: Option<RdmaId>) -> u32 {
+        self.wait_idle(ctx);
+        if let Some(id) = id {
+            destroy(s, id);
+        }
+        let mut orphans = KVec::new();
+        let reported = self.state.lock().table.finish_destroy(ctx, &mut |id| {
+            // Destroyed below, without the lock their handlers may wait on.
+            if orphans.push(id, GFP_KERNEL).is_err() {
+                pr_warn!("ucma: no memory to end a pending request's id\n");
+            }
+        });
+        for id in orphans {
+            destroy(s, id);
+        }
+        reported
+    }
+
+    /// MIGRATE_ID, written to the file `to`: the context `ctx` of the file
+    /// open as descriptor `fd` moves here with its undelivered events;
+    /// answers the events it reported.
+    pub(super) fn migrate_id(&self, to: FileId, ctx: u32, fd: u32, response: u64) -> Result {
+        let mut filp = core::ptr::null_mut();
+        let mut from = core::ptr::null_mut();
+        // SAFETY: plain outputs; a found file is referenced until `fput`.
+        kernel::error::to_result(unsafe {
+            bindings::rcm_h_ucma_fget(fd as i32, &mut filp, &mut from)
+        })?;
+        // SAFETY: `from` is the open file `filp` holds.
+        let from = FileId(unsafe { (*from).token });
+        let r = {
+            let mut st = self.state.lock();
+            let r = st.table.migrate(to, from, CtxId(ctx));
+            if r.is_ok() && st.table.has_event(to) {
+                st.wake_file(to);
+            }
+            r
+        };
+        // SAFETY: taken by `rcm_h_ucma_fget` above.
+        unsafe { bindings::rcm_h_ucma_fput(filp) };
+        let reported = r.map_err(errno)?;
+        copy_out(response, &reported.to_ne_bytes())
+    }
+
+    /// The file is closing: every context of it ends, then the file.
+    pub(super) fn close(&self, s: &Service, file: FileId) {
+        loop {
+            let next = {
+                let mut st = self.state.lock();
+                st.table
+                    .next_context_of(file)
+                    .map(|ctx| (ctx, st.table.unpublish_for_close(ctx)))
+            };
+            let Some((ctx, id)) = next else {
+                break;
+            };
+            self.finish_destroy(s, ctx, id);
+        }
+        self.state.lock().files.remove(&file.0);
+    }
+}
+
+/// Destroys an rdma_cm id of the device (if rdma_cm still has it).
+fn destroy(s: &Service, id: RdmaId) {
+    if let Some(b) = rdma_cm(s).id_box(id) {
+        rdma_cm(s).destroy_id(s, &b);
+    }
+}
+
+/// A command's hold on a context and its id; let go when dropped.
+pub(super) struct Held<'a> {
+    abi: &'a UcmaAbi,
+    s: &'a Service,
+    ctx: CtxId,
+    b: Arc<RdmaIdBox>,
+}
+
+impl core::ops::Deref for Held<'_> {
+    type Target = RdmaIdBox;
+
+    fn deref(&self) -> &RdmaIdBox {
+        &self.b
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.abi.release(self.s, self.ctx);
+    }
+}

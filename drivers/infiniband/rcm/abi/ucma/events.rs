@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rdma_cm's events for the device's ids, turned into the records
+//! GET_EVENT hands out and queued on the owning file (6.12's rules, kept
+//! by the table): a request becomes a context of its own, events of a
+//! context userspace has not named yet are dropped, DEVICE_REMOVAL closes
+//! the context and gives its id back to rdma_cm to destroy.
+
+use super::UcmaAbi;
+use crate::abi::rdma_cm::id::RdmaIdBox;
+use crate::abi::service::with_service;
+use crate::bindings;
+use crate::proto::ucma::command::{ConnParam, PrivateData};
+use crate::proto::ucma::event::{EventParam, EventResp, UdEvent, AH_ATTR_SIZE};
+use crate::proto::ucma::table::Refusal;
+use crate::proto::ucma::{CtxId, Ece, FileId, McId};
+use crate::rdma::ucma_dev::UcmaFile;
+use kernel::error::code;
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+use kernel::uaccess::{UserPtr, UserSlice};
+
+const CONNECT_REQUEST: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST;
+const DEVICE_REMOVAL: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL;
+const MULTICAST_JOIN: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN;
+const MULTICAST_ERROR: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR;
+
+/// A context as an id's `context` pointer (the id's consumer field).
+pub(super) fn ctx_pointer(ctx: CtxId) -> *mut c_void {
+    ctx.0 as usize as *mut c_void
+}
+
+/// The handler of every id the device creates.
+///
+/// # Safety
+///
+/// Called by rdma_cm with a live id of the device (its handler lock held)
+/// and a valid event.
+pub(super) unsafe extern "C" fn rcm_ucma_event(
+    id: *mut bindings::rdma_cm_id,
+    ev: *mut bindings::rdma_cm_event,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let (b, ev) = unsafe { (RdmaIdBox::from_id(id), &*ev) };
+    with_service(|s| s.consumer().ucma.on_event(b, ev)).unwrap_or(0)
+}
+
+impl UcmaAbi {
+    /// One event; non-zero makes rdma_cm destroy the id (a refused
+    /// request's, or a removed device's).
+    fn on_event(&self, b: &RdmaIdBox, ev: &bindings::rdma_cm_event) -> c_int {
+        let ctx = CtxId(b.context() as usize as u32);
+        let resp = record(b, ev);
+        let mut st = self.state.lock();
+        match ev.event {
+            CONNECT_REQUEST => match st.table.request(ctx, b.core, resp) {
+                Ok(new_ctx) => {
+                    b.set_context(ctx_pointer(new_ctx));
+                    if let Some(file) = st.table.file_of(ctx) {
+                        st.wake_file(file);
+                    }
+                    0
+                }
+                Err(Refusal::Backlog | Refusal::NoMemory) => code::ENOMEM.to_errno(),
+                Err(Refusal::NoListener) => code::EINVAL.to_errno(),
+            },
+            MULTICAST_JOIN | MULTICAST_ERROR => {
+                // SAFETY: a group event's `private_data` is the context the
+                // join was given: the membership.
+                let mc = unsafe { ev.param.ud.private_data } as usize as u32;
+                let d = st.table.mc_event(McId(mc), resp);
+                st.wake(d);
+                0
+            }
+            DEVICE_REMOVAL => {
+                let d = st.table.event(ctx, resp);
+                st.wake(d);
+                // The context stays for DESTROY_ID; its id goes now, or
+                // when the command using it ends.
+                c_int::from(st.table.close(ctx).is_some())
+            }
+            _ => {
+                let d = st.table.event(ctx, resp);
+                st.wake(d);
+                0
+            }
+        }
+    }
+
+    /// GET_EVENT: waits (without the lock) for the file's next event,
+    /// copies it out, then counts it as delivered.
+    pub(super) fn get_event(
+        &self,
+        f: &UcmaFile,
+        file: FileId,
+        out_len: u32,
+        response: u64,
+    ) -> Result {
+        loop {
+            f.wait_event()?;
+            let mut st = self.state.lock();
+            let Some(event) = st.table.peek(file) else {
+                // Another reader took it first.
+                continue;
+            };
+            let bytes = event.write();
+            let n = usize::try_from(out_len)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            let out = UserPtr::try_from(response).map_err(|_| code::EFAULT)?;
+            UserSlice::new(out, n).writer().write_slice(&bytes[..n])?;
+            st.table.take(file);
+            return Ok(());
+        }
+    }
+
+    /// Queues an event of userspace's own making for `ctx` (IB_PATH's
+    /// ROUTE_RESOLVED), as rdma_cm's are.
+    pub(super) fn queue(&self, ctx: CtxId, event: u32) {
+        let resp = EventResp {
+            uid: 0,
+            id: 0,
+            event,
+            status: 0,
+            param: EventParam::Conn(conn(&bindings::rdma_conn_param::default())),
+            ece: Ece::default(),
+        };
+        let mut st = self.state.lock();
+        let d = st.table.event(ctx, resp);
+        st.wake(d);
+    }
+
+    /// Whether the file has an event (poll, GET_EVENT's wait).
+    pub(super) fn has_event(&self, file: FileId) -> bool {
+        self.state.lock().table.has_event(file)
+    }
+}
+
+/// The record of an event as userspace reads it (uid and id are the
+/// table's to fill).
+fn record(b: &RdmaIdBox, ev: &bindings::rdma_cm_event) -> EventResp {
+    let param = if b.qp_type() == bindings::ib_qp_type_IB_QPT_UD {
+        // SAFETY: rdma_cm fills `ud` for UD ids.
+        EventParam::Ud(ud(b, ev, unsafe { &ev.param.ud }))
+    } else {
+        // SAFETY: and `conn` for the others.
+        EventParam::Conn(conn(unsafe { &ev.param.conn }))
+    };
+    EventResp {
+        uid: 0,
+        id: 0,
+        event: ev.event,
+        status: ev.status,
+        param,
+        ece: Ece {
+            vendor_id: ev.ece.vendor_id,
+            attr_mod: ev.ece.attr_mod,
+        },
+    }
+}
+
+/// The private data an event carries.
+fn private_data(data: *const c_void, len: u8) -> PrivateData {
+    let bytes = if data.is_null() || len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: rdma_cm's events point at `len` bytes that live for the
+        // handler's call.
+        unsafe { core::slice::from_raw_parts(data.cast::<u8>(), usize::from(len)) }
+    };
+    // A u8 length always fits.
+    PrivateData::new(bytes).unwrap_or_default()
+}
+
+/// A connected id's parameters (6.12 reports no Q_Key here).
+fn conn(c: &bindings::rdma_conn_param) -> ConnParam {
+    ConnParam {
+        qp_num: c.qp_num,
+        qkey: 0,
+        private_data: private_data(c.private_data, c.private_data_len),
+        srq: c.srq != 0,
+        responder_resources: c.responder_resources,
+        initiator_depth: c.initiator_depth,
+        flow_control: c.flow_control != 0,
+        retry_count: c.retry_count,
+        rnr_retry_count: c.rnr_retry_count,
+    }
+}
+
+/// A datagram id's parameters, with the address handle in user layout.
+fn ud(b: &RdmaIdBox, ev: &bindings::rdma_cm_event, u: &bindings::rdma_ud_param) -> UdEvent {
+    let mut ah = bindings::ib_uverbs_ah_attr::default();
+    // SAFETY: the id is live during its handler; `ev` is valid.
+    unsafe { bindings::rcm_h_ucma_ud_ah(b.as_id(), ev, &mut ah) };
+    let mut ah_attr = [0u8; AH_ATTR_SIZE];
+    // SAFETY: `ib_uverbs_ah_attr` is plain data of AH_ATTR_SIZE bytes
+    // (checked below).
+    let raw = unsafe {
+        core::slice::from_raw_parts(
+            (&ah as *const bindings::ib_uverbs_ah_attr).cast::<u8>(),
+            AH_ATTR_SIZE,
+        )
+    };
+    ah_attr.copy_from_slice(raw);
+    // A multicast event's private data is the join's context, not data.
+    let multicast = matches!(ev.event, MULTICAST_JOIN | MULTICAST_ERROR);
+    UdEvent {
+        qp_num: u.qp_num,
+        qkey: u.qkey,
+        ah_attr,
+        private_data: if multicast {
+            PrivateData::default()
+        } else {
+            private_data(u.private_data, u.private_data_len)
+        },
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<bindings::ib_uverbs_ah_attr>() == AH_ATTR_SIZE);

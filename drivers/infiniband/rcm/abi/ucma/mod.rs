@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rdma_ucm surface: `/dev/infiniband/rdma_cm` for librdmacm (ABI 4).
+//! The core reads and checks each command (`proto::ucma`) and keeps the
+//! files' contexts and event queues; this surface copies bytes from and to
+//! userspace, runs the commands on rcm's rdma_cm as an in-module consumer
+//! (its ids carry [`events::rcm_ucma_event`] as their handler), and maps
+//! errors to the errno of the in-tree module.
+//!
+//! Locking: the table's lock is taken inside an id's handler lock (events)
+//! and never held across a call into rdma_cm that may wait for a handler
+//! (destroy, leave), so teardown is two-step (see the table).
+//!
+//! The device is registered only with `rcm.ucma=1` (the in-tree rdma_ucm
+//! registers the same name).
+
+mod context;
+mod control;
+mod events;
+mod file;
+mod multicast;
+mod query;
+
+use crate::bindings;
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::rdma_cm::RdmaId;
+use crate::proto::ucma::table::Delivery;
+use crate::proto::ucma::{FileId, UcmaError, UcmaTable};
+use crate::shell::kernel_maps::{KernelCollections, KernelMap};
+use core::sync::atomic::AtomicU64;
+use kernel::error::code;
+use kernel::ffi::c_int;
+use kernel::new_mutex;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+
+/// Contexts name their rdma_cm id by the core's number: a command looks
+/// the id up in rdma_cm's registry, so an id destroyed meanwhile is simply
+/// not found.
+type Table = UcmaTable<KernelCollections, RdmaId>;
+
+/// An open file's wake-up target.
+///
+/// INVARIANT: points to the helper's `struct rcm_ucma_file` of an open
+/// file; it is in [`State::files`] from open until release, which removes
+/// it before the file is freed.
+#[derive(Clone, Copy)]
+struct Waker(*mut bindings::rcm_ucma_file);
+
+// SAFETY: the pointer is only used to wake the file's wait queue, which
+// works from any thread.
+unsafe impl Send for Waker {}
+
+/// What the lock covers.
+struct State {
+    table: Table,
+    files: KernelMap<u64, Waker>,
+}
+
+impl State {
+    /// Wakes the readers of a file that was given an event.
+    fn wake(&self, delivery: Delivery) {
+        if let Delivery::Queued(file) = delivery {
+            self.wake_file(file);
+        }
+    }
+
+    fn wake_file(&self, file: FileId) {
+        if let Some(w) = self.files.get(&file.0) {
+            // SAFETY: an open file (the type's invariant, under the lock).
+            unsafe { bindings::rcm_h_ucma_wake(w.0) };
+        }
+    }
+}
+
+/// What the surface keeps: every open file's contexts and events.
+#[pin_data]
+pub(crate) struct UcmaAbi {
+    #[pin]
+    state: Mutex<State>,
+    /// Commands that have let go of their context so far: a teardown
+    /// waiting for one sleeps until it changes (its check takes no lock).
+    released: AtomicU64,
+}
+
+impl UcmaAbi {
+    /// An empty surface.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(UcmaAbi {
+            state <- new_mutex!(
+                State {
+                    table: UcmaTable::new(),
+                    files: OrderedMap::new_empty(),
+                },
+                "rcm::ucma_state"
+            ),
+            released: AtomicU64::new(0),
+        })
+    }
+}
+
+/// `-ENOSYS`, which 6.12's kernel crate does not name.
+fn enosys() -> Error {
+    Error::from_errno(-(kernel::bindings::ENOSYS as i32))
+}
+
+/// The in-tree module's errno for a refusal.
+fn errno(e: UcmaError) -> Error {
+    match e {
+        UcmaError::Invalid => code::EINVAL,
+        UcmaError::NoSpace => code::ENOSPC,
+        UcmaError::NotImplemented => enosys(),
+        UcmaError::NoEntry => code::ENOENT,
+        UcmaError::Gone => code::ENXIO,
+        UcmaError::NoMemory => code::ENOMEM,
+    }
+}
+
+/// rdma_cm's answer (0 or a negative errno) as a result.
+fn ret(r: c_int) -> Result {
+    kernel::error::to_result(r)
+}

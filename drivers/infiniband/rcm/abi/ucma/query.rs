@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What userspace asks of an id: QUERY_ROUTE, QUERY (ADDR, PATH, GID) and
+//! INIT_QP_ATTR. Addresses come from the core; device, route and QP
+//! attributes from the id's C fields, in ib_core's user layouts.
+
+use super::context::copy_out;
+use super::context::rdma_cm;
+use super::UcmaAbi;
+use crate::abi::rdma_cm::id::RdmaIdBox;
+use crate::abi::service::Service;
+use crate::bindings;
+use crate::proto::ucma::command::QueryKind;
+use crate::proto::ucma::layout::response;
+use crate::proto::ucma::query::{BoundDevice, IdFacts};
+use crate::proto::ucma::FileId;
+use kernel::error::code;
+use kernel::prelude::*;
+
+/// The first bytes of a plain C value.
+fn bytes_of<T>(v: &T, len: usize) -> &[u8] {
+    let len = len.min(core::mem::size_of::<T>());
+    // SAFETY: `v` is a live value of at least `len` bytes; the bindings'
+    // structs are plain data, read as bytes.
+    unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), len) }
+}
+
+impl UcmaAbi {
+    /// QUERY_ROUTE: as much of the answer as userspace has room for.
+    pub(super) fn query_route(
+        &self,
+        s: &Service,
+        file: FileId,
+        ctx: u32,
+        out_len: u32,
+        response: u64,
+    ) -> Result {
+        let b = self.id(s, file, ctx)?;
+        let mut resp = bindings::rdma_ucm_query_route_resp::default();
+        // SAFETY: the id is held; `resp` is ours.
+        unsafe { bindings::rcm_h_ucma_route(b.as_id(), &mut resp) };
+        copy_out(response, bytes_of(&resp, out_len as usize))
+    }
+
+    /// QUERY.
+    pub(super) fn query(
+        &self,
+        s: &Service,
+        file: FileId,
+        ctx: u32,
+        kind: QueryKind,
+        out_len: u32,
+        response: u64,
+    ) -> Result {
+        let b = self.id(s, file, ctx)?;
+        let out_len = out_len as usize;
+        match kind {
+            QueryKind::Addr | QueryKind::Gid => {
+                if out_len < response::QUERY_ADDR_MIN {
+                    return Err(code::ENOSPC);
+                }
+                let facts = facts(s, &b);
+                let answer = if kind == QueryKind::Addr {
+                    facts.write_addr()
+                } else {
+                    facts.write_gid()
+                };
+                copy_out(response, &answer[..out_len.min(answer.len())])
+            }
+            QueryKind::Path => query_path(&b, out_len, response),
+            QueryKind::Unknown => Err(super::enosys()),
+        }
+    }
+
+    /// INIT_QP_ATTR: rdma_cm's attributes for the state asked for, in the
+    /// uverbs layout.
+    pub(super) fn init_qp_attr(
+        &self,
+        s: &Service,
+        file: FileId,
+        ctx: u32,
+        qp_state: u8,
+        response: u64,
+    ) -> Result {
+        let b = self.id(s, file, ctx)?;
+        let (device, _) = b.device_port();
+        if device.is_null() {
+            return Err(code::EINVAL);
+        }
+        let mut attr = bindings::ib_qp_attr {
+            qp_state: u32::from(qp_state),
+            ..Default::default()
+        };
+        let mask = rdma_cm(s)
+            .qp_attrs(s, &b, &mut attr)
+            .map_err(Error::from_errno)?;
+        let mut resp = bindings::ib_uverbs_qp_attr::default();
+        // SAFETY: the id's device lives while the id does; both structs are
+        // ours.
+        unsafe { bindings::ib_copy_qp_attr_to_user(device, &mut resp, &mut attr) };
+        resp.qp_attr_mask = mask;
+        copy_out(response, bytes_of(&resp, response::QP_ATTR))
+    }
+}
+
+/// QUERY(PATH): the header, then the path records that fit.
+fn query_path(b: &RdmaIdBox, out_len: usize, response: u64) -> Result {
+    if out_len < response::QUERY_PATH_HEADER {
+        return Err(code::ENOSPC);
+    }
+    let room = (out_len - response::QUERY_PATH_HEADER) / response::PATH_REC_DATA;
+    // An id has two paths at most.
+    let mut recs = [bindings::ib_path_rec_data::default(); 2];
+    let mut total = 0u32;
+    // SAFETY: the id is held; `recs` has room for the count given.
+    let n = unsafe {
+        bindings::rcm_h_ucma_paths(b.as_id(), recs.as_mut_ptr(), room.min(2) as u32, &mut total)
+    } as usize;
+    let mut out = KVec::new();
+    out.extend_from_slice(&total.to_ne_bytes(), GFP_KERNEL)?;
+    out.extend_from_slice(&[0; 4], GFP_KERNEL)?;
+    for r in recs.iter().take(n) {
+        out.extend_from_slice(bytes_of(r, response::PATH_REC_DATA), GFP_KERNEL)?;
+    }
+    copy_out(response, &out)
+}
+
+/// What the core and the id's C fields say about it.
+fn facts(s: &Service, b: &RdmaIdBox) -> IdFacts {
+    let (src, dst, port_space) = rdma_cm(s).read(|core| {
+        core.get(b.core)
+            .map(|r| (r.src(), r.dst(), r.port_space()))
+            .unwrap_or((None, None, crate::proto::rdma_cm::PortSpace::Tcp))
+    });
+    let mut d = BoundDevice {
+        node_guid: 0,
+        ibdev_index: 0,
+        port_num: 0,
+        pkey: 0,
+    };
+    // SAFETY: the id is held; the outputs are ours.
+    let bound = unsafe {
+        bindings::rcm_h_ucma_bound(
+            b.as_id(),
+            &mut d.node_guid,
+            &mut d.ibdev_index,
+            &mut d.port_num,
+            &mut d.pkey,
+        )
+    };
+    let mut sgid = bindings::ib_gid::default();
+    let mut dgid = bindings::ib_gid::default();
+    // SAFETY: the id is held; the GIDs are ours.
+    unsafe { bindings::rcm_h_rdma_read_gids(b.as_id(), &mut sgid, &mut dgid) };
+    // SAFETY: a GID is 16 bytes under any of its views.
+    let (sgid, dgid) = unsafe { (sgid.raw, dgid.raw) };
+    IdFacts {
+        src,
+        dst,
+        device: bound.then_some(d),
+        port_space,
+        sgid,
+        dgid,
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<bindings::ib_uverbs_qp_attr>() == response::QP_ATTR);
+const _: () =
+    assert!(core::mem::size_of::<bindings::ib_path_rec_data>() == response::PATH_REC_DATA);
+const _: () =
+    assert!(core::mem::size_of::<bindings::rdma_ucm_query_route_resp>() == response::QUERY_ROUTE);

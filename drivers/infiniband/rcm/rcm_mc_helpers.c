@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Multicast groups of rdma_cm's UD ids on RoCE: the C side of
+ * abi/rdma_cm/multicast.rs (see rust/bindings/rcm_mc_helpers.h).
+ */
+#include <linux/igmp.h>
+#include <linux/inetdevice.h>
+#include <net/ipv6.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_sa.h>
+#include "../../../rust/bindings/rcm_mc_helpers.h"
+
+/* The MGID of an IP group: an IPv6 group as it is; an IPv4 one mapped
+ * (::ffff:a.b.c.d for RoCE v2, ff0e::ffff:a.b.c.d for v1). */
+static void rcm_mc_mgid(const struct sockaddr *addr, union ib_gid *mgid,
+			enum ib_gid_type type)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+	bool v2 = type == IB_GID_TYPE_ROCE_UDP_ENCAP;
+
+	memset(mgid, 0, sizeof(*mgid));
+	if (addr->sa_family == AF_INET6) {
+		memcpy(mgid, &sin6->sin6_addr, sizeof(*mgid));
+		return;
+	}
+	mgid->raw[0] = v2 ? 0 : 0xff;
+	mgid->raw[1] = v2 ? 0 : 0x0e;
+	mgid->raw[10] = 0xff;
+	mgid->raw[11] = 0xff;
+	memcpy(&mgid->raw[12], &sin->sin_addr.s_addr, 4);
+}
+
+/* The id's network device, with a reference (NULL if none). */
+static struct net_device *rcm_mc_ndev(struct rdma_id_private *priv)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+
+	return da->bound_dev_if ? dev_get_by_index(da->net, da->bound_dev_if) :
+				  NULL;
+}
+
+static int rcm_igmp(struct net_device *ndev, __be32 group, bool join)
+{
+	struct in_device *in_dev;
+
+	rtnl_lock();
+	in_dev = __in_dev_get_rtnl(ndev);
+	if (in_dev) {
+		if (join)
+			ip_mc_inc_group(in_dev, group);
+		else
+			ip_mc_dec_group(in_dev, group);
+	}
+	rtnl_unlock();
+	return in_dev ? 0 : -ENODEV;
+}
+
+/* Whether a membership of `group` holds an IGMP membership. */
+static bool rcm_mc_igmp(struct rdma_id_private *priv,
+			const struct sockaddr_storage *group, bool send_only)
+{
+	return !send_only && group->ss_family == AF_INET &&
+	       rcm_h_roce_gid_type(priv->id.device, priv->id.port_num) ==
+		       IB_GID_TYPE_ROCE_UDP_ENCAP;
+}
+
+int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
+		       const struct rcm_h_sockaddr *group, bool send_only)
+{
+	struct ib_device *dev = priv->id.device;
+	u32 port = priv->id.port_num;
+	struct sockaddr_storage ss = {};
+	struct net_device *ndev;
+	int err = 0;
+
+	if (!rdma_protocol_roce(dev, port))
+		return rdma_protocol_iwarp(dev, port) ? -ENOSYS : -EOPNOTSUPP;
+	rcm_h_sockaddr_write(&ss, group);
+	if (ss.ss_family == AF_INET6 &&
+	    rcm_h_roce_gid_type(dev, port) == IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -ENOTSUPP;
+	ndev = rcm_mc_ndev(priv);
+	if (!ndev)
+		return -ENODEV;
+	if (!iboe_get_mtu(ndev->mtu))
+		err = -EINVAL;
+	else if (rcm_mc_igmp(priv, &ss, send_only))
+		err = rcm_igmp(ndev, ((struct sockaddr_in *)&ss)->sin_addr.s_addr,
+			       true);
+	dev_put(ndev);
+	return err;
+}
+
+void rcm_h_rdma_mc_leave(struct rdma_id_private *priv,
+			 const struct rcm_h_sockaddr *group, bool send_only)
+{
+	struct sockaddr_storage ss = {};
+	struct net_device *ndev;
+
+	if (!rdma_protocol_roce(priv->id.device, priv->id.port_num))
+		return;
+	rcm_h_sockaddr_write(&ss, group);
+	if (!rcm_mc_igmp(priv, &ss, send_only))
+		return;
+	ndev = rcm_mc_ndev(priv);
+	if (!ndev)
+		return;
+	rcm_igmp(ndev, ((struct sockaddr_in *)&ss)->sin_addr.s_addr, false);
+	dev_put(ndev);
+}
+
+int rcm_h_rdma_deliver_mc(struct rdma_cm_id *id, void *context,
+			  const struct rcm_h_sockaddr *group, u32 qkey)
+{
+	struct rdma_id_private *priv = container_of(id, struct rdma_id_private, id);
+	enum ib_gid_type type = rcm_h_roce_gid_type(id->device, id->port_num);
+	struct ib_sa_mcmember_rec rec = {};
+	struct rdma_cm_event ev = {};
+	struct sockaddr_storage ss = {};
+	struct net_device *ndev;
+	int ret;
+
+	rcm_h_sockaddr_write(&ss, group);
+	rcm_mc_mgid((struct sockaddr *)&ss, &rec.mgid, type);
+	rdma_ip2gid((struct sockaddr *)&id->route.addr.src_addr, &rec.port_gid);
+	rec.pkey = cpu_to_be16(0xffff);
+	rec.rate = IB_RATE_PORT_CURRENT;
+	rec.hop_limit = ss.ss_family == AF_INET &&
+			type == IB_GID_TYPE_ROCE_UDP_ENCAP ? IPV6_DEFAULT_HOPLIMIT : 1;
+	ndev = rcm_mc_ndev(priv);
+	rec.mtu = ndev ? iboe_get_mtu(ndev->mtu) : 0;
+	ev.param.ud.private_data = context;
+	ev.event = RDMA_CM_EVENT_MULTICAST_JOIN;
+	if (!ndev || ib_init_ah_from_mcmember(id->device, id->port_num, &rec,
+					      ndev, type, &ev.param.ud.ah_attr)) {
+		ev.event = RDMA_CM_EVENT_MULTICAST_ERROR;
+	} else {
+		ev.param.ud.qp_num = 0xFFFFFF;
+		ev.param.ud.qkey = qkey;
+	}
+	dev_put(ndev);
+	ret = id->event_handler(id, &ev);
+	rdma_destroy_ah_attr(&ev.param.ud.ah_attr);
+	return ret;
+}

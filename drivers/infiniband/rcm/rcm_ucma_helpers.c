@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rdma_ucm character device's kernel plumbing (see rcm_ucma_helpers.h):
+ * everything here is registration and waiting; commands and events are the
+ * Rust side's.
+ */
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sched/signal.h>
+#include <linux/sysctl.h>
+#include <net/net_namespace.h>
+#include <linux/file.h>
+#include <rdma/ib.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_marshall.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/rdma_user_cm.h>
+#include "core_priv.h"
+#include "../../../rust/bindings/rcm_ucma_helpers.h"
+
+static int rcm_ucma_max_backlog = 1024;
+
+/* Off by default until the device has passed its abuse campaign: the
+ * in-tree rdma_ucm registers the same misc device name and can run on rcm's
+ * rdma_cm exports instead. */
+static bool rcm_ucma_enable;
+module_param_named(ucma, rcm_ucma_enable, bool, 0444);
+MODULE_PARM_DESC(ucma, "provide /dev/infiniband/rdma_cm (default off)");
+
+static struct ctl_table rcm_ucma_ctl_table[] = {
+	{
+		.procname	= "max_backlog",
+		.data		= &rcm_ucma_max_backlog,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec,
+	},
+};
+
+static struct ctl_table_header *rcm_ucma_ctl_header;
+
+static int rcm_ucma_open(struct inode *inode, struct file *filp)
+{
+	struct rcm_ucma_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	init_waitqueue_head(&f->poll_wait);
+	f->filp = filp;
+	ret = rcm_ucma_file_open(f);
+	if (ret) {
+		kfree(f);
+		return ret;
+	}
+	filp->private_data = f;
+	return stream_open(inode, filp);
+}
+
+static int rcm_ucma_release(struct inode *inode, struct file *filp)
+{
+	struct rcm_ucma_file *f = filp->private_data;
+
+	rcm_ucma_file_release(f);
+	kfree(f);
+	return 0;
+}
+
+static ssize_t rcm_ucma_write(struct file *filp, const char __user *buf,
+			      size_t len, loff_t *pos)
+{
+	/* A file passed to a process with other credentials must not act
+	 * for it (as every RDMA write()-command interface checks). */
+	if (!ib_safe_file_access(filp))
+		return -EACCES;
+	return rcm_ucma_file_write(filp->private_data, buf, len);
+}
+
+static __poll_t rcm_ucma_poll(struct file *filp, struct poll_table_struct *wait)
+{
+	struct rcm_ucma_file *f = filp->private_data;
+
+	poll_wait(filp, &f->poll_wait, wait);
+	return rcm_ucma_file_has_event(f) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static const struct file_operations rcm_ucma_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rcm_ucma_open,
+	.release	= rcm_ucma_release,
+	.write		= rcm_ucma_write,
+	.poll		= rcm_ucma_poll,
+};
+
+static struct miscdevice rcm_ucma_misc = {
+	.minor		= MISC_DYNAMIC_MINOR,
+	.name		= "rdma_cm",
+	.nodename	= "infiniband/rdma_cm",
+	.mode		= 0666,
+	.fops		= &rcm_ucma_fops,
+};
+
+int rcm_h_ucma_wait_event(struct rcm_ucma_file *f)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	int ret = 0;
+
+	if (rcm_ucma_file_has_event(f))
+		return 0;
+	if (f->filp->f_flags & O_NONBLOCK)
+		return -EAGAIN;
+	/* The test takes a mutex, so it must run awake: wait_woken() rather
+	 * than wait_event_interruptible(), which tests in a sleeping state. */
+	add_wait_queue(&f->poll_wait, &wait);
+	while (!rcm_ucma_file_has_event(f)) {
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		wait_woken(&wait, TASK_INTERRUPTIBLE, MAX_SCHEDULE_TIMEOUT);
+	}
+	remove_wait_queue(&f->poll_wait, &wait);
+	return ret;
+}
+
+static int rcm_ucma_nl_info(struct ib_client_nl_info *res)
+{
+	res->abi = RDMA_USER_CM_ABI_VERSION;
+	res->cdev = rcm_ucma_misc.this_device;
+	return 0;
+}
+
+/* Named as the in-tree module's client: ib_core finds the device by it. */
+static struct ib_client rcm_ucma_client = {
+	.name = "rdma_cm",
+	.get_global_nl_info = rcm_ucma_nl_info,
+};
+
+static ssize_t abi_version_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", RDMA_USER_CM_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(abi_version);
+
+bool rcm_h_ucma_enabled(void)
+{
+	return rcm_ucma_enable;
+}
+
+int rcm_h_ucma_register(void)
+{
+	int ret = misc_register(&rcm_ucma_misc);
+
+	if (ret)
+		return ret;
+	ret = device_create_file(rcm_ucma_misc.this_device, &dev_attr_abi_version);
+	if (ret)
+		goto err_misc;
+	rcm_ucma_ctl_header = register_net_sysctl(&init_net, "net/rdma_ucm",
+						  rcm_ucma_ctl_table);
+	if (!rcm_ucma_ctl_header) {
+		ret = -ENOMEM;
+		goto err_attr;
+	}
+	ret = ib_register_client(&rcm_ucma_client);
+	if (ret)
+		goto err_sysctl;
+	return 0;
+
+err_sysctl:
+	unregister_net_sysctl_table(rcm_ucma_ctl_header);
+err_attr:
+	device_remove_file(rcm_ucma_misc.this_device, &dev_attr_abi_version);
+err_misc:
+	misc_deregister(&rcm_ucma_misc);
+	return ret;
+}
+
+void rcm_h_ucma_unregister(void)
+{
+	ib_unregister_client(&rcm_ucma_client);
+	unregister_net_sysctl_table(rcm_ucma_ctl_header);
+	device_remove_file(rcm_ucma_misc.this_device, &dev_attr_abi_version);
+	misc_deregister(&rcm_ucma_misc);
+}
+
+void rcm_h_ucma_wake(struct rcm_ucma_file *f)
+{
+	wake_up_interruptible(&f->poll_wait);
+}
+
+int rcm_h_ucma_max_backlog(void)
+{
+	return READ_ONCE(rcm_ucma_max_backlog);
+}
+
+int rcm_h_ucma_fget(int fd, struct file **filp, struct rcm_ucma_file **f)
+{
+	struct file *file = fget(fd);
+
+	*filp = NULL;
+	*f = NULL;
+	if (!file)
+		return -ENOENT;
+	if (file->f_op != &rcm_ucma_fops) {
+		fput(file);
+		return -EINVAL;
+	}
+	*filp = file;
+	*f = file->private_data;
+	return 0;
+}
+
+void rcm_h_ucma_fput(struct file *filp)
+{
+	fput(filp);
+}
+
+void rcm_h_ucma_ud_ah(struct rdma_cm_id *id, const struct rdma_cm_event *ev,
+		      struct ib_uverbs_ah_attr *out)
+{
+	/* ib_copy_ah_attr_to_user() reads but does not change its source. */
+	ib_copy_ah_attr_to_user(id->device, out,
+				(struct rdma_ah_attr *)&ev->param.ud.ah_attr);
+}
+
+/* Copies an address of the id into a 28-byte sockaddr_in6 slot. */
+static void rcm_ucma_route_addr(struct sockaddr_in6 *to,
+				const struct sockaddr_storage *from)
+{
+	size_t len = from->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+						  sizeof(struct sockaddr_in6);
+
+	memcpy(to, from, len);
+}
+
+/* The primary and alternate path records, in the user layout. */
+static void rcm_ucma_route_paths(struct rdma_ucm_query_route_resp *resp,
+				 struct rdma_route *route)
+{
+	u32 i;
+
+	resp->num_paths = route->num_pri_alt_paths;
+	for (i = 0; i < route->num_pri_alt_paths && i < 2; i++)
+		ib_copy_path_rec_to_user(&resp->ib_route[i], &route->path_rec[i]);
+}
+
+void rcm_h_ucma_route(struct rdma_cm_id *id,
+		      struct rdma_ucm_query_route_resp *resp)
+{
+	struct rdma_route *route = &id->route;
+	struct rdma_dev_addr *dev_addr = &route->addr.dev_addr;
+	struct ib_user_path_rec *first = &resp->ib_route[0];
+
+	rcm_ucma_route_addr(&resp->src_addr, &route->addr.src_addr);
+	rcm_ucma_route_addr(&resp->dst_addr, &route->addr.dst_addr);
+	if (!id->device)
+		return;
+	resp->node_guid = (__force __u64)id->device->node_guid;
+	resp->ibdev_index = id->device->index;
+	resp->port_num = id->port_num;
+	if (rdma_protocol_iwarp(id->device, id->port_num)) {
+		rdma_addr_get_sgid(dev_addr, (union ib_gid *)first->sgid);
+		rdma_addr_get_dgid(dev_addr, (union ib_gid *)first->dgid);
+		return;
+	}
+	if (route->num_pri_alt_paths) {
+		rcm_ucma_route_paths(resp, route);
+		return;
+	}
+	/* No path yet: the GIDs the addresses name. */
+	if (rdma_protocol_roce(id->device, id->port_num)) {
+		rdma_ip2gid((struct sockaddr *)&route->addr.src_addr,
+			    (union ib_gid *)first->sgid);
+		rdma_ip2gid((struct sockaddr *)&route->addr.dst_addr,
+			    (union ib_gid *)first->dgid);
+		first->pkey = cpu_to_be16(0xffff);
+	} else if (rdma_cap_ib_sa(id->device, id->port_num)) {
+		rdma_addr_get_sgid(dev_addr, (union ib_gid *)first->sgid);
+		rdma_addr_get_dgid(dev_addr, (union ib_gid *)first->dgid);
+		first->pkey = cpu_to_be16(ib_addr_get_pkey(dev_addr));
+	}
+}
+
+u32 rcm_h_ucma_paths(struct rdma_cm_id *id, struct ib_path_rec_data *out,
+		     u32 room, u32 *total)
+{
+	struct rdma_route *route = &id->route;
+	u32 i;
+
+	*total = route->num_pri_alt_paths;
+	for (i = 0; i < route->num_pri_alt_paths && i < room; i++) {
+		/* rxe and siw have no OPA paths: IB and RoCE records pack alike. */
+		out[i].flags = IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL;
+		ib_sa_pack_path(&route->path_rec[i], out[i].path_rec);
+	}
+	return i;
+}
+
+bool rcm_h_ucma_bound(struct rdma_cm_id *id, u64 *node_guid, u32 *ibdev_index,
+		      u8 *port_num, u16 *pkey)
+{
+	if (!id->device)
+		return false;
+	*node_guid = be64_to_cpu(id->device->node_guid);
+	*ibdev_index = id->device->index;
+	*port_num = id->port_num;
+	*pkey = ib_addr_get_pkey(&id->route.addr.dev_addr);
+	return true;
+}
+
+void rcm_h_ucma_unpack_path(const void *packed, struct sa_path_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->rec_type = SA_PATH_REC_TYPE_IB;
+	ib_sa_unpack_path((void *)packed, rec);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Network changes rdma_cm reports to its ids (rcm_net_helpers.c,
+ * abi/rdma_cm/netevent.rs), as 6.12's cma.c watches them: neighbour
+ * updates (a RoCE id's destination moved to another hardware address) and
+ * bonding failovers (the netdev an id is bound to changed its own).
+ */
+#ifndef RCM_NET_HELPERS_H
+#define RCM_NET_HELPERS_H
+
+#include "rcm_rdma_helpers.h"
+
+/*
+ * Starts watching: from now on rcm_rdma_neigh_update() and
+ * rcm_rdma_netdev_failover() are called from rcm's own ordered work queue
+ * (never from the notifiers, which may run in atomic context or under
+ * RTNL). 0 or a negative errno.
+ */
+int rcm_h_net_watch_start(void);
+/* Stops watching; returns after the last call above has returned. */
+void rcm_h_net_watch_stop(void);
+
+/*
+ * `net` names a namespace for comparison only (it may be gone by then):
+ * ifindex is unique within it. `ha` is the new hardware address.
+ */
+void rcm_rdma_neigh_update(const void *net, int ifindex,
+			   const struct rcm_h_sockaddr *ip, const u8 *ha,
+			   u32 ha_len);
+void rcm_rdma_netdev_failover(const void *net, int ifindex, const u8 *ha,
+			      u32 ha_len);
+
+/* True if the id's route leaves through (net, ifindex) to a hardware
+ * address other than `ha`. */
+bool rcm_h_rdma_dst_ha_differs(const struct rdma_id_private *priv,
+			       const void *net, int ifindex, const u8 *ha,
+			       u32 ha_len);
+/* True if the id is bound to (net, ifindex) with a hardware address other
+ * than `ha`. */
+bool rcm_h_rdma_src_ha_differs(const struct rdma_id_private *priv,
+			       const void *net, int ifindex, const u8 *ha,
+			       u32 ha_len);
+
+#endif

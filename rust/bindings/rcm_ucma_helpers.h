@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The rdma_ucm character device, /dev/infiniband/rdma_cm (rcm_ucma_helpers.c,
+ * abi/ucma/): the misc device, its abi_version attribute, the
+ * net/rdma_ucm/max_backlog sysctl and the "rdma_cm" ib_client that answers
+ * ib_core's netlink chardev query, as the in-tree rdma_ucm provides them.
+ * The file operations call the rcm_ucma_file_*() functions (Rust).
+ */
+#ifndef RCM_UCMA_HELPERS_H
+#define RCM_UCMA_HELPERS_H
+
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <rdma/ib_marshall.h>
+#include <rdma/ib_sa.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/rdma_user_cm.h>
+
+/* One open file of the device. */
+struct rcm_ucma_file {
+	wait_queue_head_t poll_wait;	/* woken when an event is queued */
+	struct file *filp;
+	u64 token;			/* the Rust side's name of the file */
+};
+
+/* Whether the module parameter ucma asks for the device. */
+bool rcm_h_ucma_enabled(void);
+/*
+ * Registers everything above. 0 or a negative errno (-EBUSY when the
+ * in-tree rdma_ucm already holds the device name).
+ */
+int rcm_h_ucma_register(void);
+/* Unregisters; no file operation runs after it returns. */
+void rcm_h_ucma_unregister(void);
+
+/*
+ * Waits until rcm_ucma_file_has_event(f) holds: 0, -EAGAIN for a
+ * non-blocking file, -ERESTARTSYS on a signal.
+ */
+int rcm_h_ucma_wait_event(struct rcm_ucma_file *f);
+
+/* Wakes the file's readers and pollers (any context). */
+void rcm_h_ucma_wake(struct rcm_ucma_file *f);
+
+/* net/rdma_ucm/max_backlog as it is now. */
+int rcm_h_ucma_max_backlog(void);
+
+/*
+ * The file of descriptor fd, with a reference kept in *filp for
+ * rcm_h_ucma_fput(): 0, -ENOENT for no open file, -EINVAL for a file that is
+ * not this device's.
+ */
+int rcm_h_ucma_fget(int fd, struct file **filp, struct rcm_ucma_file **f);
+void rcm_h_ucma_fput(struct file *filp);
+
+/* A UD event's address handle in the uverbs layout. */
+void rcm_h_ucma_ud_ah(struct rdma_cm_id *id, const struct rdma_cm_event *ev,
+		      struct ib_uverbs_ah_attr *out);
+
+/*
+ * QUERY_ROUTE's answer: the id's addresses, and once it has a device, the
+ * device, port and the route's paths (IB and RoCE path records, or the
+ * GIDs of the addresses when there is none yet; iWARP: the GIDs).
+ */
+void rcm_h_ucma_route(struct rdma_cm_id *id,
+		      struct rdma_ucm_query_route_resp *resp);
+
+/*
+ * QUERY(PATH): as many of the id's path records as `room` holds, packed,
+ * into out; the number written. *total is the number the id has.
+ */
+u32 rcm_h_ucma_paths(struct rdma_cm_id *id, struct ib_path_rec_data *out,
+		     u32 room, u32 *total);
+
+/*
+ * The device an id is bound to, as QUERY reports it (host-order values);
+ * false when it has none.
+ */
+bool rcm_h_ucma_bound(struct rdma_cm_id *id, u64 *node_guid, u32 *ibdev_index,
+		      u8 *port_num, u16 *pkey);
+
+/* A packed SA path record (RDMA_OPTION_IB_PATH) as an IB path record. */
+void rcm_h_ucma_unpack_path(const void *packed, struct sa_path_rec *rec);
+
+/* Implemented in Rust (abi/ucma/). */
+int rcm_ucma_file_open(struct rcm_ucma_file *f);
+void rcm_ucma_file_release(struct rcm_ucma_file *f);
+ssize_t rcm_ucma_file_write(struct rcm_ucma_file *f, const char __user *buf,
+			    size_t len);
+bool rcm_ucma_file_has_event(struct rcm_ucma_file *f);
+
+#endif
