@@ -13,6 +13,8 @@ PKGS=(
 	# RDMA userspace used inside the guests
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	infiniband-diags nvme-cli
+	# NFS over RDMA inside the guests (rpcbind, mountd, nfsd, mount.nfs)
+	nfs-kernel-server
 	# packet dissection for wire-format cross checks
 	tshark
 )
@@ -30,6 +32,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "wireshark-common wireshark-common/install-setuid boolean false" |
 		debconf-set-selections
 	apt-get update -q
+	# Never start a package's service on this machine (nfs-kernel-server's
+	# would): a policy-rc.d that says no, unless one is already there.
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod +x /usr/sbin/policy-rc.d
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	fi
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 

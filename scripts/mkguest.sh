@@ -24,6 +24,9 @@ GUEST_BINS=(
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/rdma /usr/sbin/ip /usr/sbin/nvme /usr/bin/socat /usr/bin/kmod /bin/bash
 	/usr/bin/timeout
+	# NFSv3 over RDMA: the server's daemons and the client's mount helper
+	/usr/sbin/rpcbind /usr/sbin/rpc.mountd /usr/sbin/rpc.nfsd /usr/sbin/exportfs
+	/sbin/mount.nfs
 )
 GUEST_DLOPEN=(
 	/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
@@ -70,8 +73,15 @@ if [ ! -f "$base" ]; then
 	done
 	mkdir -p "$stage/etc/libibverbs.d"
 	cp /etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver "$stage/etc/libibverbs.d/"
-	printf 'root:x:0:0:root:/root:/bin/sh\n' > "$stage/etc/passwd"
-	printf 'root:x:0:\n' > "$stage/etc/group"
+	printf 'root:x:0:0:root:/root:/bin/sh\n_rpc:x:100:65534::/run/rpcbind:/bin/false\nnobody:x:65534:65534::/:/bin/false\n' \
+		> "$stage/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
+	# libtirpc's transports, RPC program names, protocols and services
+	# (rpcbind, mountd, mount.nfs)
+	cp /etc/netconfig /etc/rpc /etc/protocols /etc/services "$stage/etc/"
+	mkdir -p "$stage/var/lib/nfs"
+	# the kernel registers RPC services with rpcbind at /var/run/rpcbind.sock
+	ln -s ../run "$stage/var/run"
 	printf '127.0.0.1 localhost\n10.0.0.1 guest-a\n10.0.0.2 guest-b\n' > "$stage/etc/hosts"
 	cp -a "$kdir/mods/lib/modules" "$stage/lib/"
 	mkdir -p "$(dirname "$base")"

@@ -3,21 +3,54 @@
 # `make bench`, inside the driver guest (both guests in CM mode "both"):
 # connection setup and teardown through the C CM and through rcm in the
 # same boot of the same kernel, alternating C, rcm, C, rcm on both guests,
-# with samples/rcm/rcm_sample_conn (client here, server on the peer).
-# Prints connections per second per run and the rcm/C ratio of the means.
-. /kselftest/rcm/rcm_lib.sh
+# client here, server on the peer: ib_cm with samples/rcm/rcm_sample_conn
+# (connect, one message, disconnect), rdma_cm with rcm_sample_rdma
+# (resolve, connect, disconnect; without and with QPs), and the wall time
+# of `nvme connect` with 4 I/O queues to an nvmet-rdma target on the peer,
+# and cmtime's steps through librdmacm (the C rdma_ucm, or rcm's own device
+# with rcm.ucma=1) with what each side's CM sent per connection.
+# Prints each run and the rcm/C ratio of the summed times. RCM_BENCH_ONLY
+# picks runs (ib_cm,rdma_cm,nvme,cmtime), RCM_BENCH_ROUNDS the rounds.
+. /kselftest/rcm/rcm_nvme_lib.sh
 
 SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
-C_STACK="rdma_ucm rdma_cm iw_cm ib_cm"
+RDMA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma.ko
+RDMA_CONNS=${RCM_BENCH_RDMA_CONNS:-1000}
+# The C modules rcm replaces (iw_cm stays: rcm uses it for iWARP).
+C_STACK="rdma_ucm rdma_cm ib_cm"
 CONNS=${RCM_BENCH_CONNS:-300}
+NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
+CMTIME_CONNS=${RCM_BENCH_CMTIME_CONNS:-1000}
+ROUNDS=${RCM_BENCH_ROUNDS:-2}
+# Which runs (RCM_BENCH_ONLY, comma-separated; default all).
+ONLY=${RCM_BENCH_ONLY:-ib_cm,rdma_cm,nvme,cmtime}
+wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 # Put this guest on CM <c|rcm>; the same command runs on the peer.
 switch_cm() {
 	if [ "$1" = rcm ]; then
-		echo "for m in $C_STACK; do rmmod \$m || exit 1; done; insmod /usr/lib/rcm/rcm.ko"
+		echo "for m in $C_STACK; do rmmod \$m || exit 1; done; insmod /usr/lib/rcm/rcm.ko ucma=1"
 	else
-		echo "rmmod rcm && for m in ib_cm iw_cm rdma_cm rdma_ucm; do modprobe \$m || exit 1; done"
+		echo "rmmod rcm && for m in ib_cm rdma_cm rdma_ucm; do modprobe \$m || exit 1; done"
 	fi
+}
+
+# Load module <name> and what it needs on the CM in place: in mode "both"
+# depmod still resolves the CM's symbols to the C modules, so on rcm the
+# dependencies are loaded one by one, the C CM modules left out (rcm
+# exports their symbols).
+load_on_cm() { # <c|rcm> <module>
+	if [ "$1" = c ]; then
+		modprobe "$2"
+		return
+	fi
+	modprobe --show-depends "$2" | while read -r how path args; do
+		[ "$how" = insmod ] || continue
+		case ${path##*/} in ib_cm.ko* | rdma_cm.ko*) continue ;; esac
+		name=${path##*/}
+		name=${name%%.ko*}
+		[ -d "/sys/module/${name//-/_}" ] || insmod "$path" $args || exit 1
+	done
 }
 
 # One measurement: <conns> <parallel>; prints the client's milliseconds.
@@ -45,18 +78,131 @@ run_cm() { # <c|rcm> <round>
 	total[$cm-par]=$(( ${total[$cm-par]:-0} + par ))
 }
 
-echo "rcm bench: $(uname -r), TCG, connect + 1 message + disconnect per connection"
+# One rdma_cm measurement: <in flight> <qp 0|1>; the client's milliseconds.
+measure_rdma() {
+	local ms
+	dmesg -c > /dev/null
+	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$RDMA_CONNS" parallel="$1" qp="$2" ||
+		{ dmesg | tail -3 >&2; return 1; }
+	rmmod rcm_sample_rdma
+	ms=$(dmesg | sed -n 's/.*client: .*: \([0-9]*\) ms$/\1/p' | tail -1)
+	[ -n "$ms" ] && echo "$ms"
+}
+
+run_rdma_cm() { # <c|rcm> <round>
+	local cm=$1 q par ms
+	for q in 0 1; do
+		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
+		for par in 1 100; do
+			ms=$(measure_rdma "$par" "$q") || return 1
+			awk -v cm="$cm" -v r="$2" -v n="$RDMA_CONNS" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
+				printf "%-4s round %d: rdma_cm, %d connections, %3d in flight, %s: %6d ms (%6.1f/s)\n",
+					cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
+			total[$cm-rdma-$q-$par]=$(( ${total[$cm-rdma-$q-$par]:-0} + ms ))
+		done
+		peer_run 'rmmod rcm_sample_rdma' > /dev/null
+	done
+}
+
+# `nvme connect -i 4` until the controller is live with its namespace,
+# $NVME_CONNECTS times (each followed by a disconnect); the consumers are
+# unloaded again so that the CM can be swapped.
+run_nvme() { # <c|rcm> <round>
+	local i t0 ms=0
+	peer_run "$(declare -f load_on_cm); load_on_cm $1 nvmet-rdma" > /dev/null || return 1
+	nvme_target_up > /dev/null || return 1
+	load_on_cm "$1" nvme-rdma || return 1
+	for ((i = 0; i < NVME_CONNECTS; i++)); do
+		t0=$EPOCHREALTIME
+		nvme_connect_live 4 > /dev/null || return 1
+		ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" -v m="$ms" 'BEGIN { printf "%d", m + (b - a) * 1000 }')
+		nvme_disconnect_all > /dev/null || return 1
+	done
+	rmmod nvme_rdma || return 1
+	nvme_target_down > /dev/null || return 1
+	awk -v cm="$1" -v r="$2" -v n="$NVME_CONNECTS" -v ms="$ms" 'BEGIN {
+		printf "%-4s round %d: nvme connect -i 4 until live, mean of %d: %6.0f ms\n", cm, r, n, ms / n }'
+	total[$1-nvme]=$(( ${total[$1-nvme]:-0} + ms ))
+}
+
+# The CM's message counters of rxe0 (sysfs, same files for both CMs):
+# "<group>/<message> <value>" per line.
+cm_counters() {
+	local d=/sys/class/infiniband/rxe0/ports/1 g m
+	for g in cm_tx_msgs cm_tx_retries cm_rx_duplicates; do
+		for m in req rep dreq drep; do
+			echo "$g/$m $(cat "$d/$g/$m" 2> /dev/null || echo 0)"
+		done
+	done
+}
+# What changed between two cm_counters snapshots, per connection:
+# "REQs sent 1.00 (retried 0.00), DREQs 1.00 (retried 0.00), ...".
+counters_per_conn() { # <before> <after> <connections>
+	awk -v n="$3" 'NR == FNR { b[$1] = $2; next } { d[$1] = $2 - b[$1] } END {
+		printf "REQ sent %.2f (retries %.2f), REP sent %.2f, duplicate REQs received %.2f, DREQ sent %.2f (retries %.2f), DREP sent %.2f\n",
+			d["cm_tx_msgs/req"] / n, d["cm_tx_retries/req"] / n, d["cm_tx_msgs/rep"] / n,
+			d["cm_rx_duplicates/req"] / n, d["cm_tx_msgs/dreq"] / n, d["cm_tx_retries/dreq"] / n,
+			d["cm_tx_msgs/drep"] / n }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
+# cmtime (rdma-core 44) through librdmacm: the C stack's rdma_ucm or rcm's
+# own device; client here, server on the peer. Prints its per-step times
+# and what each side's CM sent per connection.
+run_cmtime() { # <c|rcm> <round>
+	local cm=$1 out before after pbefore pafter step ms
+	before=$(cm_counters)
+	pbefore=$(peer_run "$(declare -f cm_counters); cm_counters")
+	peer_start cmtime "timeout 900 cmtime -b $RCM_PEER -c $CMTIME_CONNS" > /dev/null
+	rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
+	out=$(timeout 900 cmtime -s "$RCM_PEER" -c "$CMTIME_CONNS" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
+	peer_run 'pkill cmtime' > /dev/null
+	peer_wait cmtime 10 > /dev/null
+	after=$(cm_counters)
+	pafter=$(peer_run "$(declare -f cm_counters); cm_counters")
+	# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
+	while read -r step ms; do
+		printf '%-4s round %d: cmtime -c %d, %-14s %10.1f ms\n' "$cm" "$2" "$CMTIME_CONNS" "$step" "$ms"
+		total[$cm-cmtime-$step]=$(awk -v a="${total[$cm-cmtime-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
+	done < <(printf '%s\n' "$out" | awk -F: 'NF == 2 && $2 ~ /[0-9]/ { gsub(/ /, "", $1); split($2, v, " "); print $1, v[1] }')
+	echo "$cm  round $2: cmtime, client's CM per connection: $(counters_per_conn "$before" "$after" "$CMTIME_CONNS")"
+	echo "$cm  round $2: cmtime, server's CM per connection: $(counters_per_conn "$pbefore" "$pafter" "$CMTIME_CONNS")"
+}
+
+echo "rcm bench: $(uname -r), TCG; ib_cm: connect + 1 message + disconnect;" \
+	"rdma_cm: resolve + connect + disconnect; cmtime: its steps through librdmacm"
 current=c
-for round in 1 2; do
+for ((round = 1; round <= ROUNDS; round++)); do
 	for cm in c rcm; do
 		if [ "$cm" != "$current" ]; then
 			cmd=$(switch_cm "$cm")
 			bash -c "$cmd" && peer_run "$cmd" > /dev/null || { echo "switching to $cm failed"; exit 1; }
 			current=$cm
 		fi
-		run_cm "$cm" "$round" || { echo "$cm round $round failed"; exit 1; }
+		if wanted ib_cm; then run_cm "$cm" "$round" || { echo "$cm round $round failed"; exit 1; }; fi
+		if wanted rdma_cm; then run_rdma_cm "$cm" "$round" || { echo "$cm rdma_cm round $round failed"; exit 1; }; fi
+		if wanted nvme; then run_nvme "$cm" "$round" || { echo "$cm nvme round $round failed"; exit 1; }; fi
+		if wanted cmtime; then run_cmtime "$cm" "$round" || { echo "$cm cmtime round $round failed"; exit 1; }; fi
 	done
 done
-awk -v cs="${total[c-seq]}" -v rs="${total[rcm-seq]}" -v cp="${total[c-par]}" -v rp="${total[rcm-par]}" 'BEGIN {
-	printf "rcm/C connection rate, one at a time: %.2f; 50 at a time: %.2f (above 1: rcm faster)\n",
-		cs / rs, cp / rp }'
+# rcm/C of the summed times <c total> <rcm total> <what>
+ratio() { awk -v c="$1" -v r="$2" -v what="$3" 'BEGIN { printf "rcm/C %s: %.2f\n", what, c / r }'; }
+echo "(ratios of summed times; above 1: rcm faster)"
+if wanted ib_cm; then
+	ratio "${total[c-seq]}" "${total[rcm-seq]}" "ib_cm sample connection rate, one at a time"
+	ratio "${total[c-par]}" "${total[rcm-par]}" "ib_cm sample connection rate, 50 at a time"
+fi
+if wanted rdma_cm; then
+	for q in 0 1; do
+		for par in 1 100; do
+			ratio "${total[c-rdma-$q-$par]}" "${total[rcm-rdma-$q-$par]}" \
+				"rdma_cm connection rate, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), $par in flight"
+		done
+	done
+fi
+wanted nvme && ratio "${total[c-nvme]}" "${total[rcm-nvme]}" "nvme connect -i 4 wall time"
+if wanted cmtime; then
+	for key in "${!total[@]}"; do
+		[[ $key == c-cmtime-* ]] || continue
+		ratio "${total[$key]}" "${total[rcm-${key#c-}]:-0}" "cmtime -c $CMTIME_CONNS ${key#c-cmtime-}"
+	done | sort
+fi

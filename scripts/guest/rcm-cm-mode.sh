@@ -6,6 +6,9 @@
 #        their place; depmod then resolves every module that needs their
 #        symbols to rcm.ko: the in-tree rdma_ucm (and nvme-rdma, rds_rdma,
 #        ...) load on rcm's rdma_cm when asked for. iw_cm stays.
+#   ucma as rcm, and rcm.ko also provides /dev/infiniband/rdma_cm
+#        (rcm.ucma=1): the in-tree rdma_ucm is blocked, librdmacm runs on
+#        rcm alone.
 #   hybrid rcm.ko built without its rdma_cm exports in place of ib_cm
 #        only: the in-tree iw_cm, rdma_cm and rdma_ucm load on rcm's
 #        ib_cm exports (the most demanding ib_cm consumer in the tree,
@@ -35,9 +38,11 @@ both)
 	mv "$mods/extra/rcm.ko" /usr/lib/rcm/rcm.ko
 	depmod -a
 	;;
-rcm)
+rcm | ucma)
 	[ -f "$mods/extra/rcm.ko" ] || { echo "rcm.ko is not in the image"; exit 1; }
-	for m in ib_cm rdma_cm; do
+	blocked="ib_cm rdma_cm"
+	[ "$mode" = ucma ] && blocked="$blocked rdma_ucm"
+	for m in $blocked; do
 		find "$mods/kernel" -name "$m.ko*" -exec rm -f {} +
 		# and never let an alias or request_module() bring one back
 		echo "install $m /bin/false" >> /etc/modprobe.d/rcm-mode.conf
@@ -71,5 +76,6 @@ modprobe rdma_rxe
 case $mode in
 c | both) for m in $C_CM_MODULES; do modprobe "$m"; done ;;
 rcm) modprobe rcm ;;
+ucma) modprobe rcm ucma=1 ;;
 hybrid) modprobe rcm && for m in iw_cm rdma_cm rdma_ucm; do modprobe "$m"; done ;;
 esac

@@ -1,8 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make run`, inside the driver guest: one RC connection's life cycle with
-# the peer guest, told in plain words from the CM events rping reports.
+# the peer guest, told in plain words from the CM events rping reports,
+# then a short NVMe-oF session told from the kernel's messages and the
+# CM's counters as each step ends.
 . /kselftest/rcm/rcm_lib.sh
+. /kselftest/rcm/rcm_nvme_lib.sh
 
 say() { printf '%s\n' "$*"; }
 
@@ -56,7 +59,8 @@ server=$RCM_PEER
 cm_words() {
 	case $1 in
 	hybrid) echo "rcm.ko's ib_cm under the in-tree rdma_cm and rdma_ucm" ;;
-	rcm) echo "rcm.ko" ;;
+	rcm) echo "rcm.ko under the in-tree rdma_ucm" ;;
+	ucma) echo "rcm.ko alone (ib_cm, rdma_cm and /dev/infiniband/rdma_cm)" ;;
 	c) echo "the in-tree C modules" ;;
 	*) echo "$1" ;;
 	esac
@@ -80,10 +84,40 @@ here1=$(sh -c "$COUNTERS") peer1=$(peer_run "$COUNTERS")
 printf '%s\n' "$RCM_RETRY_OUT" | narrate client "$here0" "$here1"
 printf '%s\n' "$server_out" | narrate server "$peer0" "$peer1"
 say ""
-if [ $rc = 0 ] && [ $src = 0 ]; then
-	say "demo: the connection went through its whole life cycle."
-else
+if [ $rc != 0 ] || [ $src != 0 ]; then
 	say "demo: FAILED (client status $rc, server status $src)"
 	printf '%s\n' "client:" "$RCM_RETRY_OUT" "server:" "$server_out" | tail -40
 	exit 1
 fi
+say "demo: the connection went through its whole life cycle."
+
+# The kernel's messages about NVMe and rcm since the last call, as told.
+kmsg_seen=$(dmesg | wc -l)
+kernel_says() {
+	dmesg | tail -n +$((kmsg_seen + 1)) | grep -E 'nvme|rcm' |
+		sed 's/^\[[ 0-9.]*\] /[client kernel] /'
+	kmsg_seen=$(dmesg | wc -l)
+}
+step_failed() { say "demo: FAILED at: $1"; printf '%s\n' "$2" | tail -20; exit 1; }
+
+say ""
+say "NVMe over RDMA: the peer exports a 64 MiB namespace through nvmet-rdma;"
+say "this guest connects with 2 I/O queues (an rdma_cm connection per queue,"
+say "plus the admin queue), writes 1 MiB, reads it back, and disconnects."
+say ""
+here0=$(sh -c "$COUNTERS")
+out=$(nvme_target_up 2>&1) || step_failed "target setup" "$out"
+say "[server] nvmet-rdma listens on $server:$NVME_PORT (an rdma_cm listener on the peer)"
+out=$(nvme_connect_live 2 2>&1) || step_failed "nvme connect" "$out"
+kernel_says
+here1=$(sh -c "$COUNTERS")
+say "[client] controller $(nvme_ctrl) is live over $(rdma res show cm_id | grep -c 'state CONNECT') rdma_cm connections; its CM $(cm_did "$here0" "$here1" req rep rtu rej)"
+out=$(nvme_pattern_round_trip 1024 2>&1) || step_failed "I/O" "$out"
+say "[client] 1 MiB of random data written to /dev/$(nvme_ctrl)n1 and read back unchanged"
+out=$(nvme_disconnect_all 2>&1) || step_failed "nvme disconnect" "$out"
+kernel_says
+here2=$(sh -c "$COUNTERS")
+say "[client] disconnected: $(rdma res show cm_id | grep -c 'state CONNECT') connections left; its CM $(cm_did "$here1" "$here2" dreq drep)"
+nvme_target_down > /dev/null 2>&1
+say ""
+say "demo: the NVMe-oF session connected, moved data and disconnected cleanly."

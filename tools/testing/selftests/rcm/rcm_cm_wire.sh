@@ -1,22 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# rcm-vm: guests=2 modes=c,rcm timeout=240
+# rcm-vm: guests=2 modes=c,rcm timeout=540
+#
+# Two scenario sets against the in-tree C CM in one boot (the CI budget).
 #
 # rcm on the wire against the in-tree C CM: the peer guest runs rcm.ko
 # (no listener), this guest the C CM. Without a CM MAD agent on the peer a
 # REQ would go unanswered and the connect would time out as UNREACHABLE;
 # rcm must answer each REQ with REJ reason 8 (invalid service id) and each
 # SIDR_REQ with a SIDR_REP, and stay clean doing it.
+#
+# A kernel consumer of rcm's exported ib_cm API (samples/rcm/
+# rcm_sample_reject.ko: ib_create_cm_id, ib_cm_listen, REQ_RECEIVED,
+# ib_send_cm_rej with private data, a non-zero handler return, then
+# ib_destroy_cm_id) on the peer guest, against this guest's C CM: every
+# connect is rejected with reason 28 (consumer defined); once the sample is
+# unloaded the service is gone again (REJ 8).
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
 
 server=$RCM_PEER
+PORT_NUM=7200
 
 ktap_print_header
 if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 7
+ktap_set_plan 15
 
 rcm_expect "the peer runs rcm with a CM agent on rxe0" \
 	peer_run 'grep -q "^rcm " /proc/modules && dmesg | grep -q "rcm: rxe0: CM on 1 port"'
@@ -70,7 +80,76 @@ counters_agree() {
 }
 rcm_expect "cm_rx_msgs/cm_tx_msgs counters agree with the C peer's" counters_agree
 
-rcm_check_kmemleak_peer
 
+# The sample consumer on the peer's rcm (the counters above are done).
+
+peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+rcm_expect "the sample consumer loads on rcm and listens" \
+	peer_run 'modprobe rcm_sample_reject && grep -q "^rcm_sample_reject " /proc/modules &&
+		dmesg | grep -q "rcm_sample: rxe0: listening on 0x1061c20"'
+
+rejected_with() { # <reason>
+	local out
+	out=$(timeout 60 rping -c -a "$server" -p $PORT_NUM -C 1 -v 2>&1)
+	printf '%s\n' "$out" | grep -q "RDMA_CM_EVENT_REJECTED, error $1" || {
+		printf '%s\n' "$out" | tail -5
+		return 1
+	}
+}
+rcm_expect "rping to the sample: REJECTED, reason 28 (consumer defined)" rejected_with 28
+
+ten_more() {
+	local i
+	for ((i = 0; i < 10; i++)); do
+		rejected_with 28 || { echo "connect $i"; return 1; }
+	done
+}
+rcm_expect "10 more connects, each rejected by the consumer" ten_more
+
+consumer_saw_them() {
+	local n
+	n=$(peer_run 'dmesg' | grep -c 'rcm_sample: REQ for 0x1061c20 .*: consumer defined (0)')
+	echo "the sample logged $n rejections"
+	[ "$n" = 11 ]
+}
+rcm_expect "the sample got 11 REQ_RECEIVED events, its ib_send_cm_rej returned 0" consumer_saw_them
+
+rcm_expect "the sample unloads (ib_destroy_cm_id of its listener)" \
+	peer_run 'rmmod rcm_sample_reject && dmesg | grep -q "rcm_sample: rxe0: stopped"'
+rcm_expect "after rmmod the service is unknown again: REJECTED, reason 8" rejected_with 8
+
+# ib_send_cm_mra: the sample acknowledges each REQ, then rejects it; the
+# C peer counts the MRAs it received.
+CNT=/sys/class/infiniband/rxe0/ports/1
+mra_then_reject() {
+	local before after i sent
+	before=$(cat $CNT/cm_rx_msgs/mra)
+	peer_run 'modprobe rcm_sample_reject mra=1' > /dev/null || return 1
+	for ((i = 0; i < 3; i++)); do
+		rejected_with 28 || return 1
+	done
+	after=$(cat $CNT/cm_rx_msgs/mra)
+	sent=$(peer_run "cat $CNT/cm_tx_msgs/mra")
+	peer_run 'rmmod rcm_sample_reject' > /dev/null
+	echo "MRAs: rcm sent $sent, the C peer received $((after - before))"
+	[ "$sent" = 3 ] && [ $((after - before)) = 3 ]
+}
+rcm_expect "with mra=1: 3 MRAs on the wire, then REJ 28" mra_then_reject
+
+# SIDR: the sample listens on udaddy's service id (UDP port space, port
+# 7174) and answers each SIDR_REQ with status "reject" (2), which rdma_cm
+# reports as UNREACHABLE with error 2 (no listener would give 1).
+sidr_rejected() {
+	local out
+	peer_run 'modprobe rcm_sample_reject service_id=0x1111c06' > /dev/null || return 1
+	out=$(timeout 60 udaddy -s "$server" -c 1 -C 1 2>&1)
+	peer_run 'rmmod rcm_sample_reject' > /dev/null
+	printf '%s\n' "$out" | grep -q 'UNREACHABLE, error: 2' || { printf '%s\n' "$out" | tail -5; return 1; }
+	peer_run 'dmesg' | grep -q 'rcm_sample: SIDR_REQ for 0x1111c06 (port 1) answered: reject (0)'
+}
+rcm_expect "SIDR: the sample answers udaddy with SIDR_REP status 2" sidr_rejected
+
+
+rcm_check_kmemleak_peer
 rcm_check_dmesg_clean
 ktap_finished

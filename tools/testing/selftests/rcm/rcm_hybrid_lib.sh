@@ -40,6 +40,7 @@ run_hybrid_scenarios() {
 	# Three connections each way (rping, ucmatose x2; plus the rejected
 	# one) and a SIDR_REQ out: that many went through rcm's MAD agent.
 	rcm_expect "rcm's counters: REQs sent and received, SIDR_REQ sent" carried_by_rcm 4 3 1
+	[ "$peer_mode" = hybrid ] && rcm_kmemleak_peer_start
 	rcm_check_dmesg_clean
 	rcm_check_kmemleak
 	[ "$peer_mode" = hybrid ] && rcm_check_kmemleak_peer

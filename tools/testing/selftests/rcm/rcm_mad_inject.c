@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 	struct ib_user_mad_reg_req reg = { 0 };
 	struct expect *want;
 	struct umad out, in;
-	int fd, i, count, bad = 0, extra = 0, got = 0, expect_n = 0;
+	int fd, i, count, bad = 0, extra = 0, got = 0, expect_n = 0, reqs = 0;
 	uint32_t agent;
 	struct timespec t0, t1;
 
@@ -380,6 +380,8 @@ int main(int argc, char **argv)
 			put32(out.mad + BODY, want[i - 1].id);
 		want[i] = expected(out.mad);
 		expect_n += want[i].attr != 0;
+		/* the REQs that reach the CM's agent (its class version, method Send) */
+		reqs += attr == REQ && version == 2 && method == 0x03;
 
 		if (send_mad(fd, agent, &out))
 			return 2;
@@ -431,6 +433,7 @@ int main(int argc, char **argv)
 	printf("sent %d MADs in %.1f s: %d expected answers, %d received, %d wrong, %d unexpected\n",
 	       count, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       expect_n, got, bad, extra);
+	printf("well-formed REQs sent: %d\n", reqs);
 	close(fd);
 	free(want);
 	if (bad || extra || got < expect_n)

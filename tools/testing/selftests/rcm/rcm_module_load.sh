@@ -8,7 +8,7 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
 
 ktap_print_header
-ktap_set_plan 9
+ktap_set_plan 11
 
 # Count kernel log lines matching a pattern.
 log_count() { dmesg | grep -c -- "$1"; }
@@ -27,14 +27,16 @@ wait_log_count() { # <pattern> <count>
 
 rcm_kmemleak_clear
 
-# The guest's init loaded rcm (CM mode rcm); the C modules must be gone and
-# impossible to load.
+# The guest's init loaded rcm (CM mode rcm); the C modules it replaces must
+# be gone and impossible to load. iw_cm, which rcm uses for iWARP, is
+# loaded for it.
 rcm_replaces_c_cm() {
 	grep -q "^rcm " /proc/modules &&
-		! grep -qE "^(ib_cm|rdma_cm|iw_cm|rdma_ucm) " /proc/modules &&
+		! grep -qE "^(ib_cm|rdma_cm|rdma_ucm) " /proc/modules &&
+		[ -d /sys/module/iw_cm/holders/rcm ] &&
 		! rcm_modprobe rdma_cm 2>/dev/null
 }
-rcm_expect "rcm is loaded and the C CM modules are not" rcm_replaces_c_cm
+rcm_expect "rcm is loaded (on iw_cm) and the C CM modules it replaces are not" rcm_replaces_c_cm
 
 rcm_expect "rcm saw rxe0 being added" wait_log_count "rcm: device rxe0 added" 1
 
@@ -58,6 +60,21 @@ reload_sees_device() {
 	rcm_modprobe rcm && wait_log_count "rcm: device rxe0 added" 3
 }
 rcm_expect "modprobe rcm with rxe0 present sees it" reload_sees_device
+
+# The rdma_ucm command frame: the in-tree rdma_ucm (on rcm's rdma_cm) is
+# the reference; rcm's own device (rcm.ucma=1) must answer every check
+# the same.
+FRAME=$(dirname "$(readlink -f "$0")")/rcm_ucma_frame
+ucma_frame_in_tree() {
+	rcm_modprobe rdma_ucm && "$FRAME" && rmmod rdma_ucm
+}
+rcm_expect "rdma_cm frame checks on the in-tree rdma_ucm (reference)" ucma_frame_in_tree
+ucma_frame_rcm() {
+	rmmod rcm && rcm_modprobe rcm ucma=1 || return 1
+	"$FRAME" || return 1
+	rmmod rcm && rcm_modprobe rcm
+}
+rcm_expect "the same checks on rcm's own /dev/infiniband/rdma_cm (rcm.ucma=1)" ucma_frame_rcm
 
 # No fixed limit on devices: ten more RoCE devices on veth pairs, each
 # with its CM agent and counters, then all removed again.

@@ -25,32 +25,62 @@ carried_by_rcm() {
 }
 
 # run_pair <to_peer|from_peer> <job> <server cmd> <client cmd>: @SERVER@ in
-# either command is the server's address. The client is retried while the
-# server starts; each try may take $CLIENT_TIMEOUT s, so a hung connection
-# fails the check instead of the whole test. Sets PAIR_CLIENT_OUT and
-# PAIR_SERVER_OUT; fails if either side failed.
+# either command is the server's address. The client starts once the
+# server has a listening id, and runs once: each try may take
+# $CLIENT_TIMEOUT s, so a hung connection fails the check instead of the
+# whole test. A listening id is not yet a listener on every device (a
+# wildcard one on iWARP listens per device after it), so a client refused
+# (REFUSED_RE) gets a fresh server and tries again, up to 3 times, each
+# logged; any other failure fails the pair. A retried client alone could
+# leave a server that counts connections with one from each try. Sets
+# PAIR_CLIENT_OUT and PAIR_SERVER_OUT; fails if either side failed.
 CLIENT_TIMEOUT=60
+LISTENING="rdma res show cm_id | grep -q 'state LISTEN'"
+REFUSED_RE='Connection refused|REJECTED, error (8|-111)'
 run_pair() {
-	local dir=$1 job=$2 srv=$3 cli="timeout $CLIENT_TIMEOUT $4" addr rc=0 pid
+	local dir=$1 job=$2 srv=$3 cli="timeout $CLIENT_TIMEOUT $4" addr rc try pid
+	[ "$dir" = to_peer ] && addr=$RCM_PEER || addr=$RCM_ADDR
+	srv=${srv//@SERVER@/$addr}
+	cli=${cli//@SERVER@/$addr}
+	for try in 1 2 3; do
+		rc=0
+		if [ "$dir" = to_peer ]; then
+			peer_start "$job" "$srv"
+			rcm_retry 20 peer_run "$LISTENING"
+			PAIR_CLIENT_OUT=$(sh -c "$cli" 2>&1) || rc=1
+		else
+			timeout 90 sh -c "$srv" > "/tmp/pair.$job.out" 2>&1 &
+			pid=$!
+			rcm_retry 20 sh -c "$LISTENING"
+			PAIR_CLIENT_OUT=$(peer_run "$cli") || rc=1
+		fi
+		if [ $rc = 0 ] || ! printf '%s\n' "$PAIR_CLIENT_OUT" | grep -Eq "$REFUSED_RE" || [ $try = 3 ]; then
+			break
+		fi
+		echo "# $job: client refused on try $try, a fresh server for the next"
+		if [ "$dir" = to_peer ]; then
+			peer_wait "$job" 1 > /dev/null
+		else
+			kill "$pid" 2> /dev/null
+			wait "$pid"
+		fi
+	done
 	if [ "$dir" = to_peer ]; then
-		addr=$RCM_PEER
-		peer_start "$job" "${srv//@SERVER@/$addr}"
-		rcm_retry 20 sh -c "${cli//@SERVER@/$addr}" || rc=1
-		PAIR_CLIENT_OUT=$RCM_RETRY_OUT
 		PAIR_SERVER_OUT=$(peer_wait "$job" 60) || rc=1
 	else
-		addr=$RCM_ADDR
-		timeout 90 sh -c "${srv//@SERVER@/$addr}" > "/tmp/pair.$job.out" 2>&1 &
-		pid=$!
-		PAIR_CLIENT_OUT=$(peer_run "i=0; while :; do out=\$(${cli//@SERVER@/$addr} 2>&1) && { echo \"\$out\"; exit 0; }; i=\$((i+1)); [ \$i -ge 20 ] && { echo \"\$out\"; exit 1; }; sleep 1; done") || rc=1
 		wait "$pid" || rc=1
 		PAIR_SERVER_OUT=$(cat "/tmp/pair.$job.out")
 	fi
 	return $rc
 }
 
-pair_failed() { # print both outputs as diagnostics
-	printf '%s\n' "client:" "$PAIR_CLIENT_OUT" "server:" "$PAIR_SERVER_OUT" | tail -40 | sed 's/^/# /'
+pair_failed() { # print the end of both outputs as diagnostics
+	{
+		echo "client:"
+		printf '%s\n' "$PAIR_CLIENT_OUT" | tail -20
+		echo "server:"
+		printf '%s\n' "$PAIR_SERVER_OUT" | tail -20
+	} | sed 's/^/# /'
 }
 
 # The words for a direction in test point names.
@@ -92,6 +122,42 @@ check_udaddy() {
 		"SIDR resolution and UD messages"
 }
 
+# mckey: one guest joins IP multicast group 239.1.2.3 (RoCE v2: IGMP on
+# eth0 and the group's address handle) and receives 3 datagrams the other
+# sends to the group, in rounds of 5 until the receiver has them (UD: a
+# round sent before the receiver is attached is lost). <to_peer|from_peer>:
+# this guest sends or receives; with "send-only" the sender joins as a
+# send-only full member (JOIN_MCAST's join flag: no IGMP join, no receive).
+check_mckey() {
+	local dir=$1 rc=0 recv_out send_out i pid
+	local group=239.1.2.3 n=3 send="-s" what=""
+	[ "${2:-}" = send-only ] && { send="-s -o"; what="send-only sender, "; }
+	if [ "$dir" = to_peer ]; then
+		peer_start mckey "timeout 90 mckey -m $group -b $RCM_PEER -C $n"
+		for ((i = 0; i < 30; i++)); do
+			sleep 2
+			send_out=$(timeout 30 mckey -m $group -b "$RCM_ADDR" $send -C 5 2>&1) || rc=1
+			peer_run "[ -f /tmp/job.mckey.rc ]" > /dev/null && break
+		done
+		recv_out=$(peer_wait mckey 90) || rc=1
+	else
+		timeout 90 mckey -m $group -b "$RCM_ADDR" -C $n > /tmp/mckey.out 2>&1 &
+		pid=$!
+		for ((i = 0; i < 30; i++)); do
+			sleep 2
+			send_out=$(peer_run "timeout 30 mckey -m $group -b $RCM_PEER $send -C 5") || rc=1
+			kill -0 "$pid" 2> /dev/null || break
+		done
+		wait "$pid" || rc=1
+		recv_out=$(cat /tmp/mckey.out)
+	fi
+	printf '%s\n' "$recv_out" | grep -q 'data transfers complete' || rc=1
+	if [ $rc != 0 ]; then
+		printf '%s\n' "sender:" "$send_out" "receiver:" "$recv_out" | tail -30 | sed 's/^/# /'
+	fi
+	ktap_test_result "mckey ($(pair_words "$dir")): ${what}join $group, $n datagrams received" [ $rc = 0 ]
+}
+
 # A connect to a port nobody listens on is rejected by the peer's CM with
 # reason 8 (invalid service id).
 check_reject_no_listener() {
@@ -103,4 +169,129 @@ check_reject_no_listener() {
 		printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
 		ktap_test_fail "connect to a port with no listener: REJECTED, reason 8"
 	fi
+}
+
+# rping -q: the application creates and moves its own QP (INIT_QP_ATTR
+# for each state) on both sides.
+check_rping_own_qp() {
+	local dir=$1 rc=0
+	run_pair "$dir" rpingq "rping -s -q -a @SERVER@ -C 3 -v" "rping -c -q -a @SERVER@ -C 3 -v" || rc=1
+	[ "$(printf '%s\n' "$PAIR_CLIENT_OUT" | grep -c '^ping data: rdma-ping-')" = 3 ] || rc=1
+	[ $rc = 0 ] || pair_failed
+	ktap_test_result "rping -q ($(pair_words "$dir")): the application's own QP" [ $rc = 0 ]
+}
+
+# ucmatose with many connections on one channel, and with its options:
+# the server migrates each new id to a channel of its own (-m), type of
+# service and ACK timeout set by SET_OPTION (-t, -a).
+check_ucmatose_options() {
+	check_complete "$1" ucmatose-100 "ucmatose -c 100 -C 2" "ucmatose -s @SERVER@ -c 100 -C 2" \
+		"100 connections, 2 messages each way"
+	check_complete "$1" ucmatose-m "ucmatose -c 4 -C 2 -m" "ucmatose -s @SERVER@ -c 4 -C 2 -t 32 -a 14" \
+		"migrated ids, TOS and ACK timeout"
+}
+
+# rsockets: rstream and riostream move 100 transfers of 4 KiB; each
+# socket is an rdma_cm id with a synchronous channel.
+check_rsockets() {
+	local dir=$1 tool rc
+	for tool in rstream riostream; do
+		rc=0
+		run_pair "$dir" "$tool" "$tool -b @SERVER@ -S 4096 -C 100" "$tool -s @SERVER@ -S 4096 -C 100" || rc=1
+		printf '%s\n' "$PAIR_CLIENT_OUT" | grep -q '^4k_lat\|^4k_bw\|4k' || rc=1
+		[ $rc = 0 ] || pair_failed
+		ktap_test_result "$tool ($(pair_words "$dir")): 100 transfers of 4 KiB over rsockets" [ $rc = 0 ]
+	done
+}
+
+# rdma_server / rdma_client: synchronous ids (rdma_create_ep), the
+# request's id migrated in rdma_get_request, one message each way.
+check_rdma_server() {
+	local dir=$1 rc=0
+	run_pair "$dir" rdma_server "rdma_server -s @SERVER@" "rdma_client -s @SERVER@" || rc=1
+	printf '%s\n' "$PAIR_CLIENT_OUT" | grep -q 'rdma_client: end 0' || rc=1
+	printf '%s\n' "$PAIR_SERVER_OUT" | grep -q 'rdma_server: end 0' || rc=1
+	[ $rc = 0 ] || pair_failed
+	ktap_test_result "rdma_server / rdma_client ($(pair_words "$dir")): synchronous ids" [ $rc = 0 ]
+}
+
+# cmtime: $2 connections set up at once and torn down, each step timed;
+# its server runs until stopped.
+check_cmtime() {
+	local dir=$1 n=$2 rc=0 out pid
+	if [ "$dir" = to_peer ]; then
+		peer_start cmtime "timeout 300 cmtime -b $RCM_PEER -c $n"
+		rcm_retry 20 peer_run "$LISTENING"
+		out=$(timeout 240 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || rc=1
+		peer_run 'pkill cmtime' > /dev/null
+		peer_wait cmtime 10 > /dev/null
+	else
+		timeout 300 cmtime -b "$RCM_ADDR" -c "$n" > /tmp/cmtime.out 2>&1 &
+		pid=$!
+		rcm_retry 20 sh -c "$LISTENING"
+		out=$(peer_run "timeout 240 cmtime -s $RCM_ADDR -c $n") || rc=1
+		kill "$pid" 2> /dev/null
+		wait "$pid"
+	fi
+	printf '%s\n' "$out" | grep -q '^connect' && printf '%s\n' "$out" | grep -q '^disconnect' || rc=1
+	printf '%s\n' "$out" | sed 's/^/# /'
+	ktap_test_result "cmtime -c $n ($(pair_words "$dir")): every step of $n connections" [ $rc = 0 ]
+}
+
+# rping over IPv6 to the peer: a global address (fd00:7::/64, added to both
+# eth0s) and the link-local one with its scope.
+IPV6_NET=fd00:7
+ipv6_up() {
+	ip -6 addr replace "$IPV6_NET::${RCM_ADDR##*.}/64" dev eth0 nodad &&
+		peer_run "ip -6 addr replace $IPV6_NET::${RCM_PEER##*.}/64 dev eth0 nodad" > /dev/null
+}
+peer_link_local() {
+	peer_run "ip -6 addr show dev eth0 scope link" | sed -n 's/.*inet6 \(fe80[^/]*\)\/.*/\1/p' | head -1
+}
+check_rping_ipv6() {
+	local which=$1 server rc=0
+	if [ "$which" = global ]; then
+		ipv6_up || rc=1
+		server=$IPV6_NET::${RCM_PEER##*.}
+	else
+		server=$(peer_link_local)%eth0
+	fi
+	[ $rc = 0 ] && { run_pair to_peer "rping6" "rping -s -a $server -C 3 -v" \
+		"rping -c -a $server -C 3 -v" || rc=1; }
+	[ "$(printf '%s\n' "$PAIR_CLIENT_OUT" | grep -c '^ping data: rdma-ping-')" = 3 ] || rc=1
+	[ $rc = 0 ] || pair_failed
+	ktap_test_result "rping over IPv6 ($which: $server)" [ $rc = 0 ]
+}
+
+# rping between two network namespaces of this guest: a veth pair, an RDMA
+# device on each end, each tool in its namespace, so each id resolves and
+# binds in its own namespace. The devices are siw: 6.12's rxe sends and
+# receives through UDP sockets of the initial namespace only, so RoCE
+# between namespaces does not work in that kernel (with either CM).
+check_rping_netns() {
+	local rc=0 out
+	ip netns add rcm1 && ip netns add rcm2 &&
+		ip link add rcmv1 type veth peer name rcmv2 &&
+		ip link set rcmv1 netns rcm1 && ip link set rcmv2 netns rcm2 &&
+		ip -n rcm1 addr add 192.168.77.1/24 dev rcmv1 &&
+		ip -n rcm2 addr add 192.168.77.2/24 dev rcmv2 &&
+		ip -n rcm1 link set rcmv1 up && ip -n rcm2 link set rcmv2 up &&
+		modprobe siw && ip netns exec rcm1 rdma link add swns1 type siw netdev rcmv1 &&
+		ip netns exec rcm2 rdma link add swns2 type siw netdev rcmv2 || { rc=1; out="namespace setup failed"; }
+	if [ $rc = 0 ]; then
+		timeout 60 ip netns exec rcm2 rping -s -a 192.168.77.2 -C 3 -v > /tmp/rping-ns.out 2>&1 &
+		rcm_retry 20 sh -c "$LISTENING"
+		out=$(timeout 30 ip netns exec rcm1 rping -c -a 192.168.77.2 -C 3 -v 2>&1) || rc=1
+		wait
+		[ "$(printf '%s\n' "$out" | grep -c '^ping data: rdma-ping-')" = 3 ] || rc=1
+		# The namespaces keep their addresses apart: from this one the
+		# address does not resolve.
+		timeout 10 rping -c -a 192.168.77.2 -C 1 > /dev/null 2>&1 && rc=1
+	fi
+	[ $rc = 0 ] || { printf '%s\n' "$out" | tail -10 | sed 's/^/# /'; sed 's/^/# /' /tmp/rping-ns.out 2> /dev/null | tail -10; }
+	ip netns exec rcm1 rdma link delete swns1 2> /dev/null
+	ip netns exec rcm2 rdma link delete swns2 2> /dev/null
+	ip netns del rcm1 2> /dev/null
+	ip netns del rcm2 2> /dev/null
+	ktap_test_result "rping between two network namespaces (veth, a siw device in each)" [ $rc = 0 ]
 }

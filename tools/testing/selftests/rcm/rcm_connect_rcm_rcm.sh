@@ -1,8 +1,0 @@
-#!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
-# rcm-vm: guests=2 modes=rcm,rcm timeout=900
-#
-# RC connections through the ib_cm API, client on rcm, server on rcm
-# (scenarios in rcm_connect_lib.sh).
-. "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
-run_connect_scenarios rcm rcm

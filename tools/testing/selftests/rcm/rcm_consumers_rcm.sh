@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rcm-vm: guests=2 modes=rcm,rcm timeout=1800
+#
+# The kernel consumers with rcm on both sides, in one boot (the CI
+# budget): SRP, RDS and NFS over RDMA (rcm_storage_lib.sh); NVMe over
+# Fabrics (discover, connect, I/O verified, disconnect, reconnect rounds,
+# the target port bouncing under a live controller; rcm_nvme_lib.sh); then
+# the ib_cm connection scenarios of samples/rcm/rcm_sample_conn
+# (rcm_connect_lib.sh), which end with device removals on the peer.
+. "$(dirname "$(readlink -f "$0")")/rcm_storage_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
+rcm_two_guests_start $(($(storage_points) + $(nvme_points rcm rcm) + $(connect_points)))
+storage_scenarios rcm rcm
+nvme_scenarios rcm rcm
+connect_scenarios rcm rcm
+rcm_two_guests_finish

@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rdma_cm over soft-iWARP (siw): both guests swap rxe0 for siw0 on the
+# same wire, so connections go through the in-tree iw_cm (TCP and MPA), not
+# CM MADs. This guest runs rcm's rdma_cm; the peer the mode the test's
+# header names. The consumers are the in-tree rdma_ucm (rping, ucmatose)
+# and nvme-rdma / nvmet-rdma, unmodified.
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_tools_lib.sh"
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_nvme_lib.sh"
+
+SIW_UP='rdma link delete rxe0 && modprobe siw && rdma link add siw0 type siw netdev eth0'
+
+# This guest's and the peer's RDMA device is siw0 alone.
+siw_only() {
+	sh -c "$SIW_UP" && peer_run "$SIW_UP" > /dev/null || return 1
+	rdma link show
+	[ "$(rdma link show | grep -c .)" = 1 ] && rdma link show | grep -q 'siw0/1 state ACTIVE'
+}
+
+# rcm served siw0 and rdma_ucm runs on rcm's rdma_cm (neither ib_cm nor
+# rdma_cm is loaded; iw_cm is).
+stack_is_rcm_over_iw_cm() {
+	[ -d /sys/module/rcm/holders/rdma_ucm ] && [ -d /sys/module/iw_cm ] &&
+		[ ! -d /sys/module/rdma_cm ] && [ ! -d /sys/module/ib_cm ]
+}
+
+# While the peer's rping client is connected to this guest, rcm's ids on
+# siw0 are in ib_core's resource tracking (listener and connection). The
+# client starts once the server listens, and both are bounded in time.
+res_lists_siw_ids() {
+	local i out pid
+	timeout 90 rping -s -a "$RCM_ADDR" -C 40 -v > /tmp/rping-res.out 2>&1 &
+	pid=$!
+	rcm_retry 20 sh -c "$LISTENING"
+	peer_start res "i=0; until timeout 60 rping -c -a $RCM_ADDR -C 40 -v; do i=\$((i+1)); [ \$i -ge 10 ] && exit 1; sleep 1; done"
+	for ((i = 0; i < 50; i++)); do
+		out=$(rdma res show cm_id dev siw0 2>&1)
+		[ "$(printf '%s\n' "$out" | grep -c 'state CONNECT')" -ge 1 ] && break
+		sleep 0.2
+	done
+	printf '%s\n' "$out"
+	peer_wait res 90 > /dev/null
+	wait "$pid"
+	printf '%s\n' "$out" | grep -q 'state LISTEN' &&
+		printf '%s\n' "$out" | grep -q 'state CONNECT.*ps TCP'
+}
+
+# A connect to a port nobody listens on: the peer's TCP answers with a
+# reset, which siw reports while connecting (rdma_connect fails) or as
+# REJECTED with -ECONNREFUSED.
+reject_no_listener_iw() {
+	local out
+	out=$(timeout 30 rping -c -a "$RCM_PEER" -p 7174 -C 1 -v 2>&1)
+	printf '%s\n' "$out" | tail -5
+	printf '%s\n' "$out" | grep -Eq 'rdma_connect: Connection refused|RDMA_CM_EVENT_REJECTED, error -111'
+}
+
+# An rping server listening on the wildcard address: siw0 goes away under
+# it (the removal completes; the listener, bound to no device, stays) and
+# comes back, and the new device listens for it: the peer connects.
+wildcard_listener_across_device_changes() {
+	local pid rc=0
+	timeout 240 rping -s -a 0.0.0.0 -C 2 -v > /tmp/rping-any.out 2>&1 &
+	pid=$!
+	sleep 2
+	timeout 60 rdma link delete siw0 || { echo "rdma link delete siw0 did not finish"; rc=1; }
+	kill -0 "$pid" 2> /dev/null || { echo "the wildcard rping server ended"; rc=1; }
+	rdma link add siw0 type siw netdev eth0 || rc=1
+	[ $rc = 0 ] && { peer_run "i=0; until timeout 30 rping -c -a $RCM_ADDR -C 2 -v; do i=\$((i+1)); [ \$i -ge 10 ] && exit 1; sleep 1; done" || rc=1; }
+	kill "$pid" 2> /dev/null
+	wait "$pid"
+	cat /tmp/rping-any.out
+	[ "$(grep -c '^server ping data: rdma-ping-' /tmp/rping-any.out)" = 2 ] || rc=1
+	return $rc
+}
+
+# The test points of siw_scenarios.
+SIW_POINTS=14
+
+# siw_scenarios <peer mode>
+siw_scenarios() {
+	local peer_mode=$1 dir
+	modprobe rdma_ucm
+	peer_run 'modprobe rdma_ucm' > /dev/null
+
+	rcm_expect "both guests: siw0 (soft-iWARP) instead of rxe0" siw_only
+	rcm_expect "rdma_ucm on rcm's rdma_cm, iWARP through iw_cm" stack_is_rcm_over_iw_cm
+	for dir in to_peer from_peer; do
+		check_rping "$dir"
+		check_ucmatose "$dir" 2
+	done
+	rcm_expect "connect to a port with no listener: REJECTED, -ECONNREFUSED" reject_no_listener_iw
+	rcm_expect "rdma res show cm_id lists rcm's listener and connection on siw0" res_lists_siw_ids
+	rcm_expect "a wildcard listener: siw0 removed and added under it, then a connection" \
+		wildcard_listener_across_device_changes
+
+	rcm_modprobe nvme-rdma
+	rcm_expect "the target ($peer_mode) exports $NQN over siw" nvme_target_up
+	rcm_expect "nvme connect over siw with 2 I/O queues: controller live" nvme_connect_live 2
+	rcm_expect "1 MiB written and read back unchanged" nvme_pattern_round_trip 1024
+	rcm_expect "nvme disconnect" nvme_disconnect_all
+	rcm_expect "3 rounds of connect, I/O, disconnect" nvme_rounds 3
+	nvme_target_down > /dev/null
+}
+
+# run_siw_scenarios <peer mode>: one boot of its own.
+run_siw_scenarios() {
+	rcm_two_guests_start $SIW_POINTS
+	siw_scenarios "$1"
+	rcm_two_guests_finish
+}
