@@ -23,7 +23,7 @@ GUEST_BINS=(
 	/usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_write_bw
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/rdma /usr/sbin/ip /usr/sbin/nvme /usr/bin/socat /usr/bin/kmod /bin/bash
-	/usr/bin/timeout
+	/usr/bin/timeout /usr/bin/stdbuf
 	# NFSv3 over RDMA: the server's daemons and the client's mount helper
 	/usr/sbin/rpcbind /usr/sbin/rpc.mountd /usr/sbin/rpc.nfsd /usr/sbin/exportfs
 	/sbin/mount.nfs
@@ -31,6 +31,8 @@ GUEST_BINS=(
 GUEST_DLOPEN=(
 	/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 	/usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav34.so
+	# stdbuf's preload: tool output line by line, kept if a timeout kills it
+	/usr/libexec/coreutils/libstdbuf.so
 	# rping and friends abort at thread exit without the unwinder
 	/lib/x86_64-linux-gnu/libgcc_s.so.1
 )

@@ -117,6 +117,7 @@ struct conn {
 	struct ib_cm_id *cm_id;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
+	u32 qpn;			/* kept for the report after the QP is gone */
 	struct ib_cqe recv_cqe, send_cqe;
 	struct sample_msg *rx, *tx;
 	u64 rx_dma, tx_dma;
@@ -328,6 +329,7 @@ static int conn_alloc_qp(struct conn *c, bool server)
 		conn_free_qp(c);
 		return ret;
 	}
+	c->qpn = c->qp->qp_num;
 	return 0;
 nomem:
 	conn_free_qp(c);
@@ -1008,9 +1010,9 @@ static bool client_finish_conn(struct conn *c, int *stats)
 	stats[2] += c->mras;
 	stats[3] += c->aprs;
 	if (!ok)
-		pr_info("rcm_sample_conn: conn %d: result %d, echoed %d, reject reason %d (data %s)\n",
-			c->index, c->result, c->echoed, c->rej_reason,
-			c->rej_data_ok ? "ok" : "bad");
+		pr_info("rcm_sample_conn: conn %d: QP %#x, result %d, echoed %d, reject reason %d (data %s)\n",
+			c->index, c->qpn, c->result, c->echoed,
+			c->rej_reason, c->rej_data_ok ? "ok" : "bad");
 	if (c->index == 0) {
 		if (!strcmp(expect, "timeout"))
 			pr_info("rcm_sample_conn: REQ timed out after %lu ms\n",

@@ -55,7 +55,7 @@ sidr_timeout() {
 	rmmod rcm_sample_conn 2> /dev/null
 	tx1=$(cat $CNT/cm_tx_msgs/sidr_req)
 	echo "$((tx1 - tx0)) SIDR_REQs sent"
-	dmesg | grep -q 'conn 0: result -110' && [ $((tx1 - tx0)) = 3 ]
+	dmesg | grep -q 'conn 0: QP 0x[0-9a-f]*, result -110' && [ $((tx1 - tx0)) = 3 ]
 }
 rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
 

@@ -26,7 +26,11 @@ client() {
 	rmmod rcm_sample_conn 2> /dev/null
 	summary=$(dmesg | grep 'rcm_sample_conn' | tail -4)
 	printf '%s\n' "$summary"
-	[ $rc = 0 ] && printf '%s\n' "$summary" | grep -qE 'client: ([0-9]+)/\1 as expected'
+	[ $rc = 0 ] && printf '%s\n' "$summary" | grep -qE 'client: ([0-9]+)/\1 as expected' && return 0
+	# A stale-connection REJ names a QP number the peer still connects
+	# to: show the peer's QPs (rqpn) so the failure tells whose it is.
+	printf '%s\n' "$summary" | grep -q 'reject reason 10 ' && peer_run 'rdma res show qp' | head -40
+	return 1
 }
 
 # Runs a client holding <conns> connections for 8 s and, 5 s in, <peer

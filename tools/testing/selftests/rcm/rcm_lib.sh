@@ -7,6 +7,14 @@ RCM_TEST_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$RCM_TEST_DIR/../kselftest/ktap_helpers.sh"
 [ -f /run/rcm.env ] && . /run/rcm.env
 RCM_PEER=${RCM_PEER:-none}
+
+# Every test point reports how long it took (the CI budget is spent
+# point by point): the KTAP result functions are wrapped to print it.
+RCM_POINT_START=$SECONDS
+for f in ktap_test_pass ktap_test_fail ktap_test_skip; do
+	eval "rcm_untimed_$(declare -f "$f")"
+	eval "$f() { ktap_print_msg \"point took \$((SECONDS - RCM_POINT_START)) s\"; rcm_untimed_$f \"\$@\"; RCM_POINT_START=\$SECONDS; }"
+done
 RCM_ADDR=${RCM_ADDR:-10.0.0.1}
 RCM_AGENT_PORT=7777
 

@@ -38,7 +38,8 @@ CLIENT_TIMEOUT=60
 LISTENING="rdma res show cm_id | grep -q 'state LISTEN'"
 REFUSED_RE='Connection refused|REJECTED, error (8|-111)'
 run_pair() {
-	local dir=$1 job=$2 srv=$3 cli="timeout $CLIENT_TIMEOUT $4" addr rc try pid
+	# Line-buffered: the output a timeout kills survives as diagnostics.
+	local dir=$1 job=$2 srv="stdbuf -oL $3" cli="timeout $CLIENT_TIMEOUT stdbuf -oL $4" addr rc try pid
 	[ "$dir" = to_peer ] && addr=$RCM_PEER || addr=$RCM_ADDR
 	srv=${srv//@SERVER@/$addr}
 	cli=${cli//@SERVER@/$addr}
