@@ -61,6 +61,10 @@ connect_points() { echo 16; }
 # connect_scenarios <this guest's CM module> <the peer's>: rcm or ib_cm
 connect_scenarios() {
 	local mine=$1 theirs=$2
+	# What earlier scenario sets of this boot left on the peer: a QP still
+	# connected to one of ours could meet a reused QP number (REJ 10).
+	rcm_log "the peer's QPs and rdma_cm ids before the connection scenarios:"
+	peer_run 'rdma res show qp; rdma res show cm_id' | sed 's/^/# /'
 	rcm_expect "CMs: this guest (client) $mine, the peer (server) $theirs" \
 		sh -c "grep -qE '^$mine ' /proc/modules && \
 			echo '$(peer_run cat /proc/modules)' | grep -qE '^$theirs '"

@@ -26,17 +26,20 @@ carried_by_rcm() {
 
 # run_pair <to_peer|from_peer> <job> <server cmd> <client cmd>: @SERVER@ in
 # either command is the server's address. The client starts once the
-# server has a listening id, and runs once: each try may take
-# $CLIENT_TIMEOUT s, so a hung connection fails the check instead of the
-# whole test. A listening id is not yet a listener on every device (a
-# wildcard one on iWARP listens per device after it), so a client refused
-# (REFUSED_RE) gets a fresh server and tries again, up to 3 times, each
-# logged; any other failure fails the pair. A retried client alone could
-# leave a server that counts connections with one from each try. Sets
-# PAIR_CLIENT_OUT and PAIR_SERVER_OUT; fails if either side failed.
+# server's listening id is in `rdma res show cm_id` (a wildcard listener
+# too: 6.12 lists it per device; a server never listed fails the pair),
+# and runs once: each try may take $CLIENT_TIMEOUT s, so a hung
+# connection fails the check instead of the whole test. A listening id is
+# not yet a listener on every device (a wildcard one on iWARP listens per
+# device after it), so a client refused (REFUSED_RE, or PAIR_RETRY_RE a
+# scenario set names) gets a fresh server and tries again, up to 3 times,
+# each logged; any other failure fails the pair. A retried client alone
+# could leave a server that counts connections with one from each try.
+# Sets PAIR_CLIENT_OUT and PAIR_SERVER_OUT; fails if either side failed.
 CLIENT_TIMEOUT=60
 LISTENING="rdma res show cm_id | grep -q 'state LISTEN'"
 REFUSED_RE='Connection refused|REJECTED, error (8|-111)'
+PAIR_RETRY_RE=${PAIR_RETRY_RE:-$REFUSED_RE}
 run_pair() {
 	# Line-buffered: the output a timeout kills survives as diagnostics.
 	local dir=$1 job=$2 srv="stdbuf -oL $3" cli="timeout $CLIENT_TIMEOUT stdbuf -oL $4" addr rc try pid
@@ -47,18 +50,19 @@ run_pair() {
 		rc=0
 		if [ "$dir" = to_peer ]; then
 			peer_start "$job" "$srv"
-			rcm_retry 20 peer_run "$LISTENING"
+			rcm_retry 20 peer_run "$LISTENING" || { echo "# $job: the peer's server is not listed as listening"; rc=1; }
 			PAIR_CLIENT_OUT=$(sh -c "$cli" 2>&1) || rc=1
 		else
 			timeout 90 sh -c "$srv" > "/tmp/pair.$job.out" 2>&1 &
 			pid=$!
-			rcm_retry 20 sh -c "$LISTENING"
+			rcm_retry 20 sh -c "$LISTENING" || { echo "# $job: this guest's server is not listed as listening"; rc=1; }
 			PAIR_CLIENT_OUT=$(peer_run "$cli") || rc=1
 		fi
-		if [ $rc = 0 ] || ! printf '%s\n' "$PAIR_CLIENT_OUT" | grep -Eq "$REFUSED_RE" || [ $try = 3 ]; then
+		if [ $rc = 0 ] || ! printf '%s\n' "$PAIR_CLIENT_OUT" | grep -Eq "$PAIR_RETRY_RE" || [ $try = 3 ]; then
 			break
 		fi
-		echo "# $job: client refused on try $try, a fresh server for the next"
+		echo "# $job: client refused on try $try, a fresh server for the next:"
+		printf '%s\n' "$PAIR_CLIENT_OUT" | grep -E "$PAIR_RETRY_RE" | head -2 | sed 's/^/#   /'
 		if [ "$dir" = to_peer ]; then
 			peer_wait "$job" 1 > /dev/null
 		else

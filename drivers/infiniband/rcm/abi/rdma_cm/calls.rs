@@ -103,6 +103,7 @@ impl RdmaCmAbi {
         }
         // The core no longer reports on the id: its iw_cm ids can go.
         self.release_iw(b);
+        self.drop_listen_rows(Some(b.core), None);
         drop(self.unregister(b.core));
         // A device removal may be waiting for this id.
         self.destroyed.fetch_add(1, Ordering::AcqRel);
@@ -118,6 +119,7 @@ impl RdmaCmAbi {
             return;
         };
         self.remove_iw_listeners(dev);
+        self.drop_listen_rows(None, Some(dev));
         let told = self.call(s, |core, host| {
             let mut told = 0u32;
             // Each call removes the id from `ids_on`'s answer only by

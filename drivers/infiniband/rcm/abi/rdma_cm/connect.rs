@@ -80,8 +80,9 @@ impl RdmaCmAbi {
         let backlog = u32::try_from(backlog).unwrap_or(0);
         let r = self.call(s, |core, host| core.listen(host, b.core, backlog, &cx));
         self.sync(b);
-        if r.is_err() {
-            self.release_iw_listeners(b);
+        match &r {
+            Ok(()) => self.add_listen_rows(s, b, None),
+            Err(_) => self.release_iw_listeners(b),
         }
         ret(r)
     }

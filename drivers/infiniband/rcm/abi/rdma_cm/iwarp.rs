@@ -111,12 +111,13 @@ impl RdmaCmAbi {
         ret
     }
 
-    /// A new iWARP device listens for the wildcard listeners (as 6.12's
-    /// `cma_add_one` makes them listen on it).
+    /// A new device lists the wildcard listeners and, if iWARP, listens
+    /// for them (as 6.12's `cma_add_one` makes them listen on it).
     pub(crate) fn add_device(&self, s: &Service, device: &Device<'_>) {
         let Some(dev) = s.device_id(device.identity()) else {
             return;
         };
+        self.add_listen_rows_on(s, dev);
         if !s.device_info(dev).is_some_and(|i| i.iwarp) {
             return;
         }

@@ -17,6 +17,7 @@ mod delivery;
 mod exports;
 pub(crate) mod id;
 mod iwarp;
+mod listen_rows;
 mod messages;
 mod multicast;
 mod netevent;
@@ -49,6 +50,9 @@ pub(crate) struct RdmaCmAbi {
     /// and undelivered requests, by (core id, slot).
     #[pin]
     iw_ids: Mutex<KernelMap<(u32, u32), iwarp::IwId>>,
+    /// Wildcard listeners' resource-tracking rows, by (core id, device).
+    #[pin]
+    listen_rows: Mutex<KernelMap<(u32, u32), listen_rows::ListenRow>>,
     /// iWARP connects the core asked for during a call, by core id.
     #[pin]
     iw_connects: Mutex<KernelMap<u32, iwarp::IwConnect>>,
@@ -64,6 +68,7 @@ impl RdmaCmAbi {
             service <- RdmaService::new(),
             ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_ids"),
             iw_ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_ids"),
+            listen_rows <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_listen_rows"),
             iw_connects <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_connects"),
             destroyed: AtomicU64::new(0),
         })

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Wildcard listeners in ib_core's resource tracking. 6.12 listens on
+//! every device through an internal id per device, and `rdma res show
+//! cm_id` lists those (state LISTEN, one per device); rcm's core listens
+//! without them, so the shell keeps one tracking row per (listener,
+//! device) to show what 6.12 shows. Tools and scripts wait for these rows
+//! to know a server listens.
+
+use super::id::RdmaIdBox;
+use super::RdmaCmAbi;
+use crate::abi::service::Service;
+use crate::bindings;
+use crate::proto::cm::store::OrderedMap;
+use crate::proto::cm::DeviceId;
+use crate::proto::rdma_cm::IdState;
+use crate::proto::rdma_cm::RdmaId;
+use kernel::prelude::*;
+
+/// A row `rcm_h_listen_row_add` made; freed by `rcm_h_listen_row_del`.
+pub(crate) struct ListenRow(*mut bindings::rdma_id_private);
+
+// SAFETY: a row is only read by ib_core's dumps (under its own reference)
+// and freed from process context by the map's one owner.
+unsafe impl Send for ListenRow {}
+
+impl Drop for ListenRow {
+    fn drop(&mut self) {
+        // SAFETY: made by `rcm_h_listen_row_add` and owned by this value.
+        unsafe { bindings::rcm_h_listen_row_del(self.0) };
+    }
+}
+
+impl RdmaCmAbi {
+    /// Adds `b`'s rows (a wildcard listener) on `only` or on every served
+    /// device. Best effort: a row is what a dump shows, not the listen.
+    pub(super) fn add_listen_rows(&self, s: &Service, b: &RdmaIdBox, only: Option<DeviceId>) {
+        let wildcard = self.read(|core| {
+            core.get(b.core)
+                .is_some_and(|r| r.state() == IdState::Listen)
+                && core.wildcard_listeners().any(|(id, _, _)| id == b.core)
+        });
+        if !wildcard {
+            return;
+        }
+        let Ok(devices) = s.devices() else {
+            return;
+        };
+        for (dev, identity) in devices.iter() {
+            let key = (b.core.0, dev.0);
+            if only.is_some_and(|d| d != *dev) || self.listen_rows.lock().get(&key).is_some() {
+                continue;
+            }
+            // SAFETY: a served device stays registered during the call;
+            // the listener's address is written (it listens).
+            let row = unsafe {
+                bindings::rcm_h_listen_row_add(b.private(), *identity as *mut bindings::ib_device)
+            };
+            if row.is_null() || kernel::error::from_err_ptr(row).is_err() {
+                continue;
+            }
+            // Taken meanwhile or out of memory: the row goes again, once
+            // the lock is released (its free waits for dumps).
+            let refused = self.listen_rows.lock().try_insert(key, ListenRow(row));
+            drop(refused);
+        }
+    }
+
+    /// A new device gets a row for every wildcard listener.
+    pub(super) fn add_listen_rows_on(&self, s: &Service, dev: DeviceId) {
+        let listeners = self.read(|core| {
+            let mut v = KVec::new();
+            for (id, _, _) in core.wildcard_listeners() {
+                if v.push(id, GFP_KERNEL).is_err() {
+                    break;
+                }
+            }
+            v
+        });
+        for id in listeners.iter() {
+            if let Some(b) = self.id_box(*id) {
+                self.add_listen_rows(s, &b, Some(dev));
+            }
+        }
+    }
+
+    /// Drops the rows of listener `id` (`Some`) or of device `dev`.
+    pub(super) fn drop_listen_rows(&self, id: Option<RdmaId>, dev: Option<DeviceId>) {
+        loop {
+            // Freed outside the lock: the free waits for dumps reading it.
+            let next = {
+                let mut rows = self.listen_rows.lock();
+                let key = rows
+                    .keys()
+                    .find(|k| id.is_none_or(|i| k.0 == i.0) && dev.is_none_or(|d| k.1 == d.0));
+                key.and_then(|k| rows.remove(&k))
+            };
+            if next.is_none() {
+                return;
+            }
+        }
+    }
+}
