@@ -107,6 +107,7 @@ say "plus the admin queue), writes 1 MiB, reads it back, and disconnects."
 say ""
 here0=$(sh -c "$COUNTERS")
 out=$(nvme_target_up 2>&1) || step_failed "target setup" "$out"
+out=$(rcm_modprobe nvme-rdma 2>&1) || step_failed "loading nvme-rdma" "$out"
 say "[server] nvmet-rdma listens on $server:$NVME_PORT (an rdma_cm listener on the peer)"
 out=$(nvme_connect_live 2 2>&1) || step_failed "nvme connect" "$out"
 kernel_says

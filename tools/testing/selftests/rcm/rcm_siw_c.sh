@@ -1,7 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # rcm-vm: guests=2 modes=rcm,c timeout=900
-# rcm-test: full-only
 #
 # rdma_cm over soft-iWARP, rcm on this guest and the C rdma_cm on the
 # peer: rping and ucmatose each way, a refused connect, resource
