@@ -113,6 +113,27 @@ kernel_consumer_connects() {
 	return $rc
 }
 
+DATA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_data.ko
+
+# A kernel consumer of the rdma_cm API alone that moves data
+# (samples/rcm/rcm_sample_data): an RC connection with 10 messages the
+# peer's server echoes, then a UD exchange whose peer QP and Q_Key come
+# from SIDR (PS_UDP), 10 datagrams echoed; each echo checked byte for byte.
+kernel_consumer_data() {
+	local m rc=0 line
+	for m in rc ud; do
+		peer_run "insmod $DATA_SAMPLE role=server mode=$m" > /dev/null || return 1
+		insmod "$DATA_SAMPLE" role=client mode=$m peer="$RCM_PEER" messages=10 || rc=1
+		rmmod rcm_sample_data 2> /dev/null
+		peer_run 'rmmod rcm_sample_data' > /dev/null || rc=1
+		dmesg | grep 'rcm_sample_data: client' | tail -2
+		line=$(peer_run dmesg | grep 'rcm_sample_data: server stopped' | tail -1)
+		echo "peer: ${line#*: }"
+		printf '%s\n' "$line" | grep -q 'server stopped: 10 echoed, 0 echo errors' || rc=1
+	done
+	return $rc
+}
+
 RDMA_MISUSE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma_misuse.ko
 MISUSE_ARGS="silent=${RCM_ADDR%.*}.99"
 
@@ -148,7 +169,7 @@ tool_dirs() {
 
 # The test points of ucma_scenarios <peer mode>.
 ucma_points() {
-	local n=$((7 + 4 * $(tool_dirs "$1" | wc -w)))
+	local n=$((8 + 4 * $(tool_dirs "$1" | wc -w)))
 	c_reference "$1" && echo $((n + 1)) || echo $n
 }
 
@@ -171,6 +192,8 @@ ucma_scenarios() {
 	check_reject_no_listener
 	rcm_expect "a kernel rdma_cm consumer: 100 connections, 10 in flight, without and with QPs" \
 		kernel_consumer_connects
+	rcm_expect "a kernel rdma_cm consumer moves data: RC, 10 messages echoed; UD through SIDR, 10 datagrams echoed" \
+		kernel_consumer_data
 	rcm_expect "rdma_cm misuse cases (C bugs 2, 3, 4, 5, 6, 12, 14): errnos, no late event, no hang" \
 		misuse_cases_pass
 	c_reference "$peer_mode" && rcm_expect "the same cases on the C rdma_cm (the reference)" \
