@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Sample rdma_cm consumer that moves data, through the exported rdma_cm
- * API alone: an RC connection (connect, messages echoed, disconnect) and
- * a UD exchange whose peer QP and Q_Key come from SIDR (PS_UDP: connect
- * is a SIDR_REQ, ESTABLISHED carries the answer). The server echoes every
+ * API alone: an RC connection (connect, messages echoed, disconnect), a
+ * UD exchange whose peer QP and Q_Key come from SIDR (PS_UDP: connect is a
+ * SIDR_REQ, ESTABLISHED carries the answer), and an IP multicast group
+ * (join, datagrams sent to the group, leave). The server echoes every
  * message; the client checks each echo byte for byte. It runs the same on
  * rcm.ko and on the in-tree rdma_cm.
  *
  *   insmod rcm_sample_data.ko role=server mode=rc|ud [port=N]
  *   insmod rcm_sample_data.ko role=client mode=rc|ud peer=10.0.0.2
  *          [port=N] [messages=N]
+ *   insmod rcm_sample_data.ko role=server mode=mc local=10.0.0.2 [group=G]
+ *   insmod rcm_sample_data.ko role=client mode=mc local=10.0.0.1 [group=G]
+ *          [messages=N]
  *
  * The client works inside module init and fails the insmod (-EIO) unless
- * every echo came back unchanged; it logs
+ * every echo came back unchanged (multicast: every datagram was sent); it
+ * logs
  *   client: mode <rc|ud>: <n>/<n> messages echoed unchanged
- * The server serves until it is unloaded and logs what it echoed then.
+ *   client: mode mc: <n>/<n> datagrams sent to <group>
+ * The server serves until it is unloaded and logs what it echoed (or, in
+ * a group, received) then.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,6 +45,12 @@ MODULE_PARM_DESC(peer, "the server's IPv4 address (client)");
 static int port = 7480;
 module_param(port, int, 0444);
 MODULE_PARM_DESC(port, "port in the TCP (rc) or UDP (ud) port space");
+static char *local = "";
+module_param(local, charp, 0444);
+MODULE_PARM_DESC(local, "this guest's IPv4 address (mc)");
+static char *group = "239.1.2.4";
+module_param(group, charp, 0444);
+MODULE_PARM_DESC(group, "the IPv4 multicast group (mc)");
 static int messages = 10;
 module_param(messages, int, 0444);
 MODULE_PARM_DESC(messages, "messages to send and check (client)");
@@ -53,6 +66,7 @@ MODULE_PARM_DESC(messages, "messages to send and check (client)");
 /* One end of an exchange: its id and verbs resources. */
 struct endpoint {
 	struct rdma_cm_id *id;
+	struct ib_qp *qp;		/* rdma_cm's, or (mc) our own */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_ah *ah;		/* UD: to the peer */
@@ -66,7 +80,7 @@ struct endpoint {
 	bool stopping;			/* server: no more posts (`lock`) */
 };
 
-static bool ud;
+static bool ud, mc;
 static struct rdma_cm_id *listener;
 /* `endpoints`, the counters and each endpoint's `stopping`; the server's
  * completion handlers post under it, so a QP is not destroyed under them. */
@@ -84,7 +98,7 @@ static int post_recv(struct endpoint *e)
 	struct ib_recv_wr wr = { .wr_cqe = &e->recv_cqe, .sg_list = &sge,
 				 .num_sge = 1 };
 
-	return ib_post_recv(e->id->qp, &wr, NULL);
+	return ib_post_recv(e->qp, &wr, NULL);
 }
 
 /* Sends `len` bytes from the send area: to the connection (RC) or to
@@ -105,15 +119,18 @@ static int post_send(struct endpoint *e, u32 len, struct ib_ah *ah, u32 qpn,
 		.remote_qkey = qkey,
 	};
 
-	return ib_post_send(e->id->qp, &wr.wr, NULL);
+	return ib_post_send(e->qp, &wr.wr, NULL);
 }
 
 static void endpoint_free(struct endpoint *e)
 {
 	if (e->ah)
 		rdma_destroy_ah(e->ah, RDMA_DESTROY_AH_SLEEPABLE);
-	if (e->id && e->id->qp)
+	if (e->qp && mc)
+		ib_destroy_qp(e->qp);
+	else if (e->qp)
 		rdma_destroy_qp(e->id);
+	e->qp = NULL;
 	if (e->cq)
 		ib_free_cq(e->cq);
 	if (e->buf && e->pd)
@@ -126,6 +143,29 @@ static void endpoint_free(struct endpoint *e)
 	e->cq = NULL;
 	e->pd = NULL;
 	e->buf = NULL;
+}
+
+/* A UD QP of the consumer's own, moved to RTS with the id's attributes
+ * (rdma_join_multicast refuses ids that carry a QP of rdma_cm's). */
+static int own_ud_qp(struct endpoint *e, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_attr attr = {};
+	int mask, ret;
+
+	e->qp = ib_create_qp(e->pd, init);
+	if (IS_ERR(e->qp)) {
+		ret = PTR_ERR(e->qp);
+		e->qp = NULL;
+		return ret;
+	}
+	attr.qp_state = IB_QPS_INIT;
+	ret = rdma_init_qp_attr(e->id, &attr, &mask);
+	ret = ret ?: ib_modify_qp(e->qp, &attr, mask);
+	attr.qp_state = IB_QPS_RTR;
+	ret = ret ?: ib_modify_qp(e->qp, &attr, IB_QP_STATE);
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ret ?: ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
 }
 
 /* PD, CQ, buffer and an RC or UD QP (rdma_cm moves it) on `e->id`. */
@@ -164,8 +204,12 @@ static int endpoint_verbs(struct endpoint *e, enum ib_poll_context poll)
 	attr.cap.max_recv_sge = 1;
 	attr.qp_type = ud ? IB_QPT_UD : IB_QPT_RC;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	ret = rdma_create_qp(e->id, e->pd, &attr);
-	return ret ?: post_recv(e);
+	ret = mc ? own_ud_qp(e, &attr) : rdma_create_qp(e->id, e->pd, &attr);
+	if (ret)
+		return ret;
+	if (!mc)
+		e->qp = e->id->qp;
+	return post_recv(e);
 }
 
 /* ---- server ---- */
@@ -460,11 +504,177 @@ static int client_run(struct sockaddr_in *addr)
 		ret = ret ?: client_wait(e, RDMA_CM_EVENT_DISCONNECTED);
 	}
 	/* The id first: no handler runs on it afterwards. */
-	if (e->id->qp)
-		rdma_destroy_qp(e->id);
+	endpoint_free(e);
+	rdma_destroy_id(e->id);
+	kfree(e);
+	return ret;
+}
+
+/* ---- multicast: the server receives in the group, the client sends ---- */
+
+static struct endpoint *mc_member;	/* the server's membership */
+static struct sockaddr_in mc_group;
+static union ib_gid mc_gid;
+static u16 mc_lid;
+static int mc_received;
+
+static void mc_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct endpoint *e = cq->cq_context;
+	static const char prefix[] = "rcm sample mc message ";
+	bool ours;
+
+	if (wc->status != IB_WC_SUCCESS)
+		return;
+	ib_dma_sync_single_for_cpu(e->pd->device, e->dma, BUF_LEN,
+				   DMA_BIDIRECTIONAL);
+	ours = wc->byte_len == GRH_LEN + MSG_LEN &&
+	       !memcmp(e->buf + RECV_OFF + GRH_LEN, prefix, sizeof(prefix) - 1);
+	mutex_lock(&lock);
+	if (ours)
+		mc_received++;
+	if (!e->stopping && post_recv(e))
+		echo_errors++;
+	mutex_unlock(&lock);
+}
+
+/* The group's join answer: the receiver attaches its QP, the sender keeps
+ * an address handle (valid in the call only) for its sends. */
+static int mc_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct endpoint *e = id->context;
+	struct rdma_ah_attr *ah = &ev->param.ud.ah_attr;
+
+	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN && !ev->status) {
+		if (e == mc_member) {
+			mc_gid = ah->grh.dgid;
+			mc_lid = rdma_ah_get_dlid(ah);
+			if (ib_attach_mcast(e->qp, &mc_gid, mc_lid))
+				e->last_status = -EINVAL;
+			else
+				pr_info("server: joined %pI4, QP attached\n",
+					&mc_group.sin_addr);
+		} else {
+			e->ah = rdma_create_ah(e->pd, ah,
+					       RDMA_CREATE_AH_SLEEPABLE);
+			if (IS_ERR(e->ah)) {
+				e->ah = NULL;
+				e->last_status = -EINVAL;
+			}
+			e->remote_qpn = ev->param.ud.qp_num;
+			e->remote_qkey = ev->param.ud.qkey;
+		}
+	}
+	e->last_event = ev->event;
+	if (!e->last_status)
+		e->last_status = ev->status;
+	complete(&e->event);
+	return 0;
+}
+
+/* An id bound to `local` with a UD QP, joined to the group (full member). */
+static int mc_join(struct endpoint *e, enum ib_poll_context poll)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	int ret;
+
+	if (!in4_pton(local, -1, (u8 *)&src.sin_addr.s_addr, -1, NULL))
+		return -EINVAL;
+	init_completion(&e->event);
+	e->id = rdma_create_id(&init_net, mc_handler, e, RDMA_PS_UDP,
+			       IB_QPT_UD);
+	if (IS_ERR(e->id)) {
+		ret = PTR_ERR(e->id);
+		e->id = NULL;
+		return ret;
+	}
+	ret = rdma_bind_addr(e->id, (struct sockaddr *)&src);
+	ret = ret ?: endpoint_verbs(e, poll);
+	ret = ret ?: rdma_join_multicast(e->id, (struct sockaddr *)&mc_group,
+					 BIT(FULLMEMBER_JOIN), NULL);
+	return ret ?: client_wait(e, RDMA_CM_EVENT_MULTICAST_JOIN);
+}
+
+static void mc_leave(struct endpoint *e)
+{
+	if (!e->id)
+		return;
+	rdma_leave_multicast(e->id, (struct sockaddr *)&mc_group);
+	endpoint_free(e);
 	rdma_destroy_id(e->id);
 	e->id = NULL;
-	endpoint_free(e);
+}
+
+static int mc_server_start(void)
+{
+	struct endpoint *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	int ret;
+
+	if (!e)
+		return -ENOMEM;
+	e->recv_cqe.done = mc_recv_done;
+	mc_member = e;
+	ret = mc_join(e, IB_POLL_WORKQUEUE);
+	if (ret) {
+		mc_leave(e);
+		kfree(e);
+		mc_member = NULL;
+	}
+	return ret;
+}
+
+static void mc_server_stop(void)
+{
+	struct endpoint *e = mc_member;
+
+	if (!e)
+		return;
+	mutex_lock(&lock);
+	e->stopping = true;
+	mutex_unlock(&lock);
+	if (e->qp)
+		ib_detach_mcast(e->qp, &mc_gid, mc_lid);
+	mc_leave(e);
+	kfree(e);
+	pr_info("server stopped: %d datagrams received in %pI4, %d errors\n",
+		mc_received, &mc_group.sin_addr, echo_errors);
+}
+
+/* Sends `messages` datagrams to the group, 50 ms apart (the receiver
+ * reposts one receive at a time), each completed before the next. */
+static int mc_client_run(void)
+{
+	struct endpoint *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct ib_wc wc;
+	unsigned long end;
+	int i, sent = 0, ret;
+
+	if (!e)
+		return -ENOMEM;
+	ret = mc_join(e, IB_POLL_DIRECT);
+	for (i = 0; !ret && i < messages; i++) {
+		memset(e->buf + SEND_OFF, 'a' + i % 26, MSG_LEN);
+		snprintf(e->buf + SEND_OFF, MSG_LEN, "rcm sample mc message %d ",
+			 i);
+		ib_dma_sync_single_for_device(e->pd->device, e->dma, BUF_LEN,
+					      DMA_BIDIRECTIONAL);
+		ret = post_send(e, MSG_LEN, e->ah, e->remote_qpn,
+				e->remote_qkey);
+		end = jiffies + msecs_to_jiffies(TIMEOUT_MS);
+		while (!ret && ib_poll_cq(e->cq, 1, &wc) < 1) {
+			if (time_after(jiffies, end))
+				ret = -ETIMEDOUT;
+			usleep_range(100, 500);
+		}
+		if (!ret && wc.status != IB_WC_SUCCESS)
+			ret = -EIO;
+		if (!ret)
+			sent++;
+		msleep(50);
+	}
+	pr_info("client: mode mc: %d/%d datagrams sent to %pI4\n", sent,
+		messages, &mc_group.sin_addr);
+	mc_leave(e);
 	kfree(e);
 	return ret;
 }
@@ -474,10 +684,20 @@ static int __init sample_init(void)
 	struct sockaddr_in addr = { .sin_family = AF_INET,
 				    .sin_port = htons(port) };
 
-	if (!strcmp(mode, "ud"))
+	if (!strcmp(mode, "ud") || !strcmp(mode, "mc"))
 		ud = true;
 	else if (strcmp(mode, "rc"))
 		return -EINVAL;
+	if (!strcmp(mode, "mc")) {
+		mc = true;
+		mc_group.sin_family = AF_INET;
+		if (!in4_pton(group, -1, (u8 *)&mc_group.sin_addr.s_addr, -1,
+			      NULL))
+			return -EINVAL;
+		if (!strcmp(role, "server"))
+			return mc_server_start();
+		return mc_client_run() ? -EIO : 0;
+	}
 	if (!strcmp(role, "server"))
 		return server_start(&addr);
 	if (strcmp(role, "client") || !in4_pton(peer, -1,
@@ -489,7 +709,10 @@ static int __init sample_init(void)
 
 static void __exit sample_exit(void)
 {
-	server_stop();
+	if (mc)
+		mc_server_stop();
+	else
+		server_stop();
 }
 
 module_init(sample_init);

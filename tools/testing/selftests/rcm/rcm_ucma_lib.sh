@@ -134,6 +134,23 @@ kernel_consumer_data() {
 	return $rc
 }
 
+# The same sample in IP multicast group 239.1.2.4: the peer's server joins
+# (a full member, its UD QP attached), this guest's client joins and sends
+# 10 datagrams to the group, both leave; the server counts what arrived.
+kernel_consumer_multicast() {
+	local rc=0 line
+	peer_run "insmod $DATA_SAMPLE role=server mode=mc local=$RCM_PEER" > /dev/null || return 1
+	insmod "$DATA_SAMPLE" role=client mode=mc local="$RCM_ADDR" messages=10 || rc=1
+	rmmod rcm_sample_data 2> /dev/null
+	peer_run 'rmmod rcm_sample_data' > /dev/null || rc=1
+	dmesg | grep 'rcm_sample_data: client' | tail -1
+	line=$(peer_run dmesg | grep 'rcm_sample_data: server' | tail -2)
+	printf 'peer: %s\n' "$line"
+	printf '%s\n' "$line" | grep -q 'server: joined 239.1.2.4, QP attached' &&
+		printf '%s\n' "$line" | grep -q 'server stopped: 10 datagrams received in 239.1.2.4, 0 errors' || rc=1
+	return $rc
+}
+
 RDMA_MISUSE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma_misuse.ko
 MISUSE_ARGS="silent=${RCM_ADDR%.*}.99"
 
@@ -169,7 +186,7 @@ tool_dirs() {
 
 # The test points of ucma_scenarios <peer mode>.
 ucma_points() {
-	local n=$((8 + 4 * $(tool_dirs "$1" | wc -w)))
+	local n=$((9 + 4 * $(tool_dirs "$1" | wc -w)))
 	c_reference "$1" && echo $((n + 1)) || echo $n
 }
 
@@ -194,6 +211,8 @@ ucma_scenarios() {
 		kernel_consumer_connects
 	rcm_expect "a kernel rdma_cm consumer moves data: RC, 10 messages echoed; UD through SIDR, 10 datagrams echoed" \
 		kernel_consumer_data
+	rcm_expect "a kernel rdma_cm consumer in multicast group 239.1.2.4: join, 10 datagrams received, leave" \
+		kernel_consumer_multicast
 	rcm_expect "rdma_cm misuse cases (C bugs 2, 3, 4, 5, 6, 12, 14): errnos, no late event, no hang" \
 		misuse_cases_pass
 	c_reference "$peer_mode" && rcm_expect "the same cases on the C rdma_cm (the reference)" \
