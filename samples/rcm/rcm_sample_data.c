@@ -363,26 +363,37 @@ static void server_stop(void)
 
 /* ---- client ---- */
 
-static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+/* Where an event's UD answer (SIDR or a join) sends: its address handle,
+ * which is valid during the event's call only, QP and Q_Key. */
+static void keep_ud_peer(struct endpoint *e, struct rdma_cm_event *ev)
 {
-	struct endpoint *e = id->context;
-
-	/* UD: the SIDR answer's address handle is only valid in the call. */
-	if (ev->event == RDMA_CM_EVENT_ESTABLISHED && ud && e->pd) {
-		e->ah = rdma_create_ah(e->pd, &ev->param.ud.ah_attr,
-				       RDMA_CREATE_AH_SLEEPABLE);
-		if (IS_ERR(e->ah)) {
-			e->ah = NULL;
-			e->last_status = -EINVAL;
-		}
-		e->remote_qpn = ev->param.ud.qp_num;
-		e->remote_qkey = ev->param.ud.qkey;
+	e->ah = rdma_create_ah(e->pd, &ev->param.ud.ah_attr,
+			       RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(e->ah)) {
+		e->ah = NULL;
+		e->last_status = -EINVAL;
 	}
+	e->remote_qpn = ev->param.ud.qp_num;
+	e->remote_qkey = ev->param.ud.qkey;
+}
+
+/* Records the event for client_wait() and wakes it. */
+static int note_event(struct endpoint *e, struct rdma_cm_event *ev)
+{
 	e->last_event = ev->event;
 	if (!e->last_status)
 		e->last_status = ev->status;
 	complete(&e->event);
 	return 0;
+}
+
+static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct endpoint *e = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED && ud && e->pd)
+		keep_ud_peer(e, ev);
+	return note_event(e, ev);
 }
 
 /* Waits for the next CM event; 0 if it is `want` with status 0. */
@@ -403,20 +414,28 @@ static int client_wait(struct endpoint *e, int want)
 	return 0;
 }
 
+/* Polls the client's CQ for one completion, for up to TIMEOUT_MS. */
+static int poll_one(struct endpoint *e, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(TIMEOUT_MS);
+
+	while (ib_poll_cq(e->cq, 1, wc) < 1) {
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		usleep_range(100, 500);
+	}
+	return 0;
+}
+
 /* Polls until a send and a receive completed; the receive's length. */
 static int client_exchange(struct endpoint *e, u32 *len)
 {
 	bool sent = false, received = false;
-	unsigned long end = jiffies + msecs_to_jiffies(TIMEOUT_MS);
 	struct ib_wc wc;
 
 	while (!(sent && received)) {
-		if (ib_poll_cq(e->cq, 1, &wc) < 1) {
-			if (time_after(jiffies, end))
-				return -ETIMEDOUT;
-			usleep_range(100, 500);
-			continue;
-		}
+		if (poll_one(e, &wc))
+			return -ETIMEDOUT;
 		if (wc.status != IB_WC_SUCCESS) {
 			pr_info("client: %s completion: %s\n",
 				wc.wr_cqe == &e->send_cqe ? "send" : "receive",
@@ -555,21 +574,10 @@ static int mc_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 				pr_info("server: joined %pI4, QP attached\n",
 					&mc_group.sin_addr);
 		} else {
-			e->ah = rdma_create_ah(e->pd, ah,
-					       RDMA_CREATE_AH_SLEEPABLE);
-			if (IS_ERR(e->ah)) {
-				e->ah = NULL;
-				e->last_status = -EINVAL;
-			}
-			e->remote_qpn = ev->param.ud.qp_num;
-			e->remote_qkey = ev->param.ud.qkey;
+			keep_ud_peer(e, ev);
 		}
 	}
-	e->last_event = ev->event;
-	if (!e->last_status)
-		e->last_status = ev->status;
-	complete(&e->event);
-	return 0;
+	return note_event(e, ev);
 }
 
 /* An id bound to `local` with a UD QP, joined to the group (full member). */
@@ -646,7 +654,6 @@ static int mc_client_run(void)
 {
 	struct endpoint *e = kzalloc(sizeof(*e), GFP_KERNEL);
 	struct ib_wc wc;
-	unsigned long end;
 	int i, sent = 0, ret;
 
 	if (!e)
@@ -660,12 +667,7 @@ static int mc_client_run(void)
 					      DMA_BIDIRECTIONAL);
 		ret = post_send(e, MSG_LEN, e->ah, e->remote_qpn,
 				e->remote_qkey);
-		end = jiffies + msecs_to_jiffies(TIMEOUT_MS);
-		while (!ret && ib_poll_cq(e->cq, 1, &wc) < 1) {
-			if (time_after(jiffies, end))
-				ret = -ETIMEDOUT;
-			usleep_range(100, 500);
-		}
+		ret = ret ?: poll_one(e, &wc);
 		if (!ret && wc.status != IB_WC_SUCCESS)
 			ret = -EIO;
 		if (!ret)
