@@ -11,7 +11,8 @@
 //!    `handle_mad` alone, connection setups per second (REQ to RTU
 //!    received, API calls included), whole life cycles per second.
 //!
-//! `RCM_BENCH_SECS` sets the seconds per line (default 3), split into 3
+//! `RCM_BENCH_PART=parse` or `=lifecycle` runs one part only (to profile
+//! it). `RCM_BENCH_SECS` sets the seconds per line (default 3), split into 3
 //! rounds; the table gives the median round and the spread of the rounds.
 //! Rates are per second of the benchmark thread's own CPU time (from
 //! `/proc/thread-self/schedstat`, so that other load on the machine
@@ -361,6 +362,16 @@ fn main() {
     };
     println!("rcm-core host benchmark: one core, {secs} s per line, median of {ROUNDS} rounds (spread = max-min)");
     println!("rates per second of {clock}");
+    let part = std::env::var("RCM_BENCH_PART").unwrap_or_default();
+    if part.is_empty() || part == "parse" {
+        parse_emit_table(secs);
+    }
+    if part.is_empty() || part == "lifecycle" {
+        lifecycle_table(secs);
+    }
+}
+
+fn parse_emit_table(secs: f64) {
     println!();
     println!("parse + emit (CmMad::parse then CmMad::emit of one 256-byte MAD)");
     println!(
@@ -392,6 +403,9 @@ fn main() {
             r.spread()
         );
     }
+}
+
+fn lifecycle_table(secs: f64) {
     println!();
     println!("endpoint life cycle, two endpoints back to back: REQ -> REP -> RTU (all N");
     println!("established at once), DREQ -> DREP, destroy, TIMEWAIT; 5 MADs per connection");
