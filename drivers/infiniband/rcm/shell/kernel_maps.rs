@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The protocol core's tables on the kernel's red-black tree.
+//! The protocol core's tables on the kernel's red-black tree and on
+//! chunked vectors.
 //!
 //! Allocation happens only in `try_insert` (a node reservation taken
-//! before anything changes; `GFP_ATOMIC`, as the endpoint is used under an
-//! irq-safe spinlock); `rekey` re-uses the removed node's memory.
+//! before anything changes) and `try_grow` (one more chunk), both
+//! `GFP_ATOMIC`, as the endpoint is used under an irq-safe spinlock;
+//! `rekey` re-uses the removed node's memory.
 
-use crate::proto::cm::store::{Collections, InsertError, OrderedMap};
+use crate::proto::cm::store::{Collections, InsertError, NoMemory, OrderedMap, SlotVec};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 
@@ -15,6 +17,63 @@ pub(crate) struct KernelCollections;
 
 impl Collections for KernelCollections {
     type Map<K: Ord + Copy, V> = KernelMap<K, V>;
+    type Vec<T> = ChunkedVec<T>;
+}
+
+/// Bytes per chunk of a [`ChunkedVec`]: one page, so that growing needs
+/// no high-order atomic allocation and elements never move.
+const CHUNK_BYTES: usize = 4096;
+
+/// A growable array in page-sized chunks (at least one element each).
+pub(crate) struct ChunkedVec<T> {
+    chunks: KVec<KVec<T>>,
+    len: usize,
+}
+
+impl<T> ChunkedVec<T> {
+    const PER_CHUNK: usize =
+        if core::mem::size_of::<T>() == 0 || core::mem::size_of::<T>() >= CHUNK_BYTES {
+            1
+        } else {
+            CHUNK_BYTES / core::mem::size_of::<T>()
+        };
+}
+
+impl<T> SlotVec<T> for ChunkedVec<T> {
+    fn new_empty() -> Self {
+        ChunkedVec {
+            chunks: KVec::new(),
+            len: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, index: usize) -> Option<&T> {
+        self.chunks
+            .get(index / Self::PER_CHUNK)?
+            .get(index % Self::PER_CHUNK)
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut T> {
+        self.chunks
+            .get_mut(index / Self::PER_CHUNK)?
+            .get_mut(index % Self::PER_CHUNK)
+    }
+
+    fn try_grow(&mut self, mut make: impl FnMut() -> T) -> Result<(), NoMemory> {
+        self.chunks.reserve(1, GFP_ATOMIC).map_err(|_| NoMemory)?;
+        let mut chunk = KVec::with_capacity(Self::PER_CHUNK, GFP_ATOMIC).map_err(|_| NoMemory)?;
+        for _ in 0..Self::PER_CHUNK {
+            // Cannot fail: the capacity is reserved.
+            chunk.push(make(), GFP_ATOMIC).map_err(|_| NoMemory)?;
+        }
+        self.chunks.push(chunk, GFP_ATOMIC).map_err(|_| NoMemory)?;
+        self.len += Self::PER_CHUNK;
+        Ok(())
+    }
 }
 
 /// An `RBTree` that counts its entries.

@@ -27,8 +27,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             let Some(c) = self.get(id) else {
                 return fail(id, "id listed but not found");
             };
-            if self.deadlines.get(&(c.deadline, id.0)).is_none() {
+            if self.deadlines.get(&(c.deadline_key, id.0)).is_none() {
                 return fail(id, "deadline not indexed");
+            }
+            if c.deadline_key > c.deadline {
+                return fail(id, "deadline indexed after it is due");
             }
             if (c.timer == Timer::Idle) != (c.deadline == NEVER) {
                 return fail(id, "timer and deadline disagree");

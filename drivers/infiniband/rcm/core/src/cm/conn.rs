@@ -118,6 +118,10 @@ pub struct Connection<A> {
     /// Key in the SIDR table, when inserted.
     pub(crate) sidr_key: Option<(u32, A)>,
     pub(crate) deadline: Millis,
+    /// The id's key in the deadline index: never after `deadline` (a
+    /// cancelled or postponed timer leaves its entry early, and the entry
+    /// moves when it comes up, which saves a tree update per transition).
+    pub(crate) deadline_key: Millis,
     pub(crate) timer: Timer,
     /// The request being retransmitted (REQ, REP, DREQ, LAP, SIDR_REQ).
     pub(crate) request: Option<Mad>,
@@ -152,6 +156,7 @@ impl<A: Copy> Connection<A> {
             remote_qpn_key: None,
             sidr_key: None,
             deadline: NEVER,
+            deadline_key: NEVER,
             timer: Timer::Idle,
             request: None,
             response: None,

@@ -10,6 +10,7 @@ use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
 use super::state::{LapState, State};
 use super::store::{Collections, InsertError, OrderedMap};
+use super::table::{IdTable, TableFull};
 use super::{CommId, DeviceId, Millis, Sink, Transmit, NEVER};
 use crate::reason::{RejectReason, SidrStatus};
 use crate::timer;
@@ -72,7 +73,7 @@ pub enum Dropped {
 
 /// The connection manager of one host. See the [module docs](super).
 pub struct Endpoint<A: Copy + Ord, C: Collections> {
-    pub(crate) conns: C::Map<u32, Connection<A>>,
+    pub(crate) conns: IdTable<Connection<A>, C>,
     pub(crate) listeners: C::Map<ListenKey, CommId>,
     pub(crate) masks: MaskSet,
     /// (remote comm id, remote CA GUID) of ids with a peer: duplicate REQs.
@@ -81,10 +82,9 @@ pub struct Endpoint<A: Copy + Ord, C: Collections> {
     pub(crate) remote_qpns: C::Map<(u32, u64), CommId>,
     /// (remote request id, sender) of SIDR_REQs being answered.
     pub(crate) sidr: C::Map<(u32, A), CommId>,
-    /// Every id has exactly one entry (deadline, id), NEVER when unarmed,
-    /// so re-arming never allocates.
+    /// Every id has exactly one entry (its `deadline_key`, id), NEVER when
+    /// unarmed, so re-arming never allocates.
     pub(crate) deadlines: C::Map<(Millis, u32), ()>,
-    next_index: u32,
     config: Config,
     pub(crate) next_service_id: u64,
 }
@@ -113,14 +113,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// An endpoint with no ids.
     pub fn new(config: Config) -> Self {
         Endpoint {
-            conns: OrderedMap::new_empty(),
+            conns: IdTable::new(config.id_operand),
             listeners: OrderedMap::new_empty(),
             masks: MaskSet::new(),
             remote_ids: OrderedMap::new_empty(),
             remote_qpns: OrderedMap::new_empty(),
             sidr: OrderedMap::new_empty(),
             deadlines: OrderedMap::new_empty(),
-            next_index: 1,
             config,
             next_service_id: super::listen::ASSIGN_SERVICE_ID,
         }
@@ -133,38 +132,27 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.alloc(device, local_ca_guid)
     }
 
-    /// Allocates an id. Indexes advance cyclically through 2^32 values and
-    /// skip ids still in use, including destroyed ids finishing TIMEWAIT,
-    /// so a new id never matches an old connection a peer still knows.
+    /// Allocates an id (see [`IdTable`] for why a new id does not match
+    /// an old connection a peer still knows).
     pub(crate) fn alloc(&mut self, device: DeviceId, guid: u64) -> Result<CommId, CmError> {
-        // Bounded: with fewer live ids than probes, a free one is found.
-        for _ in 0..64 {
-            let index = self.next_index;
-            self.next_index = self.next_index.wrapping_add(1);
-            let id = index ^ self.config.id_operand;
-            if id == 0 || self.conns.get(&id).is_some() {
-                continue;
-            }
-            match self.deadlines.try_insert((NEVER, id), ()) {
-                Ok(()) => {}
-                Err(_) => return Err(CmError::NoMemory),
-            }
-            let conn = Connection::new(CommId(id), device, guid);
-            return match self.conns.try_insert(id, conn) {
-                Ok(()) => Ok(CommId(id)),
-                Err(_) => {
-                    self.deadlines.remove(&(NEVER, id));
-                    Err(CmError::NoMemory)
-                }
-            };
+        let id = self
+            .conns
+            .try_insert(|id| Connection::new(id, device, guid))
+            .map_err(|e| match e {
+                TableFull::NoMemory => CmError::NoMemory,
+                TableFull::NoSpace => CmError::NoSpace,
+            })?;
+        if self.deadlines.try_insert((NEVER, id.0), ()).is_err() {
+            self.conns.remove(id.0);
+            return Err(CmError::NoMemory);
         }
-        Err(CmError::NoSpace)
+        Ok(id)
     }
 
     /// The id's record, if it exists (destroyed ids finishing the protocol
     /// included; see [`Connection::is_destroyed`]).
     pub fn get(&self, id: CommId) -> Option<&Connection<A>> {
-        self.conns.get(&id.0)
+        self.conns.get(id.0)
     }
 
     /// Number of ids, destroyed ones still finishing included.
@@ -174,7 +162,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Whether no id exists.
     pub fn is_empty(&self) -> bool {
-        self.conns.is_empty()
+        self.conns.len() == 0
     }
 
     /// Entries in (listen, remote id, remote QPN, SIDR, deadline) tables.
@@ -207,7 +195,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// is its last (a departing device waits for one round of answers,
     /// not for every retry to a peer that is gone).
     pub fn last_try(&mut self, id: CommId) {
-        if let Some(conn) = self.conns.get_mut(&id.0) {
+        if let Some(conn) = self.conns.get_mut(id.0) {
             if let Timer::Retransmit { interval_ms, .. } = conn.timer {
                 conn.timer = Timer::Retransmit {
                     retries_left: 0,
@@ -217,21 +205,21 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
     }
 
-    /// Every id, in id order (O(1) amortized per step).
+    /// Every id (in table order).
     pub fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
-        self.conns.keys().map(CommId)
+        self.conns.ids()
     }
 
     /// A live (not destroyed) id, for API calls.
     pub(crate) fn live(&self, id: CommId) -> Result<&Connection<A>, CmError> {
-        match self.conns.get(&id.0) {
+        match self.conns.get(id.0) {
             Some(c) if !c.destroyed => Ok(c),
             _ => Err(CmError::NoSuchId),
         }
     }
 
     pub(crate) fn live_mut(&mut self, id: CommId) -> Result<&mut Connection<A>, CmError> {
-        match self.conns.get_mut(&id.0) {
+        match self.conns.get_mut(id.0) {
             Some(c) if !c.destroyed => Ok(c),
             _ => Err(CmError::NoSuchId),
         }
@@ -240,13 +228,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// The id, if it exists (destroyed included). Internal paths only look
     /// up ids they know exist; `None` then means "nothing to do".
     pub(crate) fn conn_mut(&mut self, id: CommId) -> Option<&mut Connection<A>> {
-        self.conns.get_mut(&id.0)
+        self.conns.get_mut(id.0)
     }
 
     /// Finds the id a message names: our comm id plus the peer's comm id
     /// we must have recorded (0 = "not yet known"), as the C CM matches.
     pub(crate) fn acquire(&self, local: u32, remote: u32) -> Option<CommId> {
-        match self.conns.get(&local) {
+        match self.conns.get(local) {
             Some(c) if c.remote_id == remote => Some(c.id),
             _ => None,
         }
@@ -259,17 +247,20 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     // ---- timers -------------------------------------------------------
 
-    /// Re-arms the id's single timer (never allocates).
+    /// Re-arms the id's single timer (never allocates). Only an earlier
+    /// deadline than the id's index entry moves the entry.
     pub(crate) fn set_timer(&mut self, id: CommId, deadline: Millis, timer: Timer) {
-        let Some(conn) = self.conns.get_mut(&id.0) else {
+        let Some(conn) = self.conns.get_mut(id.0) else {
             return;
         };
-        let old = conn.deadline;
         conn.deadline = deadline;
         conn.timer = timer;
-        if old != deadline {
-            let moved = self.deadlines.rekey(&(old, id.0), (deadline, id.0));
+        if deadline < conn.deadline_key {
+            let moved = self
+                .deadlines
+                .rekey(&(conn.deadline_key, id.0), (deadline, id.0));
             debug_assert!(moved, "deadline index out of step for {:?}", id);
+            conn.deadline_key = deadline;
         }
     }
 
@@ -289,7 +280,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         mad: Mad,
         sink: &mut S,
     ) {
-        let Some(conn) = self.conns.get_mut(&id.0) else {
+        let Some(conn) = self.conns.get_mut(id.0) else {
             return;
         };
         let interval_ms = conn.timeout_ms.max(1);
@@ -315,7 +306,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Sends a response of the id's and keeps it for duplicates.
     pub(crate) fn send_response<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        if let Some(conn) = self.conns.get_mut(&id.0) {
+        if let Some(conn) = self.conns.get_mut(id.0) {
             conn.response = Some(mad);
         }
         self.send_once(id, mad, sink);
@@ -323,7 +314,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Sends a message of the id's that is neither kept nor repeated.
     pub(crate) fn send_once<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        if let Some(to) = self.conns.get(&id.0).and_then(|c| c.peer) {
+        if let Some(to) = self.conns.get(id.0).and_then(|c| c.peer) {
             sink.transmit(Transmit {
                 to: &to,
                 mad: &mad,
@@ -335,7 +326,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Re-sends the id's last response (answer to a duplicate).
     pub(crate) fn resend_response<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
-        if let Some(conn) = self.conns.get(&id.0) {
+        if let Some(conn) = self.conns.get(id.0) {
             if let (Some(mad), Some(to)) = (conn.response.as_ref(), conn.peer.as_ref()) {
                 sink.transmit(Transmit {
                     to,
@@ -349,14 +340,16 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Delivers an event unless the consumer destroyed the id.
     pub(crate) fn emit<S: Sink<A>>(&self, id: CommId, event: Event, sink: &mut S) {
-        if let Some(conn) = self.conns.get(&id.0) {
+        if let Some(conn) = self.conns.get(id.0) {
             if !conn.destroyed {
                 sink.event(id, event);
             }
         }
     }
 
-    /// When [`Endpoint::handle_timeout`] should next be called.
+    /// When [`Endpoint::handle_timeout`] should next be called: at the
+    /// earliest deadline or, when a timer was cancelled or postponed since,
+    /// a little earlier (that call then only updates the index).
     pub fn poll_timeout(&self) -> Option<Millis> {
         match self.deadlines.first_key() {
             Some((deadline, _)) if deadline != NEVER => Some(deadline),
@@ -375,23 +368,30 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// [`super::MAX_SENDS_PER_INPUT`] MADs, so an embedding can reserve room for
     /// the output of a bounded batch before it runs one.
     pub fn handle_timeouts<S: Sink<A>>(&mut self, now: Millis, max: usize, sink: &mut S) -> bool {
-        // Each pass moves one id's deadline past `now` or removes it, so
-        // the loop ends.
+        // Each pass moves one id's index entry to its real deadline, past
+        // `now`, or removes it, so the loop ends.
         let mut ran = 0;
-        while let Some((deadline, raw)) = self.deadlines.first_key() {
-            if deadline > now || deadline == NEVER {
+        while let Some((key, raw)) = self.deadlines.first_key() {
+            if key > now || key == NEVER {
                 return false;
+            }
+            let id = CommId(raw);
+            let Some(conn) = self.conns.get_mut(raw) else {
+                // Not reachable: ids and deadlines are removed together.
+                self.deadlines.remove(&(key, raw));
+                continue;
+            };
+            if conn.deadline != key {
+                // Cancelled or postponed since the entry was placed.
+                let moved = self.deadlines.rekey(&(key, raw), (conn.deadline, raw));
+                debug_assert!(moved, "deadline index out of step for {:?}", id);
+                conn.deadline_key = conn.deadline;
+                continue;
             }
             if ran == max {
                 return true;
             }
             ran += 1;
-            let id = CommId(raw);
-            let Some(conn) = self.conns.get_mut(&raw) else {
-                // Not reachable: ids and deadlines are removed together.
-                self.deadlines.remove(&(deadline, raw));
-                continue;
-            };
             match conn.timer {
                 Timer::Retransmit {
                     retries_left,
@@ -426,7 +426,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// The transport could not send a message of attribute `attr_id` of
     /// the id; if it is the outstanding request, the exchange fails now.
     pub fn send_failed<S: Sink<A>>(&mut self, now: Millis, id: CommId, attr_id: u16, sink: &mut S) {
-        if let Some(conn) = self.conns.get(&id.0) {
+        if let Some(conn) = self.conns.get(id.0) {
             let current = conn.request.as_ref().map(crate::wire::mad::peek_attr_id);
             if matches!(conn.timer, Timer::Retransmit { .. }) && current == Some(attr_id) {
                 self.give_up(now, id, Failure::SendFailed, sink);
@@ -436,7 +436,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Our request got no answer: the state it was sent from fails.
     fn give_up<S: Sink<A>>(&mut self, now: Millis, id: CommId, why: Failure, sink: &mut S) {
-        let Some(conn) = self.conns.get(&id.0) else {
+        let Some(conn) = self.conns.get(id.0) else {
             return;
         };
         let (state, lap) = (conn.state, conn.lap_state);
@@ -487,7 +487,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Forgets the peer's entries in the remote id and QPN tables.
     pub(crate) fn remove_remote(&mut self, id: CommId) {
-        let Some(conn) = self.conns.get_mut(&id.0) else {
+        let Some(conn) = self.conns.get_mut(id.0) else {
             return;
         };
         let (rid, rqpn) = (conn.remote_id_key.take(), conn.remote_qpn_key.take());
@@ -500,7 +500,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     }
 
     pub(crate) fn remove_sidr(&mut self, id: CommId) {
-        if let Some(key) = self.conns.get_mut(&id.0).and_then(|c| c.sidr_key.take()) {
+        if let Some(key) = self.conns.get_mut(id.0).and_then(|c| c.sidr_key.take()) {
             self.sidr.remove(&key);
         }
     }
@@ -534,8 +534,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Frees a destroyed id once it has nothing left to do.
     pub(crate) fn reap(&mut self, id: CommId) {
-        let done =
-            matches!(self.conns.get(&id.0), Some(c) if c.destroyed && c.state == State::Idle);
+        let done = matches!(self.conns.get(id.0), Some(c) if c.destroyed && c.state == State::Idle);
         if done {
             self.free(id);
         }
@@ -545,8 +544,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     fn free(&mut self, id: CommId) {
         self.remove_remote(id);
         self.remove_sidr(id);
-        if let Some(conn) = self.conns.remove(&id.0) {
-            self.deadlines.remove(&(conn.deadline, id.0));
+        if let Some(conn) = self.conns.remove(id.0) {
+            self.deadlines.remove(&(conn.deadline_key, id.0));
             if let Some(l) = conn.listening {
                 self.listeners.remove(&l.key);
                 self.masks.release(l.key.mask);

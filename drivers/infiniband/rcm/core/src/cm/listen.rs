@@ -119,7 +119,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         if let Some(&holder) = self.listeners.get(&key) {
             let shared = self
                 .conns
-                .get_mut(&holder.0)
+                .get_mut(holder.0)
                 .and_then(|c| c.listening.as_mut())
                 .filter(|l| spec.join && l.share_tag.is_some() && l.share_tag == spec.share_tag);
             return match shared {

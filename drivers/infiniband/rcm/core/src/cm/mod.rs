@@ -28,6 +28,7 @@ mod qp_attr;
 mod sidr;
 mod state;
 pub mod store;
+mod table;
 mod transport;
 
 pub use audit::AuditError;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Storage the CM's tables are built on, supplied by whoever embeds the
-//! core: the host tests use `BTreeMap`, rcm.ko the kernel's `RBTree` with
-//! fallible allocation. The core itself never allocates.
+//! core: the host tests use `BTreeMap` and `Vec`, rcm.ko the kernel's
+//! `RBTree` and chunks of `KVec` with fallible allocation. The core itself
+//! never allocates.
 //!
 //! Only two operations may allocate, and both are at points where the
 //! caller can still fail cleanly (before any state has changed):
-//! [`OrderedMap::try_insert`]. Everything the state machine does in the
+//! [`OrderedMap::try_insert`] and [`SlotVec::try_grow`]. Everything the state machine does in the
 //! middle of a transition ([`OrderedMap::rekey`], `remove`, `get_mut`) must
 //! not allocate, so a transition either happens whole or not at all.
 
@@ -57,10 +58,31 @@ pub trait OrderedMap<K: Ord + Copy, V> {
     }
 }
 
+/// A growable array addressed by index, which never shrinks.
+pub trait SlotVec<T> {
+    /// An empty array.
+    fn new_empty() -> Self;
+    /// Number of elements.
+    fn len(&self) -> usize;
+    /// Whether there is none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The element at `index`.
+    fn get(&self, index: usize) -> Option<&T>;
+    /// The element at `index`, mutably.
+    fn get_mut(&mut self, index: usize) -> Option<&mut T>;
+    /// Appends at least one element made by `make` (how many is the
+    /// implementation's allocation unit), or none and `NoMemory`.
+    fn try_grow(&mut self, make: impl FnMut() -> T) -> Result<(), NoMemory>;
+}
+
 /// The family of maps an [`Endpoint`](super::Endpoint) is built from.
 pub trait Collections {
     /// An ordered map from `K` to `V`.
     type Map<K: Ord + Copy, V>: OrderedMap<K, V>;
+    /// A growable array of `T`.
+    type Vec<T>: SlotVec<T>;
 }
 
 /// `BTreeMap`-backed collections for host tests, simulation, fuzzing and
@@ -68,8 +90,9 @@ pub trait Collections {
 #[cfg(feature = "std")]
 pub mod btree {
     extern crate std;
-    use super::{Collections, InsertError, OrderedMap};
+    use super::{Collections, InsertError, NoMemory, OrderedMap, SlotVec};
     use std::collections::btree_map::{BTreeMap, Entry};
+    use std::vec::Vec;
 
     use std::cell::Cell;
 
@@ -109,6 +132,37 @@ pub mod btree {
 
     impl Collections for Std {
         type Map<K: Ord + Copy, V> = StdMap<K, V>;
+        type Vec<T> = StdVec<T>;
+    }
+
+    /// A `Vec` that grows by half its size (at least 64), failing as
+    /// inserts do under [`inject_insert_failures`].
+    pub struct StdVec<T> {
+        items: Vec<T>,
+    }
+
+    impl<T> SlotVec<T> for StdVec<T> {
+        fn new_empty() -> Self {
+            StdVec { items: Vec::new() }
+        }
+        fn len(&self) -> usize {
+            self.items.len()
+        }
+        fn get(&self, index: usize) -> Option<&T> {
+            self.items.get(index)
+        }
+        fn get_mut(&mut self, index: usize) -> Option<&mut T> {
+            self.items.get_mut(index)
+        }
+        fn try_grow(&mut self, mut make: impl FnMut() -> T) -> Result<(), NoMemory> {
+            let more = (self.items.len() / 2).max(64);
+            if insert_should_fail() || self.items.try_reserve(more).is_err() {
+                return Err(NoMemory);
+            }
+            self.items
+                .extend(core::iter::repeat_with(&mut make).take(more));
+            Ok(())
+        }
     }
 
     impl<K: Ord + Copy, V> OrderedMap<K, V> for StdMap<K, V> {

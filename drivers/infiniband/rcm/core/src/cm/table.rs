@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The id table: every connection in a slot of a growable array, found
+//! from its comm id in O(1), as the C CM finds its ids in an xarray.
+//!
+//! A comm id is `(generation << SLOT_BITS | slot) ^ operand`. Freeing a
+//! slot advances its generation, and freed slots are reused oldest first,
+//! so an id comes back only after its slot has been reused 2^12 times and
+//! every other free slot in between: a new id does not match an old
+//! connection a peer may still remember. The operand (random per
+//! endpoint) keeps ids unpredictable across boots.
+
+use super::store::{Collections, NoMemory, SlotVec};
+use super::CommId;
+
+/// Bits of a comm id that name the slot: at most 2^20 ids per endpoint.
+const SLOT_BITS: u32 = 20;
+/// The most slots (and so live ids) a table holds.
+pub(crate) const MAX_IDS: usize = 1 << SLOT_BITS;
+const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
+/// Generations cycle through the remaining 12 bits.
+const GENERATION_MASK: u32 = (1 << (32 - SLOT_BITS)) - 1;
+/// End of the free list.
+const NONE: u32 = u32::MAX;
+
+/// One slot.
+enum Slot<V> {
+    /// Free; `next` is the next free slot (oldest first).
+    Free { generation: u32, next: u32 },
+    /// Holds the value of the id with this generation.
+    Used { generation: u32, value: V },
+}
+
+/// Why [`IdTable::try_insert`] failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TableFull {
+    /// The embedding's allocator refused the slots.
+    NoMemory,
+    /// All [`MAX_IDS`] slots are in use.
+    NoSpace,
+}
+
+/// The id table.
+///
+/// INVARIANT: `free_head .. free_tail` links every `Slot::Free` exactly
+/// once through `next` (`NONE` terminated, both `NONE` when there is
+/// none), and `used` counts the `Slot::Used` slots.
+pub(crate) struct IdTable<V, C: Collections> {
+    slots: C::Vec<Slot<V>>,
+    free_head: u32,
+    free_tail: u32,
+    used: usize,
+    operand: u32,
+}
+
+impl<V, C: Collections> IdTable<V, C> {
+    /// An empty table whose ids are XORed with `operand`.
+    pub(crate) fn new(operand: u32) -> Self {
+        IdTable {
+            slots: SlotVec::new_empty(),
+            free_head: NONE,
+            free_tail: NONE,
+            used: 0,
+            operand,
+        }
+    }
+
+    fn id_of(&self, slot: u32, generation: u32) -> u32 {
+        ((generation << SLOT_BITS) | slot) ^ self.operand
+    }
+
+    /// (slot, generation) of an id.
+    fn decode(&self, id: u32) -> (usize, u32) {
+        let raw = id ^ self.operand;
+        ((raw & SLOT_MASK) as usize, raw >> SLOT_BITS)
+    }
+
+    /// Number of ids in the table.
+    pub(crate) fn len(&self) -> usize {
+        self.used
+    }
+
+    /// The value of `id`.
+    pub(crate) fn get(&self, id: u32) -> Option<&V> {
+        let (slot, generation) = self.decode(id);
+        match self.slots.get(slot) {
+            Some(Slot::Used {
+                generation: g,
+                value,
+            }) if *g == generation => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The value of `id`, mutably.
+    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut V> {
+        let (slot, generation) = self.decode(id);
+        match self.slots.get_mut(slot) {
+            Some(Slot::Used {
+                generation: g,
+                value,
+            }) if *g == generation => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Appends the embedding's next chunk of slots to the free list.
+    fn grow(&mut self) -> Result<(), TableFull> {
+        let first = self.slots.len();
+        if first >= MAX_IDS {
+            return Err(TableFull::NoSpace);
+        }
+        self.slots
+            .try_grow(|| Slot::Free {
+                generation: 0,
+                next: NONE,
+            })
+            .map_err(|NoMemory| TableFull::NoMemory)?;
+        let end = self.slots.len().min(MAX_IDS);
+        for slot in first..end {
+            self.push_free(slot as u32);
+        }
+        Ok(())
+    }
+
+    /// Puts a free slot at the end of the free list.
+    fn push_free(&mut self, slot: u32) {
+        match self.slots.get_mut(self.free_tail as usize) {
+            Some(Slot::Free { next, .. }) => *next = slot,
+            _ => self.free_head = slot,
+        }
+        self.free_tail = slot;
+    }
+
+    /// Stores the value `make` builds for a new id; the id is its argument.
+    pub(crate) fn try_insert(
+        &mut self,
+        make: impl FnOnce(CommId) -> V,
+    ) -> Result<CommId, TableFull> {
+        if self.free_head == NONE {
+            self.grow()?;
+        }
+        let slot = self.free_head;
+        let Some(entry) = self.slots.get_mut(slot as usize) else {
+            return Err(TableFull::NoSpace);
+        };
+        let Slot::Free {
+            mut generation,
+            next,
+        } = *entry
+        else {
+            return Err(TableFull::NoSpace);
+        };
+        self.free_head = next;
+        if next == NONE {
+            self.free_tail = NONE;
+        }
+        // Id 0 means "unknown" on the wire: skip the generation making it.
+        if ((generation << SLOT_BITS) | slot) ^ self.operand == 0 {
+            generation = (generation + 1) & GENERATION_MASK;
+        }
+        let id = CommId(self.id_of(slot, generation));
+        if let Some(entry) = self.slots.get_mut(slot as usize) {
+            *entry = Slot::Used {
+                generation,
+                value: make(id),
+            };
+        }
+        self.used += 1;
+        Ok(id)
+    }
+
+    /// Removes `id`; its slot's next id has the next generation.
+    pub(crate) fn remove(&mut self, id: u32) -> Option<V> {
+        let (slot, generation) = self.decode(id);
+        let entry = self.slots.get_mut(slot)?;
+        if !matches!(entry, Slot::Used { generation: g, .. } if *g == generation) {
+            return None;
+        }
+        let old = core::mem::replace(
+            entry,
+            Slot::Free {
+                generation: (generation + 1) & GENERATION_MASK,
+                next: NONE,
+            },
+        );
+        self.used -= 1;
+        self.push_free(slot as u32);
+        match old {
+            Slot::Used { value, .. } => Some(value),
+            Slot::Free { .. } => None,
+        }
+    }
+
+    /// Every id, in slot order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
+        (0..self.slots.len()).filter_map(move |slot| match self.slots.get(slot) {
+            Some(Slot::Used { generation, .. }) => {
+                Some(CommId(self.id_of(slot as u32, *generation)))
+            }
+            _ => None,
+        })
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::cm::store::btree::Std;
+    use std::vec::Vec;
+
+    #[test]
+    fn ids_are_found_until_removed_and_not_reused_at_once() {
+        let mut t: IdTable<u32, Std> = IdTable::new(0x1234_5678);
+        let a = t.try_insert(|id| id.0).expect("insert");
+        let b = t.try_insert(|id| id.0).expect("insert");
+        assert_ne!(a, b);
+        assert_eq!(t.get(a.0), Some(&a.0));
+        assert_eq!(t.remove(a.0), Some(a.0));
+        assert_eq!(t.get(a.0), None);
+        assert_eq!(t.remove(a.0), None, "removed twice");
+        // Every id made until the table grows again is new.
+        let mut seen = std::collections::BTreeSet::from([a.0, b.0]);
+        for _ in 0..10_000 {
+            let c = t.try_insert(|id| id.0).expect("insert");
+            assert!(seen.insert(c.0), "id {:#x} reused", c.0);
+            assert_ne!(c.0, 0);
+            assert_eq!(t.remove(c.0), Some(c.0));
+        }
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.ids().collect::<Vec<_>>(), [b]);
+    }
+
+    #[test]
+    fn a_stale_generation_does_not_match() {
+        let mut t: IdTable<(), Std> = IdTable::new(0);
+        let a = t.try_insert(|_| ()).expect("insert");
+        t.remove(a.0);
+        // Fill every free slot so that a's slot is reused.
+        let mut ids = Vec::new();
+        while ids.len() < 4096 {
+            let id = t.try_insert(|_| ()).expect("insert");
+            if (id.0 & SLOT_MASK) == (a.0 & SLOT_MASK) {
+                assert_ne!(id, a);
+                assert_eq!(t.get(a.0), None);
+                return;
+            }
+            ids.push(id);
+        }
+        panic!("slot never reused");
+    }
+
+    #[test]
+    fn id_zero_is_never_made() {
+        // With operand 0, slot 0 generation 0 would be id 0.
+        let mut t: IdTable<(), Std> = IdTable::new(0);
+        let a = t.try_insert(|_| ()).expect("insert");
+        assert_ne!(a.0, 0);
+        assert!(t.get(0).is_none());
+    }
+}
