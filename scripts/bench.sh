@@ -20,4 +20,4 @@ echo "rcm bench: preparing the $flavor kernel, module and guest image (cached af
 } > "$out/bench-setup.log" 2>&1 || { tail -30 "$out/bench-setup.log"; exit 1; }
 kdir=$(rcm_kernel_dir "$flavor")
 exec "$RCM_ROOT/scripts/rcm-vm.py" --kernel "$kdir/bzImage" --initrd "$out/bench-initrd" \
-	--guests 2 --modes both,both --timeout 1200 --guest-exec rcm-bench.sh --logdir "$out/bench"
+	--guests 2 --modes both,both --timeout "${RCM_BENCH_TIMEOUT:-5400}" --guest-exec rcm-bench.sh --logdir "$out/bench"

@@ -16,10 +16,17 @@
  * The client works inside module init and fails the insmod (-EIO) unless
  * every connection was established and closed; it logs
  *   client: <conns> connections, <parallel> in flight, qp=<0|1>: <ms> ms
+ * With hold=<ms> the client keeps every connection once it is established
+ * (the next one starts then), logs
+ *   client: <conns> connected, <parallel> in flight, qp=<0|1>: <ms> ms, holding
+ * waits <ms> (for the caller to read the memory in use), disconnects all
+ * of them at once and logs
+ *   client: <conns> disconnected at once: <ms> ms, <n> DREQ timeouts
  * The server accepts until it is unloaded.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -43,6 +50,9 @@ MODULE_PARM_DESC(parallel, "connections in flight at once (client)");
 static bool qp;
 module_param(qp, bool, 0444);
 MODULE_PARM_DESC(qp, "give each connection an RC QP through rdma_create_qp");
+static int hold;
+module_param(hold, int, 0444);
+MODULE_PARM_DESC(hold, "client: keep all connections up this many ms, then disconnect them at once");
 
 #define TIMEOUT_MS 2000
 
@@ -51,12 +61,14 @@ struct sample_conn {
 	struct rdma_cm_id *id;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
-	struct list_head node;	/* server: every live connection */
+	struct list_head node;	/* every live connection */
+	bool up;		/* hold: established, not yet disconnected */
 };
 
 static DEFINE_MUTEX(lock);	/* the counters and lists below */
 static struct completion done;
-static int started, finished, failed;
+static struct completion all_up;	/* hold: every connection established or failed */
+static int started, finished, failed, settled, dreq_timeouts;
 static bool aborting;
 static LIST_HEAD(live);
 static struct rdma_cm_id *listener;
@@ -119,6 +131,23 @@ static void conn_params(struct rdma_conn_param *p)
 
 static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
+/* A connection got established, or failed before it was (hold). */
+static void settle_locked(void)
+{
+	if (++settled == conns)
+		complete(&all_up);
+}
+
+/* A connection failed before it had an id with events (called with `lock`). */
+static void fail_start_locked(void)
+{
+	failed++;
+	finished++;
+	settle_locked();
+	if (finished == conns)
+		complete(&done);
+}
+
 /* Starts the next connection, if any is left (called with `lock`). */
 static void client_start_locked(void)
 {
@@ -145,18 +174,12 @@ static void client_start_locked(void)
 		list_del(&c->node);
 		rdma_destroy_id(c->id);
 		kfree(c);
-		failed++;
-		finished++;
-		if (finished == conns)
-			complete(&done);
+		fail_start_locked();
 	}
 	return;
 fail:
 	started++;
-	failed++;
-	finished++;
-	if (finished == conns)
-		complete(&done);
+	fail_start_locked();
 }
 
 /* The connection ends: counted, its QP freed; non-zero destroys its id. */
@@ -171,14 +194,29 @@ static int client_end(struct sample_conn *c, bool ok)
 	list_del(&c->node);
 	if (!ok)
 		failed++;
+	if (!c->up)
+		settle_locked();
 	finished++;
 	if (finished == conns)
 		complete(&done);
-	client_start_locked();
+	if (!c->up)
+		client_start_locked();
 	mutex_unlock(&lock);
 	conn_free_qp(c);
 	kfree(c);
 	return 1;
+}
+
+/* hold: the connection stays up and frees its place in flight. */
+static void client_established(struct sample_conn *c)
+{
+	mutex_lock(&lock);
+	if (!aborting) {
+		c->up = true;
+		settle_locked();
+		client_start_locked();
+	}
+	mutex_unlock(&lock);
 }
 
 static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -204,9 +242,19 @@ static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			return client_end(c, false);
 		fallthrough;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		if (hold) {
+			client_established(c);
+			return 0;
+		}
 		ret = rdma_disconnect(id);
 		return ret ? client_end(c, false) : 0;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		/* A DREQ that got no DREP ends the same way, with -ETIMEDOUT. */
+		if (ev->status == -ETIMEDOUT) {
+			mutex_lock(&lock);
+			dreq_timeouts++;
+			mutex_unlock(&lock);
+		}
 		return client_end(c, true);
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return 0;
@@ -303,6 +351,35 @@ static int server_start(void)
 	return ret;
 }
 
+/*
+ * hold: disconnects every established connection at once. The server never
+ * disconnects, so an established connection is freed only after its DREQ
+ * here; the ids are collected first because rdma_disconnect is not called
+ * under `lock` (the handlers take it).
+ */
+static void disconnect_all(void)
+{
+	struct rdma_cm_id **ids;
+	struct sample_conn *c;
+	int i, n = 0;
+
+	ids = kvcalloc(conns, sizeof(*ids), GFP_KERNEL);
+	if (!ids)
+		return;
+	mutex_lock(&lock);
+	list_for_each_entry(c, &live, node)
+		if (c->up && n < conns)
+			ids[n++] = c->id;
+	mutex_unlock(&lock);
+	for (i = 0; i < n; i++) {
+		if (!rdma_disconnect(ids[i]))
+			continue;
+		client_end(ids[i]->context, false);
+		rdma_destroy_id(ids[i]);
+	}
+	kvfree(ids);
+}
+
 static int client_run(void)
 {
 	ktime_t start;
@@ -316,13 +393,27 @@ static int client_run(void)
 	if (conns < 1 || parallel < 1)
 		return -EINVAL;
 	init_completion(&done);
+	init_completion(&all_up);
 	start = ktime_get();
 	mutex_lock(&lock);
 	for (i = 0; i < parallel; i++)
 		client_start_locked();
 	mutex_unlock(&lock);
+	if (hold) {
+		left = wait_for_completion_timeout(&all_up, msecs_to_jiffies(conns * 500 + 60000));
+		pr_info("client: %d connected, %d in flight, qp=%d: %d failed: %lld ms, holding\n",
+			conns, parallel, qp, failed, ktime_ms_delta(ktime_get(), start));
+		if (left) {
+			msleep(hold);
+			start = ktime_get();
+			disconnect_all();
+		}
+	}
 	left = wait_for_completion_timeout(&done, msecs_to_jiffies(conns * 500 + 60000));
 	ms = ktime_ms_delta(ktime_get(), start);
+	if (hold)
+		pr_info("client: %d disconnected at once: %lld ms, %d DREQ timeouts\n",
+			conns - failed, ms, dreq_timeouts);
 	destroy_live();
 	pr_info("client: %d connections, %d in flight, qp=%d: %d failed, %d unfinished: %lld ms\n",
 		conns, parallel, qp, failed, conns - finished, ms);

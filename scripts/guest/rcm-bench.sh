@@ -5,25 +5,33 @@
 # same boot of the same kernel, alternating C, rcm, C, rcm on both guests,
 # client here, server on the peer: ib_cm with samples/rcm/rcm_sample_conn
 # (connect, one message, disconnect), rdma_cm with rcm_sample_rdma
-# (resolve, connect, disconnect; without and with QPs), and the wall time
+# (resolve, connect, disconnect; without and with QPs; and 10,000 held up
+# at once for the memory per id, then disconnected at once), the wall time
 # of `nvme connect` with 4 I/O queues to an nvmet-rdma target on the peer,
 # and cmtime's steps through librdmacm (the C rdma_ucm, or rcm's own device
 # with rcm.ucma=1) with what each side's CM sent per connection.
 # Prints each run and the rcm/C ratio of the summed times. RCM_BENCH_ONLY
-# picks runs (ib_cm,rdma_cm,nvme,cmtime), RCM_BENCH_ROUNDS the rounds.
+# picks runs (ib_cm,rdma_cm,hold,nvme,cmtime), RCM_BENCH_ROUNDS the rounds;
+# RCM_BENCH_RDMA_POINTS, RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS
+# the sizes.
 . /kselftest/rcm/rcm_nvme_lib.sh
 
 SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
 RDMA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma.ko
-RDMA_CONNS=${RCM_BENCH_RDMA_CONNS:-1000}
+# rdma_cm runs, "<connections>:<in flight>" each.
+RDMA_POINTS=${RCM_BENCH_RDMA_POINTS:-1000:1 1000:100 1000:1000 10000:100 10000:1000}
+# The hold run: this many connections up at once (memory per id), then
+# disconnected at once (lost DREPs show as DREQ timeouts).
+HOLD_CONNS=${RCM_BENCH_HOLD_CONNS:-10000}
 # The C modules rcm replaces (iw_cm stays: rcm uses it for iWARP).
 C_STACK="rdma_ucm rdma_cm ib_cm"
 CONNS=${RCM_BENCH_CONNS:-300}
 NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
-CMTIME_CONNS=${RCM_BENCH_CMTIME_CONNS:-1000}
+# cmtime runs: connections per run.
+CMTIME_POINTS=${RCM_BENCH_CMTIME_POINTS:-1000 10000}
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
-ONLY=${RCM_BENCH_ONLY:-ib_cm,rdma_cm,nvme,cmtime}
+ONLY=${RCM_BENCH_ONLY:-ib_cm,rdma_cm,hold,nvme,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 # Put this guest on CM <c|rcm>; the same command runs on the peer.
@@ -78,11 +86,12 @@ run_cm() { # <c|rcm> <round>
 	total[$cm-par]=$(( ${total[$cm-par]:-0} + par ))
 }
 
-# One rdma_cm measurement: <in flight> <qp 0|1>; the client's milliseconds.
+# One rdma_cm measurement: <connections> <in flight> <qp 0|1>; the
+# client's milliseconds.
 measure_rdma() {
 	local ms
 	dmesg -c > /dev/null
-	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$RDMA_CONNS" parallel="$1" qp="$2" ||
+	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$1" parallel="$2" qp="$3" ||
 		{ dmesg | tail -3 >&2; return 1; }
 	rmmod rcm_sample_rdma
 	ms=$(dmesg | sed -n 's/.*client: .*: \([0-9]*\) ms$/\1/p' | tail -1)
@@ -90,18 +99,58 @@ measure_rdma() {
 }
 
 run_rdma_cm() { # <c|rcm> <round>
-	local cm=$1 q par ms
+	local cm=$1 q point n par ms
 	for q in 0 1; do
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
-		for par in 1 100; do
-			ms=$(measure_rdma "$par" "$q") || return 1
-			awk -v cm="$cm" -v r="$2" -v n="$RDMA_CONNS" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
-				printf "%-4s round %d: rdma_cm, %d connections, %3d in flight, %s: %6d ms (%6.1f/s)\n",
+		for point in $RDMA_POINTS; do
+			n=${point%%:*} par=${point##*:}
+			ms=$(measure_rdma "$n" "$par" "$q") || return 1
+			awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
+				printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
 					cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
-			total[$cm-rdma-$q-$par]=$(( ${total[$cm-rdma-$q-$par]:-0} + ms ))
+			total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 		done
 		peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	done
+}
+
+# Unreclaimable slab memory in kB (what kmalloc'ed ids occupy).
+slab_kb() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
+
+# HOLD_CONNS rdma_cm connections (no QPs) up at once: the slab memory
+# each side's CM uses per connected id, then all disconnected at once:
+# how long that takes and how many DREQs got no DREP.
+run_hold() { # <c|rcm> <round>
+	local cm=$1 before pbefore during pduring line ms timeouts retries i
+	peer_run "insmod $RDMA_SAMPLE role=server" > /dev/null || return 1
+	before=$(slab_kb)
+	pbefore=$(peer_run "$(declare -f slab_kb); slab_kb")
+	local cbefore; cbefore=$(cm_counters)
+	dmesg -c > /dev/null
+	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=5000 &
+	local pid=$!
+	for ((i = 0; i < 6000; i++)); do
+		line=$(dmesg | grep 'client: .* holding' | tail -1)
+		[ -n "$line" ] && break
+		sleep 0.1
+	done
+	during=$(slab_kb)
+	pduring=$(peer_run "$(declare -f slab_kb); slab_kb")
+	wait "$pid" || { dmesg | tail -3 >&2; return 1; }
+	rmmod rcm_sample_rdma
+	peer_run 'rmmod rcm_sample_rdma' > /dev/null
+	ms=$(printf '%s\n' "$line" | sed -n 's/.*: \([0-9]*\) ms, holding$/\1/p')
+	line=$(dmesg | grep 'disconnected at once' | tail -1)
+	local down; down=$(printf '%s\n' "$line" | sed -n 's/.*at once: \([0-9]*\) ms,.*/\1/p')
+	timeouts=$(printf '%s\n' "$line" | sed -n 's/.*, \([0-9]*\) DREQ timeouts$/\1/p')
+	retries=$(counters_per_conn "$cbefore" "$(cm_counters)" "$HOLD_CONNS" | sed -n 's/.*DREQ sent [0-9.]* (retries \([0-9.]*\)).*/\1/p')
+	[ -n "$ms" ] && [ -n "$down" ] && [ -n "$timeouts" ] || { echo "hold run: no result in the log" >&2; return 1; }
+	awk -v cm="$cm" -v r="$2" -v n="$HOLD_CONNS" -v ms="$ms" -v down="$down" -v c="$((during - before))" \
+		-v s="$((pduring - pbefore))" -v t="$timeouts" -v d="${retries:-0}" 'BEGIN {
+		printf "%-4s round %d: %d connections held (1000 in flight): up in %d ms; slab per connected id: client %.0f B, server %.0f B; all disconnected at once in %d ms, %d DREQ timeouts, %.2f DREQ retries per connection\n",
+			cm, r, n, ms, c * 1024 / n, s * 1024 / n, down, t, d }'
+	total[$cm-hold-mem]=$(( ${total[$cm-hold-mem]:-0} + during - before + pduring - pbefore ))
+	total[$cm-hold-timeouts]=$(( ${total[$cm-hold-timeouts]:-0} + timeouts ))
 }
 
 # `nvme connect -i 4` until the controller is live with its namespace,
@@ -149,23 +198,25 @@ counters_per_conn() { # <before> <after> <connections>
 # own device; client here, server on the peer. Prints its per-step times
 # and what each side's CM sent per connection.
 run_cmtime() { # <c|rcm> <round>
-	local cm=$1 out before after pbefore pafter step ms
-	before=$(cm_counters)
-	pbefore=$(peer_run "$(declare -f cm_counters); cm_counters")
-	peer_start cmtime "timeout 900 cmtime -b $RCM_PEER -c $CMTIME_CONNS" > /dev/null
-	rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
-	out=$(timeout 900 cmtime -s "$RCM_PEER" -c "$CMTIME_CONNS" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
-	peer_run 'pkill cmtime' > /dev/null
-	peer_wait cmtime 10 > /dev/null
-	after=$(cm_counters)
-	pafter=$(peer_run "$(declare -f cm_counters); cm_counters")
-	# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
-	while read -r step ms; do
-		printf '%-4s round %d: cmtime -c %d, %-14s %10.1f ms\n' "$cm" "$2" "$CMTIME_CONNS" "$step" "$ms"
-		total[$cm-cmtime-$step]=$(awk -v a="${total[$cm-cmtime-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
-	done < <(printf '%s\n' "$out" | awk -F: 'NF == 2 && $2 ~ /[0-9]/ { gsub(/ /, "", $1); split($2, v, " "); print $1, v[1] }')
-	echo "$cm  round $2: cmtime, client's CM per connection: $(counters_per_conn "$before" "$after" "$CMTIME_CONNS")"
-	echo "$cm  round $2: cmtime, server's CM per connection: $(counters_per_conn "$pbefore" "$pafter" "$CMTIME_CONNS")"
+	local cm=$1 n out before after pbefore pafter step ms
+	for n in $CMTIME_POINTS; do
+		before=$(cm_counters)
+		pbefore=$(peer_run "$(declare -f cm_counters); cm_counters")
+		peer_start cmtime "timeout 1800 cmtime -b $RCM_PEER -c $n" > /dev/null
+		rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
+		out=$(timeout 1800 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
+		peer_run 'pkill cmtime' > /dev/null
+		peer_wait cmtime 10 > /dev/null
+		after=$(cm_counters)
+		pafter=$(peer_run "$(declare -f cm_counters); cm_counters")
+		# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
+		while read -r step ms; do
+			printf '%-4s round %d: cmtime -c %5d, %-14s %10.1f ms\n' "$cm" "$2" "$n" "$step" "$ms"
+			total[$cm-cmtime-$n-$step]=$(awk -v a="${total[$cm-cmtime-$n-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
+		done < <(printf '%s\n' "$out" | awk -F: 'NF == 2 && $2 ~ /[0-9]/ { gsub(/ /, "", $1); split($2, v, " "); print $1, v[1] }')
+		echo "$cm  round $2: cmtime -c $n, client's CM per connection: $(counters_per_conn "$before" "$after" "$n")"
+		echo "$cm  round $2: cmtime -c $n, server's CM per connection: $(counters_per_conn "$pbefore" "$pafter" "$n")"
+	done
 }
 
 echo "rcm bench: $(uname -r), TCG; ib_cm: connect + 1 message + disconnect;" \
@@ -180,6 +231,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		fi
 		if wanted ib_cm; then run_cm "$cm" "$round" || { echo "$cm round $round failed"; exit 1; }; fi
 		if wanted rdma_cm; then run_rdma_cm "$cm" "$round" || { echo "$cm rdma_cm round $round failed"; exit 1; }; fi
+		if wanted hold; then run_hold "$cm" "$round" || { echo "$cm hold round $round failed"; exit 1; }; fi
 		if wanted nvme; then run_nvme "$cm" "$round" || { echo "$cm nvme round $round failed"; exit 1; }; fi
 		if wanted cmtime; then run_cmtime "$cm" "$round" || { echo "$cm cmtime round $round failed"; exit 1; }; fi
 	done
@@ -193,16 +245,22 @@ if wanted ib_cm; then
 fi
 if wanted rdma_cm; then
 	for q in 0 1; do
-		for par in 1 100; do
-			ratio "${total[c-rdma-$q-$par]}" "${total[rcm-rdma-$q-$par]}" \
-				"rdma_cm connection rate, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), $par in flight"
+		for point in $RDMA_POINTS; do
+			ratio "${total[c-rdma-$q-$point]}" "${total[rcm-rdma-$q-$point]}" \
+				"rdma_cm connect + disconnect, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), ${point%%:*} connections, ${point##*:} in flight"
 		done
 	done
+fi
+if wanted hold; then
+	awk -v c="${total[c-hold-mem]}" -v r="${total[rcm-hold-mem]}" 'BEGIN {
+		printf "rcm/C slab memory per connected id: %.2f (below 1: rcm smaller)\n", r / c }'
+	echo "DREQ timeouts with $HOLD_CONNS connections disconnected at once, all rounds: C ${total[c-hold-timeouts]}, rcm ${total[rcm-hold-timeouts]}"
 fi
 wanted nvme && ratio "${total[c-nvme]}" "${total[rcm-nvme]}" "nvme connect -i 4 wall time"
 if wanted cmtime; then
 	for key in "${!total[@]}"; do
 		[[ $key == c-cmtime-* ]] || continue
-		ratio "${total[$key]}" "${total[rcm-${key#c-}]:-0}" "cmtime -c $CMTIME_CONNS ${key#c-cmtime-}"
-	done | sort
+		rest=${key#c-cmtime-}
+		ratio "${total[$key]}" "${total[rcm-${key#c-}]:-0}" "cmtime -c ${rest%%-*} ${rest#*-}"
+	done | sort -t' ' -k4,4n -k5
 fi

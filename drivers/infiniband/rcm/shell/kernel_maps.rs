@@ -121,20 +121,16 @@ impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
     where
         V: Clone,
     {
-        if self.tree.get(&new).is_some() {
-            return false;
-        }
-        let Some(value) = self.tree.get(old).cloned() else {
+        let Some(entry) = self.tree.find_mut(old) else {
             return false;
         };
-        match self.tree.remove_node(old) {
-            Some(node) => {
-                self.tree
-                    .insert(node.into_reservation().into_node(new, value));
-                true
-            }
-            None => false,
-        }
+        let value = entry.get().clone();
+        let node = entry.remove_node();
+        let present = self.tree.get(&new).is_some();
+        let key = if present { *old } else { new };
+        self.tree
+            .insert(node.into_reservation().into_node(key, value));
+        !present
     }
 
     fn first_key(&self) -> Option<K> {

@@ -196,15 +196,18 @@ pub mod btree {
         where
             V: Clone,
         {
-            if self.map.contains_key(&new) {
+            let Some(value) = self.map.remove(old) else {
                 return false;
-            }
-            match self.map.remove(old) {
-                Some(v) => {
-                    self.map.insert(new, v);
+            };
+            match self.map.entry(new) {
+                Entry::Vacant(v) => {
+                    v.insert(value);
                     true
                 }
-                None => false,
+                Entry::Occupied(_) => {
+                    self.map.insert(*old, value);
+                    false
+                }
             }
         }
         fn first_key(&self) -> Option<K> {
