@@ -22,12 +22,16 @@
  * waits <ms> (for the caller to read the memory in use), disconnects all
  * of them at once and logs
  *   client: <conns> disconnected at once: <ms> ms, <n> DREQ timeouts
+ * and, either way, the mean time of each step (from the call to the event
+ * that ends it):
+ *   client: step <resolve_addr|resolve_route|connect|disconnect>: <us> us mean of <n>
  * The server accepts until it is unloaded.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
 #include <linux/inet.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <rdma/rdma_cm.h>
@@ -63,7 +67,16 @@ struct sample_conn {
 	struct ib_cq *cq;
 	struct list_head node;	/* every live connection */
 	bool up;		/* hold: established, not yet disconnected */
+	ktime_t step_start;	/* client: when the current step began */
 };
+
+/* Client steps, timed from the call to the event that ends them. */
+enum step { STEP_ADDR, STEP_ROUTE, STEP_CONNECT, STEP_DISCONNECT, STEPS };
+static const char *const step_names[STEPS] = {
+	"resolve_addr", "resolve_route", "connect", "disconnect",
+};
+static u64 step_ns[STEPS];
+static int step_count[STEPS];
 
 static DEFINE_MUTEX(lock);	/* the counters and lists below */
 static struct completion done;
@@ -131,6 +144,18 @@ static void conn_params(struct rdma_conn_param *p)
 
 static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
+/* Ends step `s` of `c` and starts the next one now. */
+static void step_done(struct sample_conn *c, enum step s)
+{
+	ktime_t now = ktime_get();
+
+	mutex_lock(&lock);
+	step_ns[s] += ktime_to_ns(ktime_sub(now, c->step_start));
+	step_count[s]++;
+	mutex_unlock(&lock);
+	c->step_start = now;
+}
+
 /* A connection got established, or failed before it was (hold). */
 static void settle_locked(void)
 {
@@ -167,6 +192,7 @@ static void client_start_locked(void)
 	}
 	started++;
 	list_add(&c->node, &live);
+	c->step_start = ktime_get();
 	ret = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&server_addr,
 				TIMEOUT_MS);
 	if (ret) {
@@ -227,9 +253,11 @@ static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		step_done(c, STEP_ADDR);
 		ret = rdma_resolve_route(id, TIMEOUT_MS);
 		return ret ? client_end(c, false) : 0;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		step_done(c, STEP_ROUTE);
 		if (qp && conn_create_qp(c))
 			return client_end(c, false);
 		conn_params(&p);
@@ -242,6 +270,7 @@ static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			return client_end(c, false);
 		fallthrough;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		step_done(c, STEP_CONNECT);
 		if (hold) {
 			client_established(c);
 			return 0;
@@ -255,6 +284,7 @@ static int client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			dreq_timeouts++;
 			mutex_unlock(&lock);
 		}
+		step_done(c, STEP_DISCONNECT);
 		return client_end(c, true);
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return 0;
@@ -372,6 +402,8 @@ static void disconnect_all(void)
 			ids[n++] = c->id;
 	mutex_unlock(&lock);
 	for (i = 0; i < n; i++) {
+		c = ids[i]->context;
+		c->step_start = ktime_get();
 		if (!rdma_disconnect(ids[i]))
 			continue;
 		client_end(ids[i]->context, false);
@@ -411,6 +443,10 @@ static int client_run(void)
 	}
 	left = wait_for_completion_timeout(&done, msecs_to_jiffies(conns * 500 + 60000));
 	ms = ktime_ms_delta(ktime_get(), start);
+	for (i = 0; i < STEPS; i++)
+		if (step_count[i])
+			pr_info("client: step %s: %llu us mean of %d\n", step_names[i],
+				div64_u64(step_ns[i], step_count[i] * 1000ULL), step_count[i]);
 	if (hold)
 		pr_info("client: %d disconnected at once: %lld ms, %d DREQ timeouts\n",
 			conns - failed, ms, dreq_timeouts);

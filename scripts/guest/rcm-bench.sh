@@ -11,7 +11,7 @@
 # and cmtime's steps through librdmacm (the C rdma_ucm, or rcm's own device
 # with rcm.ucma=1) with what each side's CM sent per connection.
 # Prints each run and the rcm/C ratio of the summed times. RCM_BENCH_ONLY
-# picks runs (ib_cm,rdma_cm,hold,nvme,cmtime), RCM_BENCH_ROUNDS the rounds;
+# picks runs (ib_cm,steps,rdma_cm,hold,nvme,cmtime), RCM_BENCH_ROUNDS the rounds;
 # RCM_BENCH_RDMA_POINTS, RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS
 # the sizes.
 . /kselftest/rcm/rcm_nvme_lib.sh
@@ -31,7 +31,7 @@ NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
 CMTIME_POINTS=${RCM_BENCH_CMTIME_POINTS:-1000 10000}
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
-ONLY=${RCM_BENCH_ONLY:-ib_cm,rdma_cm,hold,nvme,cmtime}
+ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 # Put this guest on CM <c|rcm>; the same command runs on the peer.
@@ -111,6 +111,90 @@ run_rdma_cm() { # <c|rcm> <round>
 			total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 		done
 		peer_run 'rmmod rcm_sample_rdma' > /dev/null
+	done
+}
+
+# The MAD layer's tracepoints (the same for both CMs) on this guest:
+# "on" clears the buffer and records posts and receptions, "off" stops.
+TRACE=/sys/kernel/tracing
+mad_trace() { # <on|off>
+	local e v=0
+	[ -d $TRACE/events ] || mount -t tracefs nodev $TRACE || return 1
+	echo 0 > $TRACE/tracing_on
+	if [ "$1" = on ]; then
+		v=1
+		echo 16384 > $TRACE/buffer_size_kb
+		echo > $TRACE/trace
+	fi
+	for e in ib_mad_ib_send_mad ib_mad_recv_done_handler; do
+		echo $v > $TRACE/events/ib_mad/$e/enable
+	done
+	echo $v > $TRACE/tracing_on
+}
+
+# Mean microseconds between two MADs of one transaction in this guest's
+# trace, per pair "<rx|tx>:<attr> <rx|tx>:<attr> <label>" on stdin (the
+# first post or reception of each; retransmissions are not steps).
+mad_steps() {
+	awk 'FNR == NR { pair[++np] = $0; next }
+	/ib_mad_recv_done_handler|ib_mad_ib_send_mad/ {
+		dir = /ib_mad_recv_done_handler/ ? "rx" : "tx"
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = substr($i, 1, length($i) - 1)
+			if ($i == "tid") { tid = $(i + 1); sub(/^0x0*/, "", tid) }
+			if ($i == "attr_id") { a = $(i + 1); sub(/^0x0*/, "", a) }
+		}
+		k = dir ":" a " " tid
+		if (!(k in at)) { at[k] = t; tids[tid] = 1 }
+	}
+	END {
+		for (p = 1; p <= np; p++) {
+			split(pair[p], f, " "); label = pair[p]; sub(/^[^ ]+ [^ ]+ /, "", label)
+			sum = 0; n = 0
+			for (tid in tids)
+				if ((f[1] " " tid) in at && (f[2] " " tid) in at) {
+					sum += at[f[2] " " tid] - at[f[1] " " tid]; n++
+				}
+			if (n) printf "%s: %.0f us mean of %d\n", label, sum * 1e6 / n, n
+		}
+	}' - $TRACE/trace
+}
+
+# One connection's life in steps, <conns> one at a time without and with
+# QPs: the client's calls to events (the sample's step times) and, from
+# the MAD tracepoints of both guests, each side's turnaround from a MAD
+# received to its answer posted and the round trips the client sees.
+STEP_CONNS=${RCM_BENCH_STEP_CONNS:-200}
+client_pairs() {
+	printf '%s\n' 'tx:10 rx:13 client REQ posted -> REP received (wire + server)' \
+		'rx:13 tx:14 client REP received -> RTU posted' \
+		'tx:15 rx:16 client DREQ posted -> DREP received (wire + server)'
+}
+server_pairs() {
+	printf '%s\n' 'rx:10 tx:13 server REQ received -> REP posted' \
+		'rx:15 tx:16 server DREQ received -> DREP posted'
+}
+run_steps() { # <c|rcm> <round>
+	local cm=$1 q
+	for q in 0 1; do
+		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
+		peer_run "$(declare -f mad_trace); TRACE=$TRACE; mad_trace on" > /dev/null || return 1
+		mad_trace on || return 1
+		dmesg -c > /dev/null
+		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$STEP_CONNS" parallel=1 qp="$q" ||
+			{ dmesg | tail -3 >&2; return 1; }
+		mad_trace off
+		peer_run "$(declare -f mad_trace); TRACE=$TRACE; mad_trace off" > /dev/null
+		rmmod rcm_sample_rdma
+		peer_run 'rmmod rcm_sample_rdma' > /dev/null
+		{
+			dmesg | sed -n 's/.*client: step \(.*\)/client \1/p'
+			client_pairs | mad_steps | sed 's/^/mad /'
+			peer_run "$(declare -f mad_steps server_pairs); TRACE=$TRACE; server_pairs | mad_steps" |
+				sed 's/^/mad /'
+		} | while read -r line; do
+			printf '%-4s round %d: steps, %s: %s\n' "$cm" "$2" "$([ $q = 1 ] && echo "with QPs" || echo "no QPs  ")" "$line"
+		done
 	done
 }
 
@@ -230,6 +314,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			current=$cm
 		fi
 		if wanted ib_cm; then run_cm "$cm" "$round" || { echo "$cm round $round failed"; exit 1; }; fi
+		if wanted steps; then run_steps "$cm" "$round" || { echo "$cm steps round $round failed"; exit 1; }; fi
 		if wanted rdma_cm; then run_rdma_cm "$cm" "$round" || { echo "$cm rdma_cm round $round failed"; exit 1; }; fi
 		if wanted hold; then run_hold "$cm" "$round" || { echo "$cm hold round $round failed"; exit 1; }; fi
 		if wanted nvme; then run_nvme "$cm" "$round" || { echo "$cm nvme round $round failed"; exit 1; }; fi
