@@ -147,10 +147,14 @@ def run(args):
     if os.environ.get("RCM_CAMPAIGN_SEED", "").isdigit():
         # replays a seeded test (rcm_mad_campaign.sh)
         common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
-    for var in ("RCM_BENCH_CONNS", "RCM_BENCH_RDMA_CONNS", "RCM_BENCH_NVME_CONNECTS",
-                "RCM_BENCH_CMTIME_CONNS", "RCM_BENCH_ROUNDS"):
+    for var in ("RCM_BENCH_CONNS", "RCM_BENCH_NVME_CONNECTS", "RCM_BENCH_STEP_CONNS",
+                "RCM_BENCH_HOLD_CONNS", "RCM_BENCH_ROUNDS"):
         if os.environ.get(var, "").isdigit():
             # sizes of make bench's runs (scripts/guest/rcm-bench.sh)
+            common.append(f"rcmvm.{var}={os.environ[var]}")
+    for var in ("RCM_BENCH_RDMA_POINTS", "RCM_BENCH_CMTIME_POINTS"):
+        if re.fullmatch(r"[0-9:,]+", os.environ.get(var, "")):
+            # lists of sizes, comma-separated (spaces end a boot argument)
             common.append(f"rcmvm.{var}={os.environ[var]}")
     if re.fullmatch(r"[a-z_,]+", os.environ.get("RCM_BENCH_ONLY", "")):
         # the subset of make bench's runs to do

@@ -12,14 +12,15 @@
 # with rcm.ucma=1) with what each side's CM sent per connection.
 # Prints each run and the rcm/C ratio of the summed times. RCM_BENCH_ONLY
 # picks runs (ib_cm,steps,rdma_cm,hold,nvme,cmtime), RCM_BENCH_ROUNDS the rounds;
-# RCM_BENCH_RDMA_POINTS, RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS
-# the sizes.
+# RCM_BENCH_STEP_CONNS, RCM_BENCH_RDMA_POINTS (<connections>:<in flight>,
+# comma-separated), RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS the
+# sizes.
 . /kselftest/rcm/rcm_nvme_lib.sh
 
 SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
 RDMA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma.ko
 # rdma_cm runs, "<connections>:<in flight>" each.
-RDMA_POINTS=${RCM_BENCH_RDMA_POINTS:-1000:1 1000:100 1000:1000 10000:100 10000:1000}
+RDMA_POINTS=$(echo "${RCM_BENCH_RDMA_POINTS:-1000:1,1000:100,1000:1000,10000:100,10000:1000}" | tr , ' ')
 # The hold run: this many connections up at once (memory per id), then
 # disconnected at once (lost DREPs show as DREQ timeouts).
 HOLD_CONNS=${RCM_BENCH_HOLD_CONNS:-10000}
@@ -28,7 +29,7 @@ C_STACK="rdma_ucm rdma_cm ib_cm"
 CONNS=${RCM_BENCH_CONNS:-300}
 NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
 # cmtime runs: connections per run.
-CMTIME_POINTS=${RCM_BENCH_CMTIME_POINTS:-1000 10000}
+CMTIME_POINTS=$(echo "${RCM_BENCH_CMTIME_POINTS:-1000,10000}" | tr , ' ')
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
 ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,cmtime}
