@@ -37,12 +37,19 @@ client() {
 # command> on the peer; succeeds if the command did and every connection
 # still ended as expected (the peer's DREQ is as good as our own).
 client_during() { # <conns> <peer command> [sample parameters...]
-	local pid rc=0 conns=$1 cmd=$2
+	local pid rc=0 conns=$1 cmd=$2 i rtu0 rtu=/sys/class/infiniband/rxe0/ports/1/cm_tx_msgs/rtu
 	shift 2
+	rtu0=$(cat $rtu)
 	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" conns="$conns" parallel="$conns" \
 		messages=1 hold_ms=8000 "$@" &
 	pid=$!
-	sleep 5
+	# The command runs once every connection is up (this side sent its
+	# RTU) and held; on loaded cores that can take more than a few seconds.
+	for ((i = 0; i < 600; i++)); do
+		[ $(($(cat $rtu) - rtu0)) -ge "$conns" ] && break
+		sleep 0.1
+	done
+	sleep 1
 	peer_run "$cmd" || rc=1
 	wait $pid || rc=1
 	rmmod rcm_sample_conn 2> /dev/null
