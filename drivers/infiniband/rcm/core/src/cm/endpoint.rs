@@ -96,6 +96,18 @@ pub(crate) fn build(tid: u64, attr_mod: u32, message: CmMessage) -> Mad {
     mad
 }
 
+/// Moves `conn`'s entry in the deadline index to `at` (never allocates).
+fn move_deadline_entry<A>(
+    deadlines: &mut impl OrderedMap<(Millis, u32), ()>,
+    conn: &mut Connection<A>,
+    at: Millis,
+) {
+    let id = conn.id.0;
+    let moved = deadlines.rekey(&(conn.deadline_key, id), (at, id));
+    debug_assert!(moved, "deadline index out of step for {:?}", conn.id);
+    conn.deadline_key = at;
+}
+
 /// Copies private data (or additional info) into a message field of its
 /// size, which the message declares once; `None` if it does not fit.
 pub fn fill<const N: usize>(data: &[u8]) -> Option<[u8; N]> {
@@ -256,11 +268,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.deadline = deadline;
         conn.timer = timer;
         if deadline < conn.deadline_key {
-            let moved = self
-                .deadlines
-                .rekey(&(conn.deadline_key, id.0), (deadline, id.0));
-            debug_assert!(moved, "deadline index out of step for {:?}", id);
-            conn.deadline_key = deadline;
+            move_deadline_entry(&mut self.deadlines, conn, deadline);
         }
     }
 
@@ -383,9 +391,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             };
             if conn.deadline != key {
                 // Cancelled or postponed since the entry was placed.
-                let moved = self.deadlines.rekey(&(key, raw), (conn.deadline, raw));
-                debug_assert!(moved, "deadline index out of step for {:?}", id);
-                conn.deadline_key = conn.deadline;
+                let deadline = conn.deadline;
+                move_deadline_entry(&mut self.deadlines, conn, deadline);
                 continue;
             }
             if ran == max {

@@ -23,6 +23,11 @@ const GENERATION_MASK: u32 = (1 << (32 - SLOT_BITS)) - 1;
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 
+/// The comm id of `slot` in `generation`.
+const fn encode(slot: u32, generation: u32, operand: u32) -> u32 {
+    ((generation << SLOT_BITS) | slot) ^ operand
+}
+
 /// One slot.
 enum Slot<V> {
     /// Free; `next` is the next free slot (oldest first).
@@ -66,7 +71,7 @@ impl<V, C: Collections> IdTable<V, C> {
     }
 
     fn id_of(&self, slot: u32, generation: u32) -> u32 {
-        ((generation << SLOT_BITS) | slot) ^ self.operand
+        encode(slot, generation, self.operand)
     }
 
     /// (slot, generation) of an id.
@@ -140,7 +145,7 @@ impl<V, C: Collections> IdTable<V, C> {
         if self.free_head == NONE {
             self.grow()?;
         }
-        let slot = self.free_head;
+        let (slot, operand) = (self.free_head, self.operand);
         let Some(entry) = self.slots.get_mut(slot as usize) else {
             return Err(TableFull::NoSpace);
         };
@@ -151,20 +156,18 @@ impl<V, C: Collections> IdTable<V, C> {
         else {
             return Err(TableFull::NoSpace);
         };
+        // Id 0 means "unknown" on the wire: skip the generation making it.
+        if encode(slot, generation, operand) == 0 {
+            generation = (generation + 1) & GENERATION_MASK;
+        }
+        let id = CommId(encode(slot, generation, operand));
+        *entry = Slot::Used {
+            generation,
+            value: make(id),
+        };
         self.free_head = next;
         if next == NONE {
             self.free_tail = NONE;
-        }
-        // Id 0 means "unknown" on the wire: skip the generation making it.
-        if ((generation << SLOT_BITS) | slot) ^ self.operand == 0 {
-            generation = (generation + 1) & GENERATION_MASK;
-        }
-        let id = CommId(self.id_of(slot, generation));
-        if let Some(entry) = self.slots.get_mut(slot as usize) {
-            *entry = Slot::Used {
-                generation,
-                value: make(id),
-            };
         }
         self.used += 1;
         Ok(id)
