@@ -149,9 +149,10 @@ connect_scenarios() {
 	fi
 
 	# make test-full: 1000 (about 4 min per pairing under the debug
-	# kernel); make test: 300, inside the CI budget.
-	local sequential=300
-	[ "${RCM_TEST_FULL:-0}" = 1 ] && sequential=1000
+	# kernel); make test: 300 rcm to rcm, 100 against the C CM.
+	local sequential
+	sequential=$(rcm_repeats "$mine" "$theirs" 300 100)
+	rcm_full && sequential=1000
 	rcm_expect "$sequential sequential connections, one message each" \
 		client conns=$sequential messages=1
 	rcm_expect "200 concurrent connections, one message each" \

@@ -18,6 +18,17 @@ done
 RCM_ADDR=${RCM_ADDR:-10.0.0.1}
 RCM_AGENT_PORT=7777
 
+# The CI budget: make test runs every scenario at least once, and its
+# repeats (rounds, long counts, both directions of a tool) where rcm is on
+# both sides; make test-full (RCM_TEST_FULL=1) runs the whole matrix.
+rcm_full() { [ "${RCM_TEST_FULL:-0}" = 1 ]; }
+
+# rcm_repeats <this guest's mode> <peer's mode> <count> <count when only
+# one side is rcm>: how often a repeated scenario runs in this pairing.
+rcm_repeats() {
+	if rcm_full || [ "$1/$2" = rcm/rcm ]; then echo "$3"; else echo "$4"; fi
+}
+
 # Lines of dmesg that mean the kernel found a bug. Any of them fails a test.
 RCM_SPLAT_RE='BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|list_(add|del) corruption|refcount_t:|panicked at|kernel BUG|Call Trace:'
 
@@ -30,13 +41,20 @@ rcm_modprobe() { (cd / && modprobe "$@"); }
 
 # Run a command on the peer guest; its output is printed, its status returned.
 # The command travels base64-encoded on one line, so it may span lines and
-# hold any quoting.
+# hold any quoting. The connection ends after RCM_PEER_IDLE s without a
+# byte either way (600: peer_wait's longest wait is silent); a call that
+# got no answer, or a slow one, is noted in this guest's kernel log with
+# its time, so that a stalled test says where it stalled.
 peer_run() {
-	local out rc
+	local out rc start=$SECONDS idle=${RCM_PEER_IDLE:-600} cmd="$*"
 	out=$(printf '%s' "$*" | base64 -w0 | { cat; echo; } |
-		socat -t 600 -T 600 - "TCP:$RCM_PEER:$RCM_AGENT_PORT,connect-timeout=5" 2>&1)
+		socat -t "$idle" -T "$idle" - "TCP:$RCM_PEER:$RCM_AGENT_PORT,connect-timeout=5" 2>&1)
 	rc=$(printf '%s\n' "$out" | sed -n 's/^__RC=\([0-9]*\)$/\1/p' | tail -n 1)
 	printf '%s\n' "$out" | grep -v '^__RC=[0-9]*$'
+	if [ -z "$rc" ] || [ $((SECONDS - start)) -ge 120 ]; then
+		echo "rcm-test: peer_run ${rc:+(status $rc) }after $((SECONDS - start)) s: ${cmd:0:100}" |
+			tr '\n' ' ' > /dev/kmsg 2> /dev/null
+	fi
 	[ -n "$rc" ] || { echo "peer_run: no answer from the peer's agent"; return 125; }
 	return "$rc"
 }

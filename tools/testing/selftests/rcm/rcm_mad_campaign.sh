@@ -41,7 +41,7 @@ rcm_log "campaign seed $seed (replay: RCM_CAMPAIGN_SEED=$seed)"
 # make test sends 3,000 (every CI run draws a new seed), make test-full
 # 10,000: the CI budget.
 mads=3000
-[ "${RCM_TEST_FULL:-0}" = 1 ] && mads=10000
+rcm_full && mads=10000
 out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" $mads "$seed" 2>&1)
 rc=$?
 printf '%s\n' "$out" | tail -20 | sed 's/^/# /'

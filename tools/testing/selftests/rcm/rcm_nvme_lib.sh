@@ -180,7 +180,7 @@ nvme_target_link_delete() {
 # The device removals under a live controller: with rcm on both sides in
 # make test, every pairing in make test-full (the CI budget).
 nvme_removals() {
-	[ "${RCM_TEST_FULL:-0}" = 1 ] || [ "$1/$2" = rcm/rcm ]
+	rcm_full || [ "$1/$2" = rcm/rcm ]
 }
 
 # The test points of nvme_scenarios <this guest's mode> <peer's mode>.
@@ -198,7 +198,9 @@ nvme_scenarios() {
 	rcm_expect "the controller runs at least 2 I/O queues" nvme_io_queues_at_least 2
 	rcm_expect "4 MiB written and read back unchanged" nvme_pattern_round_trip
 	rcm_expect "nvme disconnect" nvme_disconnect_all
-	rcm_expect "10 rounds of connect, I/O, disconnect" nvme_rounds 10
+	local rounds
+	rounds=$(rcm_repeats "$mine" "$theirs" 10 3)
+	rcm_expect "$rounds rounds of connect, I/O, disconnect" nvme_rounds "$rounds"
 	rcm_expect "target port removed and restored while connected: the host reconnects" \
 		nvme_port_bounce
 	if nvme_removals "$mine" "$theirs"; then

@@ -38,6 +38,8 @@ carried_by_rcm() {
 # Sets PAIR_CLIENT_OUT and PAIR_SERVER_OUT; fails if either side failed.
 CLIENT_TIMEOUT=60
 LISTENING="rdma res show cm_id | grep -q 'state LISTEN'"
+# The same question to the peer, answered in seconds or asked again.
+peer_listening() { RCM_PEER_IDLE=20 peer_run "$LISTENING"; }
 REFUSED_RE='Connection refused|REJECTED, error (8|-111)'
 PAIR_RETRY_RE=${PAIR_RETRY_RE:-$REFUSED_RE}
 run_pair() {
@@ -50,7 +52,7 @@ run_pair() {
 		rc=0
 		if [ "$dir" = to_peer ]; then
 			peer_start "$job" "$srv"
-			rcm_retry 20 peer_run "$LISTENING" || { echo "# $job: the peer's server is not listed as listening"; rc=1; }
+			rcm_retry 20 peer_listening || { echo "# $job: the peer's server is not listed as listening"; rc=1; }
 			PAIR_CLIENT_OUT=$(sh -c "$cli" 2>&1) || rc=1
 		else
 			timeout 90 sh -c "$srv" > "/tmp/pair.$job.out" 2>&1 &
@@ -226,7 +228,7 @@ check_cmtime() {
 	local dir=$1 n=$2 rc=0 out pid
 	if [ "$dir" = to_peer ]; then
 		peer_start cmtime "timeout 300 cmtime -b $RCM_PEER -c $n"
-		rcm_retry 20 peer_run "$LISTENING"
+		rcm_retry 20 peer_listening
 		out=$(timeout 240 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || rc=1
 		peer_run 'pkill cmtime' > /dev/null
 		peer_wait cmtime 10 > /dev/null

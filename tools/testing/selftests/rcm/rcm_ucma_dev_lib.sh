@@ -49,18 +49,17 @@ more_tools() {
 	check_rsockets "$1"
 	check_rdma_server "$1"
 	check_mckey "$1" send-only
-	[ "${RCM_TEST_FULL:-0}" = 1 ] && check_cmtime "$1" 1000 || check_cmtime "$1" 100
+	if rcm_full; then check_cmtime "$1" 1000; else check_cmtime "$1" 100; fi
 }
 
 # Which directions get more_tools: rcm to rcm this guest's clients in
 # make test and both in make test-full; against the C stack make test-full
 # only (the CI budget).
 more_tools_dirs() {
-	local full=${RCM_TEST_FULL:-0}
-	if [ "$1" = c ]; then
-		[ "$full" = 1 ] && echo to_peer from_peer
-	else
-		[ "$full" = 1 ] && echo to_peer from_peer || echo to_peer
+	if rcm_full; then
+		echo to_peer from_peer
+	elif [ "$1" != c ]; then
+		echo to_peer
 	fi
 }
 

@@ -175,13 +175,14 @@ misuse_cases_pass_on_c() {
 # their errnos) in make test-full: they are the C rdma_cm's bug classes,
 # and a KASAN report on the peer fails the log check (Documentation/
 # testing.rst: not yet passed with the fixed sample).
-c_reference() { [ "$1" = c ] && [ "${RCM_TEST_FULL:-0}" = 1 ]; }
+c_reference() { [ "$1" = c ] && rcm_full; }
 
-# The directions of the tool pairs: rcm to rcm this guest's clients in
-# make test (the tools run both ways, rcm to rcm, on rcm's own device in
-# rcm_ucma_dev), both in make test-full and against the C stack.
+# The directions of the tool pairs: this guest's clients in make test
+# (the tools run both ways through rcm's own device, rcm to rcm in
+# rcm_ucma_dev and against the C stack in rcm_ucma_dev_c), both in make
+# test-full.
 tool_dirs() {
-	[ "$1" = rcm ] && [ "${RCM_TEST_FULL:-0}" != 1 ] && echo to_peer || echo to_peer from_peer
+	rcm_full && echo to_peer from_peer || echo to_peer
 }
 
 # The test points of ucma_scenarios <peer mode>.
