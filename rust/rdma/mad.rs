@@ -49,6 +49,23 @@ pub(crate) struct MadPath {
 }
 
 impl MadPath {
+    /// All zero (the `Default`, usable in constants).
+    pub(crate) const EMPTY: MadPath = MadPath {
+        port: 0,
+        dlid: 0,
+        sl: 0,
+        pkey_index: 0,
+        has_grh: false,
+        dgid: [0; 16],
+        sgid_index: 0,
+        flow_label: 0,
+        hop_limit: 0,
+        traffic_class: 0,
+        static_rate: 0,
+        src_path_bits: 0,
+        dmac: [0; 6],
+    };
+
     fn from_raw(p: &bindings::rcm_h_path) -> Self {
         MadPath {
             port: p.port,
@@ -145,6 +162,7 @@ impl MadPath {
 }
 
 /// A received MAD: the bytes and the path to answer on.
+#[derive(Clone, Copy)]
 pub(crate) struct ReceivedMad {
     /// The device it arrived on (an identity, never dereferenced).
     pub(crate) device: usize,
@@ -152,6 +170,15 @@ pub(crate) struct ReceivedMad {
     pub(crate) mad: [u8; MAD_SIZE],
     /// The reply path.
     pub(crate) from: MadPath,
+}
+
+impl ReceivedMad {
+    /// No MAD (device 0 is no device): what a preallocated slot holds.
+    pub(crate) const EMPTY: ReceivedMad = ReceivedMad {
+        device: 0,
+        mad: [0; MAD_SIZE],
+        from: MadPath::EMPTY,
+    };
 }
 
 /// What a MAD agent's owner does with its traffic. Called in process

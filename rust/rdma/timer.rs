@@ -6,6 +6,7 @@
 //! earliest deadline, so arms racing with each other never postpone one.
 
 use crate::bindings;
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -72,8 +73,9 @@ unsafe extern "C" fn fire<H: TimerHandler>(ctx: *mut kernel::ffi::c_void) {
     handler.fire();
 }
 
-/// What a work item calls when it runs.
-pub(crate) trait WorkHandler: Send + Sync {
+/// What a work item calls when it runs. `K` names the work, for a
+/// handler that runs more than one (each a [`Work<H, K>`] of its own).
+pub(crate) trait WorkHandler<K = ()>: Send + Sync {
     /// The work runs (process context, never concurrently with itself).
     fn run(&self);
 }
@@ -84,31 +86,33 @@ pub(crate) trait WorkHandler: Send + Sync {
 ///
 /// INVARIANT: `work` was created by `rcm_h_work_new` with the address of
 /// `handler`'s contents as context.
-pub(crate) struct Work<H: WorkHandler> {
+pub(crate) struct Work<H: WorkHandler<K>, K: 'static = ()> {
     work: NonNull<bindings::rcm_h_work>,
     /// Released after the work is freed.
     _handler: Arc<H>,
+    _kind: PhantomData<fn() -> K>,
 }
 
 // SAFETY: queueing a work item is allowed from any thread and context;
 // the handler is `Sync`.
-unsafe impl<H: WorkHandler> Send for Work<H> {}
+unsafe impl<H: WorkHandler<K>, K> Send for Work<H, K> {}
 // SAFETY: `&Work` only queues, which the workqueue serialises.
-unsafe impl<H: WorkHandler> Sync for Work<H> {}
+unsafe impl<H: WorkHandler<K>, K> Sync for Work<H, K> {}
 
-impl<H: WorkHandler> Work<H> {
+impl<H: WorkHandler<K>, K> Work<H, K> {
     /// A work item for `handler` on a new workqueue called `name`.
     pub(crate) fn new(name: &'static kernel::str::CStr, handler: Arc<H>) -> Result<Self> {
         let ctx: *const H = &*handler;
         // SAFETY: `run::<H>` matches the callback type; the context is
         // kept alive by the reference the work holds.
         let raw = unsafe {
-            bindings::rcm_h_work_new(name.as_char_ptr(), Some(run::<H>), ctx.cast_mut().cast())
+            bindings::rcm_h_work_new(name.as_char_ptr(), Some(run::<H, K>), ctx.cast_mut().cast())
         };
         // INVARIANT: created with `handler`'s contents as context.
         Ok(Work {
             work: NonNull::new(raw).ok_or(ENOMEM)?,
             _handler: handler,
+            _kind: PhantomData,
         })
     }
 
@@ -119,7 +123,7 @@ impl<H: WorkHandler> Work<H> {
     }
 }
 
-impl<H: WorkHandler> Drop for Work<H> {
+impl<H: WorkHandler<K>, K> Drop for Work<H, K> {
     fn drop(&mut self) {
         // SAFETY: live per the type invariant; waits for a running callback.
         unsafe { bindings::rcm_h_work_free(self.work.as_ptr()) };
@@ -129,11 +133,11 @@ impl<H: WorkHandler> Drop for Work<H> {
 /// # Safety
 ///
 /// Called by the work item with the context given to `new`.
-unsafe extern "C" fn run<H: WorkHandler>(ctx: *mut kernel::ffi::c_void) {
+unsafe extern "C" fn run<H: WorkHandler<K>, K>(ctx: *mut kernel::ffi::c_void) {
     // SAFETY: the context is the handler, kept alive by the work item,
     // which exists while its callback runs.
     let handler = unsafe { &*ctx.cast::<H>() };
-    handler.run();
+    <H as WorkHandler<K>>::run(handler);
 }
 
 /// Milliseconds of a monotonic clock.

@@ -10,6 +10,7 @@
 //! no `unsafe` and does not touch the raw bindings; it calls up into the
 //! ABI surfaces only through the traits it defines here.
 
+pub(crate) mod intake;
 pub(crate) mod kernel_maps;
 pub(crate) mod outbox;
 pub(crate) mod peer;

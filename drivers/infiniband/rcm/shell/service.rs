@@ -12,12 +12,14 @@
 //! never held with the endpoint lock. MADs the endpoint produces are
 //! collected while it is locked and posted after, in process context.
 //!
-//! Two work items run the service: the protocol timer (retransmissions,
-//! timeouts, TIMEWAIT; system workqueue) and event delivery (a workqueue
-//! of its own, in order), so a consumer that blocks in its handler never
-//! holds up the protocol. Events go to the service's [`EventConsumer`],
+//! Three work items run the service: the protocol timer (retransmissions,
+//! timeouts, TIMEWAIT; system workqueue), the MAD intake (received MADs
+//! in batches, see `intake`) and event delivery (a workqueue of its own,
+//! in order), so a consumer that blocks in its handler never holds up the
+//! protocol. Events go to the service's [`EventConsumer`],
 //! the ABI surface whose consumers own the ids.
 
+use super::intake::{IntakeBuffer, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox};
 use super::peer::Peer;
@@ -34,8 +36,8 @@ use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHand
 use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex};
-use kernel::{c_str, new_mutex};
+use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::{c_str, new_mutex, new_spinlock};
 
 /// Expired timers handled per endpoint lock hold (the outbox has room for
 /// their output).
@@ -87,6 +89,16 @@ pub(crate) struct CmService<C: EventConsumer> {
     /// `stop`); queued from any context.
     #[pin]
     delivery: IrqSpinLock<Option<Work<CmService<C>>>>,
+    /// Received MADs waiting for the intake work (filled by the agents'
+    /// receive handlers, process context).
+    #[pin]
+    intake: SpinLock<IntakeBuffer>,
+    /// The intake work's side: swapped with `intake`, then handled.
+    #[pin]
+    draining: Mutex<IntakeBuffer>,
+    /// Hands `intake` to the endpoint (set between `start` and `stop`).
+    #[pin]
+    intake_work: IrqSpinLock<Option<Work<CmService<C>, MadIntake>>>,
     next_device: AtomicU32,
     /// Device removals waiting for DREPs (see `await_dreps`).
     departing: AtomicU32,
@@ -109,6 +121,9 @@ impl<C: EventConsumer> CmService<C> {
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
             timer <- new_irq_spinlock!(None, "rcm::timer"),
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
+            intake <- new_spinlock!(IntakeBuffer::new()?, "rcm::intake"),
+            draining <- new_mutex!(IntakeBuffer::new()?, "rcm::draining"),
+            intake_work <- new_irq_spinlock!(None, "rcm::intake_work"),
             next_device: AtomicU32::new(0),
             departing: AtomicU32::new(0),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
@@ -186,21 +201,25 @@ impl<C: EventConsumer> CmService<C> {
         r
     }
 
-    /// Starts the timer and the delivery work. They hold references on
-    /// the service until [`CmService::stop`].
+    /// Starts the timer, the MAD intake and the delivery work. They hold
+    /// references on the service until [`CmService::stop`].
     pub(crate) fn start(this: &Arc<Self>) -> Result {
         let timer = Timer::new(this.clone())?;
         *this.timer.lock() = Some(timer);
+        let intake = Work::new(c_str!("rcm_cm_mads"), this.clone())?;
+        *this.intake_work.lock() = Some(intake);
         let delivery = Work::new(c_str!("rcm_cm_events"), this.clone())?;
         *this.delivery.lock() = Some(delivery);
         Ok(())
     }
 
-    /// Stops the timer and the delivery work, waiting for running
-    /// callbacks (outside the locks: dropping them sleeps).
+    /// Stops the timer, the MAD intake and the delivery work, waiting for
+    /// running callbacks (outside the locks: dropping them sleeps).
     pub(crate) fn stop(&self) {
         let timer = self.timer.lock().take();
         drop(timer);
+        let intake = self.intake_work.lock().take();
+        drop(intake);
         let delivery = self.delivery.lock().take();
         drop(delivery);
     }
@@ -358,6 +377,65 @@ impl<C: EventConsumer> CmService<C> {
         );
     }
 
+    /// Runs received MADs (at most [`INTAKE_BATCH`]) through the endpoint
+    /// under one lock hold, counting them, then sends and delivers what
+    /// they produced.
+    fn handle_mads(&self, batch: &[ReceivedMad]) {
+        // Each MAD's device (id, GUID); none for a device already gone.
+        let mut inputs = [None; INTAKE_BATCH];
+        {
+            let devices = self.devices.lock();
+            for (input, mad) in inputs.iter_mut().zip(batch) {
+                let entry = devices.iter().flatten().find(|d| d.identity == mad.device);
+                if let Some(d) = entry {
+                    d.counters
+                        .count(mad.from.port, Counter::Received, peek_attr_id(&mad.mad));
+                }
+                *input = entry.map(|d| (d.id, d.info.guid));
+            }
+        }
+        // Without room for their output the MADs are dropped before the
+        // core sees them; their senders retransmit.
+        let Ok(mut outbox) = Outbox::reserve(batch.len(), GFP_KERNEL) else {
+            return;
+        };
+        // Where each MAD's duplicate reports end in `outbox.duplicates`.
+        let mut duplicates_end = [0usize; INTAKE_BATCH];
+        {
+            let mut ep = self.endpoint.lock();
+            let now = now_ms();
+            for ((mad, input), end) in batch.iter().zip(inputs).zip(duplicates_end.iter_mut()) {
+                if let Some((device, guid)) = input {
+                    let rx = Received {
+                        from: Peer {
+                            device,
+                            path: mad.from,
+                        },
+                        device,
+                        local_ca_guid: guid,
+                    };
+                    ep.handle_mad(now, &rx, &mad.mad, &mut outbox);
+                }
+                *end = outbox.duplicates.len();
+            }
+        }
+        if !outbox.duplicates.is_empty() {
+            let devices = self.devices.lock();
+            let mut start = 0;
+            for ((mad, input), end) in batch.iter().zip(inputs).zip(duplicates_end) {
+                let entry = input.and_then(|(id, _)| devices.iter().flatten().find(|d| d.id == id));
+                if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.get(start..end)) {
+                    for attr_id in attrs {
+                        d.counters
+                            .count(mad.from.port, Counter::Duplicate, *attr_id);
+                    }
+                }
+                start = end;
+            }
+        }
+        self.flush(outbox);
+    }
+
     /// Posts collected MADs, reports failed requests to the endpoint and
     /// queues events for delivery (process context).
     fn flush(&self, mut outbox: Outbox) {
@@ -465,45 +543,15 @@ impl<C: EventConsumer> CmService<C> {
 }
 
 impl<C: EventConsumer> MadHandler for CmService<C> {
+    /// Only buffers the MAD, so that ib_mad reposts its receive buffer
+    /// at once (see `intake`); the intake work handles it.
     fn received(&self, mad: &ReceivedMad) {
-        let port = mad.from.port;
-        let device = {
-            let devices = self.devices.lock();
-            let entry = devices.iter().flatten().find(|d| d.identity == mad.device);
-            if let Some(d) = entry {
-                d.counters
-                    .count(port, Counter::Received, peek_attr_id(&mad.mad));
-            }
-            entry.map(|d| (d.id, d.info.guid))
-        };
-        let Some((device, guid)) = device else {
+        if !self.intake.lock().push(mad) {
             return;
-        };
-        let rx = Received {
-            from: Peer {
-                device,
-                path: mad.from,
-            },
-            device,
-            local_ca_guid: guid,
-        };
-        // Without room for its output the MAD is dropped before the core
-        // sees it; the peer sends it again.
-        let Ok(mut outbox) = Outbox::reserve(1, GFP_KERNEL) else {
-            return;
-        };
-        self.endpoint
-            .lock()
-            .handle_mad(now_ms(), &rx, &mad.mad, &mut outbox);
-        if !outbox.duplicates.is_empty() {
-            let devices = self.devices.lock();
-            if let Some(d) = devices.iter().flatten().find(|d| d.id == device) {
-                for attr_id in outbox.duplicates.iter() {
-                    d.counters.count(port, Counter::Duplicate, *attr_id);
-                }
-            }
         }
-        self.flush(outbox);
+        if let Some(work) = self.intake_work.lock().as_ref() {
+            work.queue();
+        }
     }
 
     fn sent(&self, cookie: u64, ok: bool) {
@@ -516,6 +564,34 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
             ep.send_failed(now_ms(), id, attr_id, out);
             Ok(())
         });
+    }
+}
+
+/// Names the MAD intake work of a [`CmService`].
+pub(crate) struct MadIntake;
+
+impl<C: EventConsumer> WorkHandler<MadIntake> for CmService<C> {
+    /// Hands the buffered MADs to the endpoint, oldest first, until no
+    /// more arrived meanwhile.
+    fn run(&self) {
+        let mut draining = self.draining.lock();
+        loop {
+            core::mem::swap(&mut *self.intake.lock(), &mut *draining);
+            let dropped = draining.take_dropped();
+            if dropped > 0 {
+                pr_warn!(
+                    "{} CM MADs dropped on arrival, the intake was full (their senders retransmit)\n",
+                    dropped
+                );
+            }
+            if draining.queued().is_empty() {
+                return;
+            }
+            for batch in draining.queued().chunks(INTAKE_BATCH) {
+                self.handle_mads(batch);
+            }
+            draining.clear();
+        }
     }
 }
 
