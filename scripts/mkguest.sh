@@ -24,6 +24,9 @@ GUEST_BINS=(
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/rdma /usr/sbin/ip /usr/sbin/nvme /usr/bin/socat /usr/bin/kmod /bin/bash
 	/usr/bin/timeout /usr/bin/stdbuf
+	# procps: Debian's busybox has no pgrep/pkill (the tests stop servers
+	# that run until stopped, and whole job trees on the peer)
+	/usr/bin/pgrep /usr/bin/pkill
 	# NFSv3 over RDMA: the server's daemons and the client's mount helper
 	/usr/sbin/rpcbind /usr/sbin/rpc.mountd /usr/sbin/rpc.nfsd /usr/sbin/exportfs
 	/sbin/mount.nfs

@@ -145,7 +145,7 @@ def run(args):
     two = spec["guests"] == 2
     common = [f"rcmvm.timeout={timeout}"]
     if os.environ.get("RCM_CAMPAIGN_SEED", "").isdigit():
-        # replays a seeded test (rcm_mad_campaign.sh)
+        # replays a seeded test (the MAD campaign in rcm_cm_wire.sh)
         common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
     for var in ("RCM_BENCH_CONNS", "RCM_BENCH_NVME_CONNECTS", "RCM_BENCH_STEP_CONNS",
                 "RCM_BENCH_HOLD_CONNS", "RCM_BENCH_ROUNDS"):

@@ -3,6 +3,10 @@
 # rcm-vm: guests=2 modes=c,none timeout=300
 # rcm-test: full-only
 #
-# rcm_cm_timeout.sh with the in-tree C CM as the client: the reference for
-# the retry count and intervals rcm must match.
-exec "$(dirname "$(readlink -f "$0")")/rcm_cm_timeout.sh"
+# The timeout set of rcm_module_load.sh (rcm_cm_timeout_lib.sh) with the
+# in-tree C CM as the client: the reference for the retry count and
+# intervals rcm must match.
+. "$(dirname "$(readlink -f "$0")")/rcm_cm_timeout_lib.sh"
+rcm_two_guests_start "$TIMEOUT_POINTS"
+timeout_scenarios
+rcm_two_guests_finish

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# rcm-vm: guests=2 modes=c,rcm timeout=540
+# rcm-vm: guests=2 modes=c,rcm timeout=900
 #
 # Two scenario sets against the in-tree C CM in one boot (the CI budget).
 #
@@ -16,7 +16,11 @@
 # ib_destroy_cm_id) on the peer guest, against this guest's C CM: every
 # connect is rejected with reason 28 (consumer defined); once the sample is
 # unloaded the service is gone again (REJ 8).
+#
+# Last this guest's C CM unloads and the malformed-MAD campaign runs
+# against the same rcm (rcm_mad_campaign_lib.sh).
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_mad_campaign_lib.sh"
 
 server=$RCM_PEER
 PORT_NUM=7200
@@ -26,7 +30,7 @@ if [ "$RCM_PEER" = none ]; then
 	ktap_skip_all "needs a peer guest"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 15
+ktap_set_plan $((16 + MAD_CAMPAIGN_POINTS))
 
 rcm_expect "the peer runs rcm with a CM agent on rxe0" \
 	peer_run 'grep -q "^rcm " /proc/modules && dmesg | grep -q "rcm: rxe0: CM on 1 port"'
@@ -46,11 +50,12 @@ rcm_expect "rping to rcm without listener: REJECTED, reason 8" rejected_by_rcm
 
 many_rejects() {
 	local i
-	for ((i = 0; i < 20; i++)); do
+	for ((i = 0; i < $1; i++)); do
 		rejected_by_rcm || { echo "connect $i"; return 1; }
 	done
 }
-rcm_expect "20 more connects, each rejected" many_rejects
+rejects=$(rcm_repeats 20 5)
+rcm_expect "$rejects more connects, each rejected" many_rejects "$rejects"
 
 # SIDR_REQ to a service nobody listens on: a SIDR_REP with a non-success
 # status, reported by librdmacm as UNREACHABLE (not a timeout).
@@ -149,6 +154,9 @@ sidr_rejected() {
 }
 rcm_expect "SIDR: the sample answers udaddy with SIDR_REP status 2" sidr_rejected
 
+rcm_expect "this guest's C CM unloads (rdma_ucm, rdma_cm, iw_cm, ib_cm)" \
+	rmmod rdma_ucm rdma_cm iw_cm ib_cm
+mad_campaign_scenarios
 
 rcm_check_kmemleak_peer
 rcm_check_dmesg_clean

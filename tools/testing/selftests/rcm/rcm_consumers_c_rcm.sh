@@ -7,12 +7,12 @@
 # initiator, RDS, NFS client, the ib_cm sample's client) on the in-tree C
 # stack and the peer (the servers) on rcm; rcm_ucma_c.sh runs the other
 # mixed direction. make test-full only (the CI budget): in make test C
-# clients meet rcm's servers through the rdma-core tools (rcm_ucma_dev_c)
+# clients meet rcm's servers through the rdma-core tools (rcm_ucma_c)
 # and the C rdma_cm's tools and ib_cm (rcm_cm_wire).
 . "$(dirname "$(readlink -f "$0")")/rcm_storage_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
-rcm_two_guests_start $(($(storage_points) + $(nvme_points c rcm) + $(connect_points)))
+rcm_two_guests_start $(($(storage_points) + $(nvme_points c rcm) + $(connect_points ib_cm rcm)))
 storage_scenarios c rcm
 nvme_scenarios c rcm
 connect_scenarios ib_cm rcm

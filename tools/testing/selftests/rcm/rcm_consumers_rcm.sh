@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # rcm-vm: guests=2 modes=rcm,rcm timeout=2400
+# rcm-test: full-only
 #
-# The kernel consumers with rcm on both sides, in one boot (the CI
-# budget): SRP, RDS and NFS over RDMA (rcm_storage_lib.sh); NVMe over
+# make test runs these scenario sets in CM mode ucma (rcm_ucma_dev.sh);
+# here in CM mode rcm, librdmacm on the in-tree rdma_ucm.
+#
+# The kernel consumers with rcm on both sides, in one boot: SRP, RDS and NFS over RDMA (rcm_storage_lib.sh); NVMe over
 # Fabrics (discover, connect, I/O verified, disconnect, reconnect rounds,
 # the target port bouncing under a live controller; rcm_nvme_lib.sh); the
 # ib_cm connection scenarios of samples/rcm/rcm_sample_conn
@@ -14,7 +17,7 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_siw_lib.sh"
-rcm_two_guests_start $(($(storage_points) + $(nvme_points rcm rcm) + $(connect_points) + SIW_POINTS))
+rcm_two_guests_start $(($(storage_points) + $(nvme_points rcm rcm) + $(connect_points rcm rcm) + SIW_POINTS))
 storage_scenarios rcm rcm
 nvme_scenarios rcm rcm
 connect_scenarios rcm rcm

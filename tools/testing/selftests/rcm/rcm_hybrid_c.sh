@@ -6,7 +6,7 @@
 # The in-tree rdma_cm and rdma_ucm on rcm's ib_cm against the all-C stack
 # on the peer, each side client and server once. make test-full only (the
 # CI budget): in make test rcm's ib_cm exports carry the ib_cm samples and
-# ib_srpt (rcm_consumers_rcm, rcm_ucma_c), and the wire against the C CM
+# ib_srpt (rcm_ucma_dev, rcm_ucma_c), and the wire against the C CM
 # is checked both ways (rcm_cm_wire, rcm_ucma_c).
 . "$(dirname "$(readlink -f "$0")")/rcm_hybrid_lib.sh"
 run_hybrid_scenarios c

@@ -7,7 +7,7 @@
 # peer: rping and ucmatose each way, a refused connect, resource
 # tracking, NVMe over Fabrics with rcm's host and the C target. make
 # test-full only (the CI budget): make test runs this set rcm to rcm
-# (rcm_consumers_rcm) and rping over siw both ways against the C stack
-# (rcm_ucma_dev_c).
+# (rcm_ucma_dev) and rping over siw both ways against the C stack
+# (rcm_ucma_c).
 . "$(dirname "$(readlink -f "$0")")/rcm_siw_lib.sh"
 run_siw_scenarios c

@@ -120,7 +120,7 @@ srp_scenarios() { # <this guest's mode> <peer's mode>
 	rcm_expect "SRP: 4 MiB written and read back unchanged" srp_pattern_round_trip
 	rcm_expect "SRP: logout removes the disk" srp_logout
 	local rounds
-	rounds=$(rcm_repeats "$1" "$2" 3 1)
+	rounds=$(rcm_repeats 3 1)
 	rcm_expect "SRP: $rounds more round(s) of login, I/O, logout" srp_relogin_rounds "$rounds"
 	srp_target_down > /dev/null
 	rmmod ib_srp 2> /dev/null

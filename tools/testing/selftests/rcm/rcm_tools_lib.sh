@@ -72,6 +72,10 @@ run_pair() {
 			wait "$pid"
 		fi
 	done
+	# A failed client's ids, and the server's, while the server still runs.
+	PAIR_IDS=""
+	[ $rc = 0 ] || PAIR_IDS=$(echo "this guest:"; rdma res show cm_id
+		echo "peer:"; peer_run 'rdma res show cm_id')
 	if [ "$dir" = to_peer ]; then
 		PAIR_SERVER_OUT=$(peer_wait "$job" 60) || rc=1
 	else
@@ -87,6 +91,7 @@ pair_failed() { # print the end of both outputs as diagnostics
 		printf '%s\n' "$PAIR_CLIENT_OUT" | tail -20
 		echo "server:"
 		printf '%s\n' "$PAIR_SERVER_OUT" | tail -20
+		[ -z "${PAIR_IDS:-}" ] || printf 'rdma_cm ids when the client failed:\n%s\n' "$PAIR_IDS"
 	} | sed 's/^/# /'
 }
 
@@ -188,12 +193,16 @@ check_rping_own_qp() {
 	ktap_test_result "rping -q ($(pair_words "$dir")): the application's own QP" [ $rc = 0 ]
 }
 
-# ucmatose with many connections on one channel, and with its options:
-# the server migrates each new id to a channel of its own (-m), type of
-# service and ACK timeout set by SET_OPTION (-t, -a).
-check_ucmatose_options() {
+# ucmatose with many connections on one channel.
+check_ucmatose_many() {
 	check_complete "$1" ucmatose-100 "ucmatose -c 100 -C 2" "ucmatose -s @SERVER@ -c 100 -C 2" \
 		"100 connections, 2 messages each way"
+}
+
+# ucmatose with its options: the server migrates each new id to a channel
+# of its own (-m), type of service and ACK timeout set by SET_OPTION (-t,
+# -a).
+check_ucmatose_options() {
 	check_complete "$1" ucmatose-m "ucmatose -c 4 -C 2 -m" "ucmatose -s @SERVER@ -c 4 -C 2 -t 32 -a 14" \
 		"migrated ids, TOS and ACK timeout"
 }
@@ -222,24 +231,41 @@ check_rdma_server() {
 	ktap_test_result "rdma_server / rdma_client ($(pair_words "$dir")): synchronous ids" [ $rc = 0 ]
 }
 
+# Stops a server that runs until stopped (cmtime's) and checks that it
+# went: a process left behind keeps its device (rxe cannot disassociate a
+# user context, so removing the device waits for it to exit).
+CMTIME_STOP='pkill -x cmtime; i=0
+	while pgrep -x cmtime > /dev/null; do
+		i=$((i + 1))
+		if [ $i -ge 50 ]; then
+			for p in $(pgrep -x cmtime); do
+				echo "cmtime $p survived SIGTERM:"; grep -E "^(State|SigCgt)" /proc/$p/status
+				cat /proc/$p/stack 2> /dev/null | head -12
+			done
+			pkill -9 -x cmtime; exit 1
+		fi
+		sleep 0.1
+	done'
+
 # cmtime: $2 connections set up at once and torn down, each step timed;
 # its server runs until stopped.
 check_cmtime() {
-	local dir=$1 n=$2 rc=0 out pid
+	local dir=$1 n=$2 rc=0 out stop pid
 	if [ "$dir" = to_peer ]; then
 		peer_start cmtime "timeout 300 cmtime -b $RCM_PEER -c $n"
 		rcm_retry 20 peer_listening
 		out=$(timeout 240 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || rc=1
-		peer_run 'pkill cmtime' > /dev/null
+		stop=$(peer_run "$CMTIME_STOP") || rc=1
 		peer_wait cmtime 10 > /dev/null
 	else
 		timeout 300 cmtime -b "$RCM_ADDR" -c "$n" > /tmp/cmtime.out 2>&1 &
 		pid=$!
 		rcm_retry 20 sh -c "$LISTENING"
 		out=$(peer_run "timeout 240 cmtime -s $RCM_ADDR -c $n") || rc=1
-		kill "$pid" 2> /dev/null
+		stop=$(sh -c "$CMTIME_STOP") || rc=1
 		wait "$pid"
 	fi
+	[ -z "$stop" ] || printf '%s\n' "$stop" | sed 's/^/# /'
 	printf '%s\n' "$out" | grep -q '^connect' && printf '%s\n' "$out" | grep -q '^disconnect' || rc=1
 	printf '%s\n' "$out" | sed 's/^/# /'
 	ktap_test_result "cmtime -c $n ($(pair_words "$dir")): every step of $n connections" [ $rc = 0 ]

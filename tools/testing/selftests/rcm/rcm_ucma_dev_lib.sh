@@ -16,21 +16,52 @@ device_is_rcm() {
 		grep -q '^Y$' /sys/module/rcm/parameters/ucma
 }
 
+# CM mode rcm becomes ucma in the same boot (the CI budget): the in-tree
+# rdma_ucm and rcm unload (nothing else may hold rcm), rdma_ucm is blocked
+# as CM mode ucma blocks it, and rcm comes back with its own device and
+# its CM agent on rxe0. The caller sets RCM_MODE=ucma after it.
+OWN_DEVICE_POINTS=1
+own_device_replaces_rdma_ucm() {
+	local i
+	rmmod rdma_ucm && rmmod rcm || {
+		grep -E '^(rcm|rdma_ucm) ' /proc/modules
+		ls /sys/module/rcm/holders
+		return 1
+	}
+	echo "install rdma_ucm /bin/false" >> /etc/modprobe.d/rcm-mode.conf
+	rcm_modprobe rcm ucma=1 || return 1
+	sed -i 's/^RCM_MODE=.*/RCM_MODE=ucma/' /run/rcm.env
+	for ((i = 0; i < 100; i++)); do
+		[ -r /sys/class/infiniband/rxe0/ports/1/cm_rx_msgs/req ] && return 0
+		sleep 0.1
+	done
+	echo "rcm has no CM agent on rxe0"
+	return 1
+}
+switch_to_own_device() {
+	rcm_expect "rdma_ucm and rcm unload; rcm.ucma=1 loads with its own rdma_cm device" \
+		own_device_replaces_rdma_ucm
+	RCM_MODE=ucma
+}
+
 # Every command written raw on one guest (rcm_ucma_cmds.c), here on rcm's
 # device; on the C stack of a peer in mode c, the reference.
 CMDS=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_ucma_cmds
 commands_on_rcm() { "$CMDS" "$RCM_ADDR"; }
 commands_on_c_peer() { peer_run "$CMDS $RCM_PEER"; }
 
-# The abuse campaign (rcm_ucma_abuse.c): named races, then 1,000,000
-# random commands from 4 threads on shared files and ids; the seed is
-# printed (replay: rcm_ucma_abuse <seed> 1000000 4 <self> <peer>). The
-# final log and kmemleak checks judge it; the device must serve after.
+# The abuse campaign (rcm_ucma_abuse.c): named races, then random
+# commands from 4 threads on shared files and ids (1,000,000 in make
+# test-full, 250,000 in make test: the CI budget); the seed is printed
+# (replay: rcm_ucma_abuse <seed> <commands> 4 <self> <peer>). The final
+# log and kmemleak checks judge it; the device must serve after.
 ABUSE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_ucma_abuse
+abuse_commands() { rcm_full && echo 1000000 || echo 250000; }
 abuse_campaign() {
-	local seed=${RCM_ABUSE_SEED:-$(date +%s)} out
-	echo "abuse seed $seed"
-	out=$(timeout 900 "$ABUSE" "$seed" 1000000 4 "$RCM_ADDR" "$RCM_PEER" 2>&1)
+	local seed=${RCM_ABUSE_SEED:-$(date +%s)} out n
+	n=$(abuse_commands)
+	echo "abuse seed $seed, $n commands"
+	out=$(timeout 900 "$ABUSE" "$seed" "$n" 4 "$RCM_ADDR" "$RCM_PEER" 2>&1)
 	local rc=$?
 	printf '%s\n' "$out" | tail -5
 	[ $rc = 0 ] || { echo "the campaign ended with status $rc (seed $seed)"; return 1; }
@@ -40,16 +71,19 @@ abuse_campaign() {
 	return 0
 }
 
-# The rest of the rdma-core tools in one direction (8 points): cmtime
-# with 1,000 connections in make test-full, 100 in make test (the CI budget).
-MORE_TOOLS_POINTS=8
+# The rest of the rdma-core tools in one direction; make test-full adds
+# ucmatose with 100 connections on one channel and mckey's send-only
+# sender, and cmtime sets up 1,000 connections instead of 100 (the CI
+# budget).
+more_tools_points() { rcm_full && echo 8 || echo 6; }
 more_tools() {
 	check_rping_own_qp "$1"
+	rcm_full && check_ucmatose_many "$1"
 	check_ucmatose_options "$1"
 	check_rsockets "$1"
 	check_rdma_server "$1"
-	check_mckey "$1" send-only
-	if rcm_full; then check_cmtime "$1" 1000; else check_cmtime "$1" 100; fi
+	rcm_full && check_mckey "$1" send-only
+	check_cmtime "$1" "$(rcm_repeats 1000 100)"
 }
 
 # Which directions get more_tools: rcm to rcm this guest's clients in
@@ -63,15 +97,30 @@ more_tools_dirs() {
 	fi
 }
 
-# The test points of ucma_dev_scenarios <peer mode>.
-ucma_dev_points() {
-	local n=11 dirs
-	dirs=$(more_tools_dirs "$1")
-	n=$((n + MORE_TOOLS_POINTS * $(echo $dirs | wc -w)))
-	[ "$1" = c ] && echo $((n + 1 + 3)) || echo $((n + 5 + 3))
+# Which directions the basic tools run: both against the C stack (rcm
+# as client and as server); rcm to rcm one way in make test, since this
+# guest's client and the peer's server are rcm either way.
+pair_dirs() {
+	if rcm_full || [ "$1" = c ]; then
+		echo to_peer from_peer
+	else
+		echo to_peer
+	fi
 }
 
-# ucma_dev_scenarios <peer mode>
+# The test points of ucma_dev_scenarios <peer mode>.
+ucma_dev_points() {
+	local pairs more
+	pairs=$(pair_dirs "$1" | wc -w)
+	more=$(more_tools_dirs "$1" | wc -w)
+	# device, raw commands, 4 tools per direction, the refused connect;
+	# then the C reference or IPv6 x2, namespaces, abuse and the rping
+	# after it
+	local n=$((3 + 4 * pairs + $(more_tools_points) * more))
+	[ "$1" = c ] && echo $((n + 1)) || echo $((n + 5))
+}
+
+# ucma_dev_scenarios <peer mode>: on rxe0.
 ucma_dev_scenarios() {
 	local peer_mode=$1 dir
 	[ "$peer_mode" = c ] && peer_run 'modprobe rdma_ucm' > /dev/null
@@ -80,7 +129,7 @@ ucma_dev_scenarios() {
 	[ "$peer_mode" = c ] &&
 		rcm_expect "every command raw, on the peer's C stack (the reference)" commands_on_c_peer
 	rcm_expect "every command raw, on rcm's device: 6.12's answers and events" commands_on_rcm
-	for dir in to_peer from_peer; do
+	for dir in $(pair_dirs "$peer_mode"); do
 		check_rping "$dir"
 		check_ucmatose "$dir" 2
 		check_udaddy "$dir"
@@ -94,11 +143,21 @@ ucma_dev_scenarios() {
 		check_rping_ipv6 global
 		check_rping_ipv6 link-local
 		check_rping_netns
-		rcm_expect "abuse: named races and 1,000,000 random commands from 4 threads" abuse_campaign
+		rcm_expect "abuse: named races and $(abuse_commands) random commands from 4 threads" \
+			abuse_campaign
 		check_rping to_peer
 	fi
-	# Last, as it takes rxe0 away: soft-iWARP, rcm's device over iw_cm.
+}
+
+# The test points of ucma_dev_siw <peer mode>.
+ucma_dev_siw_points() { echo $((1 + $(pair_dirs "$1" | wc -w))); }
+
+# ucma_dev_siw <peer mode>: last, as it takes rxe0 away: soft-iWARP,
+# rcm's device over iw_cm.
+ucma_dev_siw() {
+	local dir
 	rcm_expect "both guests: siw0 (soft-iWARP) instead of rxe0" siw_only
-	check_rping to_peer
-	check_rping from_peer
+	for dir in $(pair_dirs "$1"); do
+		check_rping "$dir"
+	done
 }

@@ -179,7 +179,7 @@ c_reference() { [ "$1" = c ] && rcm_full; }
 
 # The directions of the tool pairs: this guest's clients in make test
 # (the tools run both ways through rcm's own device, rcm to rcm in
-# rcm_ucma_dev and against the C stack in rcm_ucma_dev_c), both in make
+# rcm_ucma_dev and against the C stack later in rcm_ucma_c), both in make
 # test-full.
 tool_dirs() {
 	rcm_full && echo to_peer from_peer || echo to_peer

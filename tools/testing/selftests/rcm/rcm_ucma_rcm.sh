@@ -8,7 +8,7 @@
 # (rcm_ucma_lib.sh). make test-full only (the CI budget): make test runs
 # the tools rcm to rcm through rcm's own device (rcm_ucma_dev), and the
 # in-tree rdma_ucm, the samples and the removal on rcm against the C
-# stack (rcm_ucma_c); its soft-iWARP set runs in rcm_consumers_rcm.
+# stack (rcm_ucma_c); its soft-iWARP set runs in rcm_ucma_dev (and in make test-full rcm_consumers_rcm).
 . "$(dirname "$(readlink -f "$0")")/rcm_ucma_lib.sh"
 rcm_two_guests_start "$(ucma_points rcm)"
 ucma_scenarios rcm

@@ -1,30 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# rcm-vm: guests=2 modes=rcm,none timeout=300
-#
 # A silent peer: the other guest has an RDMA device but no CM, so REQs and
 # SIDR_REQs to it are dropped without an answer. The sample client on rcm
-# (or on the C CM, in rcm_cm_timeout_c.sh, the reference) must get IB_CM_REQ_ERROR (SIDR_REQ_ERROR) after exactly the configured
-# retries: max_cm_retries + 1 sends, each waiting 2 packet lifetimes plus
+# (or on the C CM, in rcm_cm_timeout_c.sh, the reference) must get
+# IB_CM_REQ_ERROR (SIDR_REQ_ERROR) after exactly the configured retries: max_cm_retries + 1 sends, each waiting 2 packet lifetimes plus
 # the remote CM response time (the C CM's arithmetic, 2^(x-8) ms per IBA
 # time x). Checked on the wire too: the counters show the retries.
-. "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
 
 SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
 CNT=/sys/class/infiniband/rxe0/ports/1
 PLT=14 # the sample's packet lifetime
-
-ktap_print_header
-if [ "$RCM_PEER" = none ]; then
-	ktap_skip_all "needs a peer guest"
-	exit "$KSFT_SKIP"
-fi
-ktap_set_plan 7
-rcm_kmemleak_clear
-
-CM=$(grep -oE '^(rcm|ib_cm) ' /proc/modules | head -1)
-rcm_expect "this guest runs ${CM:-no CM}, the peer has no CM" \
-	sh -c "[ -n '$CM' ] && ! echo '$(peer_run cat /proc/modules)' | grep -qE '^(ib_cm|rcm) '"
 
 # <cm_timeout> <retries>: one REQ into the void; elapsed time within
 # [expected - 5%, expected * 1.5 + 300 ms] (TCG guests run late, never early).
@@ -45,8 +31,6 @@ timeout_after() {
 		[ "$ms" -le $((expected * 3 / 2 + 300)) ] &&
 		[ $((tx1 - tx0)) = $((r + 1)) ] && [ $((rt1 - rt0)) = "$r" ]
 }
-rcm_expect "REQ_ERROR after 3 retries of 384 ms each (1536 ms)" timeout_after 16 3
-rcm_expect "REQ_ERROR after 1 retry of 1152 ms each (2304 ms)" timeout_after 18 1
 
 sidr_timeout() {
 	local tx0 tx1
@@ -57,7 +41,6 @@ sidr_timeout() {
 	echo "$((tx1 - tx0)) SIDR_REQs sent"
 	dmesg | grep -q 'conn 0: QP 0x[0-9a-f]*, result -110' && [ $((tx1 - tx0)) = 3 ]
 }
-rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
 
 # A consumer blocking in its handler holds up no other id's protocol: while
 # another id's handler sleeps 4 s, the REQ's retries (at 0, 0.4, 0.8 and
@@ -78,14 +61,25 @@ blocked_handler() {
 	dmesg | grep -q 'stall: event' || { echo "the blocking handler never ran"; rc=1; }
 	[ $rc = 0 ] && [ $((mid - tx0)) = 4 ] && [ $((end - tx0)) = 4 ]
 }
-if [ "${CM%% *}" = ib_cm ]; then
-	# The C CM counts a request once its MAD completes, after the last
-	# retry, so its counters cannot show retries in flight.
-	ktap_test_skip "a handler blocked 4 s holds up no retransmission of another id (C CM: counters only at completion)"
-else
-	rcm_expect "a handler blocked 4 s holds up no retransmission of another id" blocked_handler
-fi
 
-rcm_check_kmemleak
-rcm_check_dmesg_clean
-ktap_finished
+# The test points of timeout_scenarios.
+TIMEOUT_POINTS=5
+
+# timeout_scenarios: this guest's CM (rcm or the C one) against a peer
+# without one.
+timeout_scenarios() {
+	local CM
+	CM=$(grep -oE '^(rcm|ib_cm) ' /proc/modules | head -1)
+	rcm_expect "this guest runs ${CM:-no CM}, the peer has no CM" \
+		sh -c "[ -n '$CM' ] && ! echo '$(peer_run cat /proc/modules)' | grep -qE '^(ib_cm|rcm) '"
+	rcm_expect "REQ_ERROR after 3 retries of 384 ms each (1536 ms)" timeout_after 16 3
+	rcm_expect "REQ_ERROR after 1 retry of 1152 ms each (2304 ms)" timeout_after 18 1
+	rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
+	if [ "${CM%% *}" = ib_cm ]; then
+		# The C CM counts a request once its MAD completes, after the last
+		# retry, so its counters cannot show retries in flight.
+		ktap_test_skip "a handler blocked 4 s holds up no retransmission of another id (C CM: counters only at completion)"
+	else
+		rcm_expect "a handler blocked 4 s holds up no retransmission of another id" blocked_handler
+	fi
+}
