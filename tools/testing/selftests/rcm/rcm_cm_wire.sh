@@ -79,7 +79,7 @@ counters_agree() {
 	r_rx_req=$(peer_run "cat $CNT/cm_rx_msgs/req") r_tx_rej=$(peer_run "cat $CNT/cm_tx_msgs/rej")
 	r_rx_sidr=$(peer_run "cat $CNT/cm_rx_msgs/sidr_req") r_tx_sidr=$(peer_run "cat $CNT/cm_tx_msgs/sidr_rep")
 	echo "C: tx req $c_tx_req, rx rej $c_rx_rej; rcm: rx req $r_rx_req, tx rej $r_tx_rej, rx sidr_req $r_rx_sidr, tx sidr_rep $r_tx_sidr"
-	[ "$r_rx_req" -ge 21 ] && [ "$r_rx_req" = "$c_tx_req" ] &&
+	[ "$r_rx_req" -ge $((rejects + 1)) ] && [ "$r_rx_req" = "$c_tx_req" ] &&
 		[ "$r_tx_rej" = "$r_rx_req" ] && [ "$c_rx_rej" = "$r_tx_rej" ] &&
 		[ "$r_rx_sidr" -ge 1 ] && [ "$r_tx_sidr" = "$r_rx_sidr" ]
 }
