@@ -116,8 +116,9 @@ done
 # A run in which every VM test skipped tested nothing in the kernel.
 [ $vm_ran -gt 0 ] || result 1 "vm: every kselftest skipped"
 # The demo (make run: rping and NVMe-oF on rcm alone) keeps working; it
-# fails on any step it narrates. make test runs its guest side inside
-# rcm_ucma_dev's boot (the CI budget), make test-full the whole command.
+# fails on any step it narrates. make test-full only (the CI budget):
+# make test runs its rping and NVMe steps in rcm_ucma_dev, on the same
+# helpers (rcm_nvme_lib.sh).
 if [ -z "${TESTS:-}" ] && [ "${RCM_TEST_FULL:-0}" = 1 ]; then
 	log=$out/demo-run.log
 	if "$RCM_ROOT/scripts/demo.sh" > "$log" 2>&1; then

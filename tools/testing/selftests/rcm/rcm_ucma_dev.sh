@@ -5,8 +5,7 @@
 # rcm alone on both guests, its own rdma_cm device included, one boot for
 # every scenario set of this pairing (the CI budget): the rdma-core tools
 # through librdmacm, unmodified, IPv6, namespaces and the abuse campaign
-# (rcm_ucma_dev_lib.sh); make run's demo (scripts/guest/rcm-demo.sh); the
-# kernel consumers on rcm's rdma_cm: SRP, RDS and NFS over RDMA
+# (rcm_ucma_dev_lib.sh); the kernel consumers on rcm's rdma_cm: SRP, RDS and NFS over RDMA
 # (rcm_storage_lib.sh), NVMe over Fabrics (discover, connect, I/O
 # verified, disconnect, reconnect rounds, the target port bouncing and
 # device removals under a live controller; rcm_nvme_lib.sh); the ib_cm
@@ -18,13 +17,9 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_storage_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
 
-# make run's guest side, narrated; it fails on any step it narrates.
-demo_runs() { /usr/lib/rcm/rcm-demo.sh; }
-
-rcm_two_guests_start $(($(ucma_dev_points ucma) + 1 + $(storage_points) + \
+rcm_two_guests_start $(($(ucma_dev_points ucma) + $(storage_points) + \
 	$(nvme_points rcm rcm) + $(connect_points rcm rcm) + SIW_POINTS))
 ucma_dev_scenarios ucma
-rcm_expect "make run's demo: an rping life cycle and an NVMe-oF session, narrated" demo_runs
 storage_scenarios rcm rcm
 nvme_scenarios rcm rcm
 connect_scenarios rcm rcm
