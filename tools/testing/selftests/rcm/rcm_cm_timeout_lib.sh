@@ -3,8 +3,9 @@
 # A silent peer: the other guest has an RDMA device but no CM, so REQs and
 # SIDR_REQs to it are dropped without an answer. The sample client on rcm
 # (or on the C CM, in rcm_cm_timeout_c.sh, the reference) must get
-# IB_CM_REQ_ERROR (SIDR_REQ_ERROR) after exactly the configured retries: max_cm_retries + 1 sends, each waiting 2 packet lifetimes plus
-# the remote CM response time (the C CM's arithmetic, 2^(x-8) ms per IBA
+# IB_CM_REQ_ERROR (SIDR_REQ_ERROR) after exactly the configured retries:
+# max_cm_retries + 1 sends, each waiting 2 packet lifetimes plus the
+# remote CM response time (the C CM's arithmetic, 2^(x-8) ms per IBA
 # time x). Checked on the wire too: the counters show the retries.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
 

@@ -6,9 +6,10 @@
 # make test runs these scenario sets in CM mode ucma (rcm_ucma_dev.sh);
 # here in CM mode rcm, librdmacm on the in-tree rdma_ucm.
 #
-# The kernel consumers with rcm on both sides, in one boot: SRP, RDS and NFS over RDMA (rcm_storage_lib.sh); NVMe over
-# Fabrics (discover, connect, I/O verified, disconnect, reconnect rounds,
-# the target port bouncing under a live controller; rcm_nvme_lib.sh); the
+# The kernel consumers with rcm on both sides, in one boot: SRP, RDS and
+# NFS over RDMA (rcm_storage_lib.sh); NVMe over Fabrics (discover,
+# connect, I/O verified, disconnect, reconnect rounds, the target port
+# bouncing under a live controller; rcm_nvme_lib.sh); the
 # ib_cm connection scenarios of samples/rcm/rcm_sample_conn
 # (rcm_connect_lib.sh), which end with device removals on the peer; and
 # last, both guests on soft-iWARP instead: the in-tree rdma_ucm's tools

@@ -85,8 +85,7 @@ mad_campaign_scenarios() {
 	rcm_log "campaign seed $seed (replay: RCM_CAMPAIGN_SEED=$seed)"
 	# make test sends 1,000 (every CI run draws a new seed), make test-full
 	# 10,000: the CI budget.
-	mads=1000
-	rcm_full && mads=10000
+	mads=$(rcm_repeats 10000 1000)
 	out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" $mads "$seed" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
