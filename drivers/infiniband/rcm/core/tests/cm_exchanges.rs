@@ -1133,3 +1133,77 @@ fn ids_are_not_reused_while_in_timewait() {
         assert_ne!(id, a);
     }
 }
+
+/// Hundreds of connections at once: the remote id and QPN indexes double
+/// their buckets several times and still find every connection, for a
+/// repeated REQ (reused comm id from another QP: REJ 30) and a stale QP
+/// (REJ 10 and the old connection ended), and empty out at the end.
+#[test]
+fn remote_indexes_find_each_of_many_connections() {
+    const N: u32 = 300;
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let ids: Vec<CommId> = (0..N).map(|i| connect(&mut f, A, B, SID, 0x1000 + i, 5)).collect();
+    let wait_for = |f: &mut Fabric, n: u32| {
+        while f.nodes[n as usize].events.len() < N as usize {
+            assert!(f.step(), "node {n} got {} events", f.nodes[n as usize].events.len());
+        }
+        std::mem::take(&mut f.nodes[n as usize].events)
+    };
+    for (b, ev) in wait_for(&mut f, B) {
+        assert!(matches!(ev, Event::ReqReceived { .. }), "{ev:?}");
+        let rep = sample_rep(0x8000 + b.0 % 0x1000);
+        f.call(B, |ep, now, s| ep.send_rep(now, b, &rep, 0, s))
+            .expect("send_rep");
+    }
+    for (a, ev) in wait_for(&mut f, A) {
+        assert!(matches!(ev, Event::RepReceived { .. }), "{ev:?}");
+        f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).expect("send_rtu");
+    }
+    wait_for(&mut f, B);
+    audit(&f);
+    assert_eq!(f.nodes[B as usize].ep.table_sizes()[1..3], [N as usize; 2]);
+    assert!(ids.iter().all(|&a| state(&f, A, a) == Some(State::Established)));
+
+    f.faults.loss = 1000;
+    for (n, &a) in ids.iter().enumerate().step_by(37) {
+        let mut again = sample_req(SID, 0x7000 + n as u32, 3);
+        again.local_comm_id = a.0;
+        again.local_ca_guid = f.nodes[A as usize].guid;
+        assert_eq!(deliver(&mut f, A, B, &emit(CmMessage::Req(again))), Handled::Answered);
+        let stale = CommId(0x00AB_0000 + n as u32);
+        let mut from_stale_qp = sample_req(SID, 0x1000 + n as u32, 3);
+        from_stale_qp.local_comm_id = stale.0;
+        from_stale_qp.local_ca_guid = f.nodes[A as usize].guid;
+        assert_eq!(
+            deliver(&mut f, A, B, &emit(CmMessage::Req(from_stale_qp))),
+            Handled::Answered
+        );
+    }
+    for (n, &a) in ids.iter().enumerate() {
+        let b = CommId(f.nodes[A as usize].ep.get(a).map_or(0, |c| c.remote_id()));
+        let expected = if n % 37 == 0 { State::DreqSent } else { State::Established };
+        assert_eq!(state(&f, B, b), Some(expected), "connection {n}");
+    }
+    audit(&f);
+    f.faults.loss = 0;
+
+    for &a in &ids {
+        f.call(A, |ep, now, s| ep.destroy(now, a, true, s))
+            .expect("destroy");
+    }
+    settle(&mut f);
+    for n in [A, B] {
+        let ids_left: Vec<CommId> = f.nodes[n as usize].ep.ids().collect();
+        for id in ids_left {
+            if state(&f, n, id) != Some(State::Listen) {
+                let _ = f.call(n, |ep, now, s| ep.destroy(now, id, true, s));
+            }
+        }
+    }
+    settle(&mut f);
+    audit(&f);
+    assert_eq!(f.nodes[A as usize].ep.table_sizes(), [0; 5]);
+    assert_eq!(f.nodes[B as usize].ep.table_sizes()[1..4], [0; 3]);
+    assert_eq!(f.nodes[B as usize].ep.len(), 1, "only the listener is left");
+}

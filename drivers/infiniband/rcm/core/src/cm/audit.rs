@@ -23,6 +23,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     pub fn audit(&self) -> Result<(), AuditError> {
         let fail = |id: CommId, what| Err(AuditError { id, what });
         let (mut remote_ids, mut remote_qpns, mut sidr, mut listeners) = (0, 0, 0, 0);
+        let mut kept_mads = 0;
         for id in self.ids() {
             let Some(c) = self.get(id) else {
                 return fail(id, "id listed but not found");
@@ -39,6 +40,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             if matches!(c.timer, Timer::Retransmit { .. }) && c.request.is_none() {
                 return fail(id, "retransmit timer without a request");
             }
+            for slot in [c.request, c.response].into_iter().flatten() {
+                kept_mads += 1;
+                if self.mads.get(slot).is_none() {
+                    return fail(id, "kept MAD outside the pool");
+                }
+            }
             if (c.timer == Timer::Timewait) != (c.state == State::Timewait) {
                 return fail(id, "TIMEWAIT without its timer, or the reverse");
             }
@@ -50,13 +57,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             }
             if let Some(key) = c.remote_id_key {
                 remote_ids += 1;
-                if self.remote_ids.get(&key) != Some(&id) {
+                if self.remote_ids.get(&self.conns, key) != Some(id) {
                     return fail(id, "remote id entry missing");
                 }
             }
             if let Some(key) = c.remote_qpn_key {
                 remote_qpns += 1;
-                if self.remote_qpns.get(&key) != Some(&id) {
+                if self.remote_qpns.get(&self.conns, key) != Some(id) {
                     return fail(id, "remote QPN entry missing");
                 }
             }
@@ -94,6 +101,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         if self.sidr.len() != sidr || self.listeners.len() != listeners {
             return fail(none, "SIDR or listen table holds entries of no id");
+        }
+        if self.mads.in_use() != kept_mads {
+            return fail(none, "MAD pool slots in use that no id keeps");
         }
         Ok(())
     }

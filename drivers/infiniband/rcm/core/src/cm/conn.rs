@@ -2,17 +2,18 @@
 
 //! What the CM keeps per communication id.
 //!
-//! Memory per id is bounded and fixed: the fields below plus two stored
-//! MADs (the outstanding request, kept for retransmission, and the last
-//! response, re-sent when the peer repeats its message), about 700 bytes
-//! with a 40-byte address. The tables add one entry each for the deadline,
-//! and while connected the remote id and remote QPN.
+//! Memory per id is bounded and fixed: the fields below, about 250 bytes
+//! with a 40-byte address, plus a slot of the endpoint's MAD pool for each
+//! MAD it keeps (the outstanding request, kept for retransmission, and the
+//! last response, re-sent when the peer repeats its message). The tables
+//! add one entry each for the deadline, and while connected the remote id
+//! and remote QPN.
 
 use super::state::{LapState, State};
 use super::transport::Transport;
 use super::{CommId, DeviceId, Millis, NEVER};
 use crate::timer::IbaTime;
-use crate::wire::field::Mad;
+use super::mad_store::MadSlot;
 
 /// What a connection's single timer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +116,10 @@ pub struct Connection<A> {
     pub(crate) remote_id_key: Option<(u32, u64)>,
     /// Key in the remote QPN table, when inserted.
     pub(crate) remote_qpn_key: Option<(u32, u64)>,
+    /// The next id in the remote id table's bucket.
+    pub(crate) remote_id_next: u32,
+    /// The next id in the remote QPN table's bucket.
+    pub(crate) remote_qpn_next: u32,
     /// Key in the SIDR table, when inserted.
     pub(crate) sidr_key: Option<(u32, A)>,
     pub(crate) deadline: Millis,
@@ -124,9 +129,9 @@ pub struct Connection<A> {
     pub(crate) deadline_key: Millis,
     pub(crate) timer: Timer,
     /// The request being retransmitted (REQ, REP, DREQ, LAP, SIDR_REQ).
-    pub(crate) request: Option<Mad>,
+    pub(crate) request: Option<MadSlot>,
     /// The last response sent (MRA, RTU, DREP, REJ), for duplicates.
-    pub(crate) response: Option<Mad>,
+    pub(crate) response: Option<MadSlot>,
     /// Retransmissions of requests so far, for statistics and invariants.
     pub(crate) retransmissions: u32,
 }
@@ -154,6 +159,8 @@ impl<A: Copy> Connection<A> {
             listening: None,
             remote_id_key: None,
             remote_qpn_key: None,
+            remote_id_next: super::remote_index::NO_ID,
+            remote_qpn_next: super::remote_index::NO_ID,
             sidr_key: None,
             deadline: NEVER,
             deadline_key: NEVER,

@@ -8,7 +8,7 @@ use super::endpoint::{build, fill, Dropped, Handled, Received};
 use super::error::CmError;
 use super::event::Event;
 use super::state::{LapState, State};
-use super::store::{Collections, OrderedMap};
+use super::store::Collections;
 use super::transport::Transport;
 use super::{CommId, Endpoint, Millis, Sink, MRA_FLAG_DELAY};
 use crate::reason::RejectReason;
@@ -48,6 +48,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         packet_life_time: IbaTime,
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let Some(transport) = transport_of(req) else {
             return Err(CmError::InvalidArgument);
         };
@@ -67,7 +68,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             timer::req_response_timeout_ms(packet_life_time, req.remote_cm_response_timeout);
         conn.max_cm_retries = req.max_cm_retries;
         conn.lap_state = LapState::Uninit;
-        conn.response = None;
         let qp = &mut conn.qp;
         qp.transport = transport;
         qp.local_qpn = req.local_qpn;
@@ -92,6 +92,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             req.srq = false;
         }
         let mad = build(tid, attr_mod, CmMessage::Req(req));
+        self.drop_response(id);
         self.send_request(now, id, mad, sink);
         Ok(())
     }
@@ -106,7 +107,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         sink: &mut S,
     ) -> Handled {
         // A REQ we already hold is a retransmission: repeat our answer.
-        if let Some(&dup) = self.remote_ids.get(&(req.local_comm_id, req.local_ca_guid)) {
+        if let Some(dup) = self
+            .remote_ids
+            .get(&self.conns, (req.local_comm_id, req.local_ca_guid))
+        {
             if self.get(dup).map(|c| c.qp.remote_qpn) != Some(req.local_qpn) {
                 // Not a retransmission: the peer reuses a comm id that is
                 // still connected here.
@@ -131,7 +135,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         // A REQ from a QP we are still connected to: the peer lost that
         // connection. Refuse the new one and end the old one.
-        if let Some(&stale) = self.remote_qpns.get(&(req.local_qpn, req.local_ca_guid)) {
+        if let Some(stale) = self
+            .remote_qpns
+            .get(&self.conns, (req.local_qpn, req.local_ca_guid))
+        {
             let rej = Rej::plain(
                 0,
                 req.local_comm_id,
@@ -224,10 +231,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return;
         };
         if matches!(conn.state, State::RepSent | State::MraRepRcvd) {
-            if let (Some(mad), Some(to)) = (conn.request, conn.peer) {
+            let mad = conn.request.and_then(|slot| self.mads.get(slot));
+            if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
                 sink.transmit(super::Transmit {
-                    to: &to,
-                    mad: &mad,
+                    to,
+                    mad,
                     id: Some(id),
                     retry: true,
                 });
@@ -246,6 +254,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         attr_mod: u32,
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let conn = self.live_mut(id)?;
         if !matches!(conn.state, State::ReqRcvd | State::MraReqSent) {
             return Err(CmError::InvalidState);
@@ -309,10 +318,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let peer_qpn = rep.peer_qpn(xrc);
         let remote_id = (rep.local_comm_id, rep.local_ca_guid);
         let remote_qpn = (peer_qpn, rep.local_ca_guid);
-        if self.remote_ids.get(&remote_id).is_some() {
+        if self.remote_ids.get(&self.conns, remote_id).is_some() {
             return Handled::Dropped(Dropped::WrongState);
         }
-        if let Some(&stale) = self.remote_qpns.get(&remote_qpn) {
+        if let Some(stale) = self.remote_qpns.get(&self.conns, remote_qpn) {
             // The peer's QP still belongs to a connection of ours: refuse
             // this one, end that one. Our REQ stays pending, as in the C CM.
             let rej = Rej::plain(
@@ -390,6 +399,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         private_data: &[u8],
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;
         let conn = self.live_mut(id)?;
         if !matches!(conn.state, State::RepRcvd | State::MraRepSent) {
@@ -510,6 +520,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         private_data: &[u8],
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;
         let conn = self.live_mut(id)?;
         let message_mraed = match (conn.state, conn.lap_state) {
@@ -537,7 +548,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         let mad = build(conn.tid, 0, CmMessage::Mra(mra));
         if service_timeout & MRA_FLAG_DELAY != 0 {
-            conn.response = Some(mad);
+            self.keep_response(id, &mad);
         } else {
             self.send_response(id, mad, sink);
         }
@@ -599,6 +610,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         private_data: &[u8],
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         self.live(id)?;
         self.reject(now, id, reason, ari, private_data, sink)
     }
@@ -687,8 +699,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 *g = *a;
             }
             self.remote_ids
-                .get(&(rej.local_comm_id, u64::from_be_bytes(guid)))
-                .copied()
+                .get(&self.conns, (rej.local_comm_id, u64::from_be_bytes(guid)))
         } else if rej.message_rejected == message_ref::REQ {
             self.acquire(rej.remote_comm_id, 0)
         } else {

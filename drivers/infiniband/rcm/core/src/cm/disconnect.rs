@@ -22,6 +22,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         private_data: &[u8],
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         self.live(id)?;
         self.disconnect(now, id, private_data, sink)
     }
@@ -78,6 +79,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         private_data: &[u8],
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         self.live(id)?;
         self.disconnect_reply(now, id, private_data, sink)
     }

@@ -8,17 +8,22 @@ use super::conn::{Connection, Timer};
 use super::error::CmError;
 use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
+use super::mad_store::MadStore;
+use super::remote_index::{Remote, RemoteIndex};
 use super::state::{LapState, State};
-use super::store::{Collections, InsertError, OrderedMap};
+use super::store::{Collections, OrderedMap};
 use super::table::{IdTable, TableFull};
 use super::{CommId, DeviceId, Millis, Sink, Transmit, NEVER};
 use crate::reason::{RejectReason, SidrStatus};
 use crate::timer;
 use crate::wire::field::{Mad, MAD_SIZE};
 use crate::wire::mad::attr;
-use crate::wire::mra::{message_ref, Rej};
+use crate::wire::disconnect::{Dreq, Drep};
+use crate::wire::lap::{Apr, Lap};
+use crate::wire::mra::{message_ref, Mra, Rej};
+use crate::wire::rep::{Rep, Rtu};
 use crate::wire::req::Req;
-use crate::wire::sidr::SidrRep;
+use crate::wire::sidr::{SidrRep, SidrReq};
 use crate::wire::{CmMad, CmMessage, ParseError};
 
 /// Settings fixed when an endpoint is created.
@@ -77,14 +82,16 @@ pub struct Endpoint<A: Copy + Ord, C: Collections> {
     pub(crate) listeners: C::Map<ListenKey, CommId>,
     pub(crate) masks: MaskSet,
     /// (remote comm id, remote CA GUID) of ids with a peer: duplicate REQs.
-    pub(crate) remote_ids: C::Map<(u32, u64), CommId>,
+    pub(crate) remote_ids: RemoteIndex<C>,
     /// (remote QPN, remote CA GUID) of ids with a peer: stale connections.
-    pub(crate) remote_qpns: C::Map<(u32, u64), CommId>,
+    pub(crate) remote_qpns: RemoteIndex<C>,
     /// (remote request id, sender) of SIDR_REQs being answered.
     pub(crate) sidr: C::Map<(u32, A), CommId>,
     /// Every id has exactly one entry (its `deadline_key`, id), NEVER when
     /// unarmed, so re-arming never allocates.
     pub(crate) deadlines: C::Map<(Millis, u32), ()>,
+    /// The MADs ids keep for retransmission and duplicates.
+    pub(crate) mads: MadStore<C::Vec<Mad>>,
     config: Config,
     pub(crate) next_service_id: u64,
 }
@@ -128,10 +135,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             conns: IdTable::new(config.id_operand),
             listeners: OrderedMap::new_empty(),
             masks: MaskSet::new(),
-            remote_ids: OrderedMap::new_empty(),
-            remote_qpns: OrderedMap::new_empty(),
+            remote_ids: RemoteIndex::new(Remote::Id, config.id_operand),
+            remote_qpns: RemoteIndex::new(Remote::Qpn, config.id_operand.rotate_left(16)),
             sidr: OrderedMap::new_empty(),
             deadlines: OrderedMap::new_empty(),
+            mads: MadStore::new(),
             config,
             next_service_id: super::listen::ASSIGN_SERVICE_ID,
         }
@@ -274,8 +282,51 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     pub(crate) fn cancel_timer(&mut self, id: CommId) {
         self.set_timer(id, NEVER, Timer::Idle);
-        if let Some(conn) = self.conn_mut(id) {
-            conn.request = None;
+        self.drop_request(id);
+    }
+
+    // ---- kept MADs ----------------------------------------------------
+
+    /// Makes sure the MAD pool can take what one input keeps; every API
+    /// call and received MAD that may keep a MAD runs this before it
+    /// changes anything, so keeping never allocates.
+    pub(crate) fn reserve_mads(&mut self) -> Result<(), CmError> {
+        self.mads.reserve().map_err(|_| CmError::NoMemory)
+    }
+
+    /// Keeps `mad` as the id's outstanding request, replacing the last.
+    pub(crate) fn keep_request(&mut self, id: CommId, mad: &Mad) {
+        if let Some(conn) = self.conns.get_mut(id.0) {
+            if let Some(old) = conn.request.take() {
+                self.mads.release(old);
+            }
+            conn.request = self.mads.keep(mad);
+            debug_assert!(conn.request.is_some(), "MAD pool not reserved");
+        }
+    }
+
+    /// Keeps `mad` as the id's last response, replacing the last.
+    pub(crate) fn keep_response(&mut self, id: CommId, mad: &Mad) {
+        if let Some(conn) = self.conns.get_mut(id.0) {
+            if let Some(old) = conn.response.take() {
+                self.mads.release(old);
+            }
+            conn.response = self.mads.keep(mad);
+            debug_assert!(conn.response.is_some(), "MAD pool not reserved");
+        }
+    }
+
+    /// Forgets the id's outstanding request.
+    pub(crate) fn drop_request(&mut self, id: CommId) {
+        if let Some(slot) = self.conns.get_mut(id.0).and_then(|c| c.request.take()) {
+            self.mads.release(slot);
+        }
+    }
+
+    /// Forgets the id's last response.
+    pub(crate) fn drop_response(&mut self, id: CommId) {
+        if let Some(slot) = self.conns.get_mut(id.0).and_then(|c| c.response.take()) {
+            self.mads.release(slot);
         }
     }
 
@@ -288,12 +339,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         mad: Mad,
         sink: &mut S,
     ) {
-        let Some(conn) = self.conns.get_mut(id.0) else {
+        self.keep_request(id, &mad);
+        let Some(conn) = self.conns.get(id.0) else {
             return;
         };
         let interval_ms = conn.timeout_ms.max(1);
         let retries = conn.max_cm_retries;
-        conn.request = Some(mad);
         if let Some(to) = conn.peer {
             sink.transmit(Transmit {
                 to: &to,
@@ -314,9 +365,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Sends a response of the id's and keeps it for duplicates.
     pub(crate) fn send_response<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        if let Some(conn) = self.conns.get_mut(id.0) {
-            conn.response = Some(mad);
-        }
+        self.keep_response(id, &mad);
         self.send_once(id, mad, sink);
     }
 
@@ -335,7 +384,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// Re-sends the id's last response (answer to a duplicate).
     pub(crate) fn resend_response<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
         if let Some(conn) = self.conns.get(id.0) {
-            if let (Some(mad), Some(to)) = (conn.response.as_ref(), conn.peer.as_ref()) {
+            let mad = conn.response.and_then(|slot| self.mads.get(slot));
+            if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
                 sink.transmit(Transmit {
                     to,
                     mad,
@@ -405,10 +455,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                     interval_ms,
                 } if retries_left > 0 => {
                     conn.retransmissions = conn.retransmissions.saturating_add(1);
-                    if let (Some(mad), Some(to)) = (conn.request, conn.peer) {
+                    let mad = conn.request.and_then(|slot| self.mads.get(slot));
+                    if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
                         sink.transmit(Transmit {
-                            to: &to,
-                            mad: &mad,
+                            to,
+                            mad,
                             id: Some(id),
                             retry: true,
                         });
@@ -434,7 +485,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// the id; if it is the outstanding request, the exchange fails now.
     pub fn send_failed<S: Sink<A>>(&mut self, now: Millis, id: CommId, attr_id: u16, sink: &mut S) {
         if let Some(conn) = self.conns.get(id.0) {
-            let current = conn.request.as_ref().map(crate::wire::mad::peek_attr_id);
+            let current = conn
+                .request
+                .and_then(|slot| self.mads.get(slot))
+                .map(crate::wire::mad::peek_attr_id);
             if matches!(conn.timer, Timer::Retransmit { .. }) && current == Some(attr_id) {
                 self.give_up(now, id, Failure::SendFailed, sink);
             }
@@ -484,8 +538,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.set_timer(id, NEVER, Timer::Idle);
         if let Some(conn) = self.conn_mut(id) {
             conn.state = State::Idle;
-            conn.response = None;
         }
+        self.drop_response(id);
         self.emit(id, Event::TimewaitExit, sink);
         self.reap(id);
     }
@@ -494,15 +548,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Forgets the peer's entries in the remote id and QPN tables.
     pub(crate) fn remove_remote(&mut self, id: CommId) {
-        let Some(conn) = self.conns.get_mut(id.0) else {
-            return;
-        };
-        let (rid, rqpn) = (conn.remote_id_key.take(), conn.remote_qpn_key.take());
-        if let Some(key) = rid {
-            self.remote_ids.remove(&key);
-        }
-        if let Some(key) = rqpn {
-            self.remote_qpns.remove(&key);
+        self.remote_ids.remove(&mut self.conns, id);
+        self.remote_qpns.remove(&mut self.conns, id);
+        if let Some(conn) = self.conns.get_mut(id.0) {
+            conn.remote_id_key = None;
+            conn.remote_qpn_key = None;
         }
     }
 
@@ -526,11 +576,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// QPN are released, the id itself is not reusable until it ends.
     pub(crate) fn enter_timewait(&mut self, now: Millis, id: CommId) {
         self.remove_remote(id);
+        self.drop_request(id);
         let Some(conn) = self.conn_mut(id) else {
             return;
         };
         conn.state = State::Timewait;
-        conn.request = None;
         let wait = timer::timewait_ms(conn.qp.ack_timeout);
         self.set_timer(
             id,
@@ -552,6 +602,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.remove_remote(id);
         self.remove_sidr(id);
         if let Some(conn) = self.conns.remove(id.0) {
+            for slot in [conn.request, conn.response].into_iter().flatten() {
+                self.mads.release(slot);
+            }
             self.deadlines.remove(&(conn.deadline_key, id.0));
             if let Some(l) = conn.listening {
                 self.listeners.remove(&l.key);
@@ -568,24 +621,31 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         remote_id: (u32, u64),
         remote_qpn: (u32, u64),
     ) -> Result<(), Dropped> {
-        match self.remote_ids.try_insert(remote_id, id) {
-            Ok(()) => {}
-            Err(InsertError::Occupied(_)) => return Err(Dropped::WrongState),
-            Err(InsertError::NoMemory(_)) => return Err(Dropped::NoMemory),
+        if self.remote_ids.get(&self.conns, remote_id).is_some()
+            || self.remote_qpns.get(&self.conns, remote_qpn).is_some()
+        {
+            return Err(Dropped::WrongState);
         }
-        match self.remote_qpns.try_insert(remote_qpn, id) {
-            Ok(()) => {}
-            Err(e) => {
-                self.remote_ids.remove(&remote_id);
-                return Err(match e {
-                    InsertError::Occupied(_) => Dropped::WrongState,
-                    InsertError::NoMemory(_) => Dropped::NoMemory,
-                });
+        self.remove_remote(id);
+        let Some(conn) = self.conns.get_mut(id.0) else {
+            return Err(Dropped::UnknownId);
+        };
+        conn.remote_id_key = Some(remote_id);
+        conn.remote_qpn_key = Some(remote_qpn);
+        if self.remote_ids.insert(&mut self.conns, id).is_err() {
+            if let Some(conn) = self.conns.get_mut(id.0) {
+                conn.remote_id_key = None;
+                conn.remote_qpn_key = None;
             }
+            return Err(Dropped::NoMemory);
         }
-        if let Some(conn) = self.conn_mut(id) {
-            conn.remote_id_key = Some(remote_id);
-            conn.remote_qpn_key = Some(remote_qpn);
+        if self.remote_qpns.insert(&mut self.conns, id).is_err() {
+            self.remote_ids.remove(&mut self.conns, id);
+            if let Some(conn) = self.conns.get_mut(id.0) {
+                conn.remote_id_key = None;
+                conn.remote_qpn_key = None;
+            }
+            return Err(Dropped::NoMemory);
         }
         Ok(())
     }
@@ -607,6 +667,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         reject: bool,
         sink: &mut S,
     ) -> Result<bool, CmError> {
+        self.reserve_mads()?;
         let conn = self.live_mut(id)?;
         if let Some(l) = conn.listening.as_mut() {
             if l.share_count > 1 {
@@ -671,26 +732,31 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         bytes: &[u8],
         sink: &mut S,
     ) -> Handled {
-        let mad = match CmMad::parse(bytes) {
-            Ok(mad) => mad,
+        if self.reserve_mads().is_err() {
+            return Handled::Dropped(Dropped::NoMemory);
+        }
+        let (header, mad) = match CmMad::check(bytes) {
+            Ok(checked) => checked,
             Err(ParseError::ClassVersion(_)) => return self.reject_class_version(rx, bytes, sink),
             Err(e) => return Handled::Dropped(Dropped::Malformed(e)),
         };
-        let tid = mad.header.transaction_id;
-        let attr_mod = mad.header.attr_mod;
-        match &mad.message {
-            CmMessage::Req(req) => self.recv_req(now, rx, tid, attr_mod, req, sink),
-            CmMessage::Mra(mra) => self.recv_mra(now, mra, sink),
-            CmMessage::Rej(rej) => self.recv_rej(now, attr_mod, rej, sink),
-            CmMessage::Rep(rep) => self.recv_rep(now, rx, attr_mod, rep, sink),
-            CmMessage::Rtu(rtu) => self.recv_rtu(rx, tid, rtu, sink),
-            CmMessage::Dreq(dreq) => self.recv_dreq(now, rx, tid, dreq, sink),
-            CmMessage::Drep(drep) => self.recv_drep(now, drep, sink),
-            CmMessage::SidrReq(req) => self.recv_sidr_req(rx, tid, req, sink),
-            CmMessage::SidrRep(rep) => self.recv_sidr_rep(rep, sink),
-            CmMessage::Lap(lap) => self.recv_lap(tid, lap, sink),
-            CmMessage::Apr(apr) => self.recv_apr(apr, sink),
-            CmMessage::ClassPortInfo(_) => Handled::Dropped(Dropped::Ignored),
+        let tid = header.transaction_id;
+        let attr_mod = header.attr_mod;
+        // Each message is read where it is used, not moved through a
+        // `CmMessage` (copies of up to 248 bytes on the hottest path).
+        match header.attr_id {
+            attr::REQ => self.recv_req(now, rx, tid, attr_mod, &Req::read(mad), sink),
+            attr::MRA => self.recv_mra(now, &Mra::read(mad), sink),
+            attr::REJ => self.recv_rej(now, attr_mod, &Rej::read(mad), sink),
+            attr::REP => self.recv_rep(now, rx, attr_mod, &Rep::read(mad), sink),
+            attr::RTU => self.recv_rtu(rx, tid, &Rtu::read(mad), sink),
+            attr::DREQ => self.recv_dreq(now, rx, tid, &Dreq::read(mad), sink),
+            attr::DREP => self.recv_drep(now, &Drep::read(mad), sink),
+            attr::SIDR_REQ => self.recv_sidr_req(rx, tid, &SidrReq::read(mad), sink),
+            attr::SIDR_REP => self.recv_sidr_rep(&SidrRep::read(mad), sink),
+            attr::LAP => self.recv_lap(tid, &Lap::read(mad), sink),
+            attr::APR => self.recv_apr(&Apr::read(mad), sink),
+            _ => Handled::Dropped(Dropped::Ignored),
         }
     }
 

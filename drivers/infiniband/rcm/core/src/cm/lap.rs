@@ -26,6 +26,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         lap: &Lap,
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let tid = self.form_tid(id);
         let conn = self.live_mut(id)?;
         if conn.state != State::Established
@@ -84,6 +85,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         private_data: &[u8],
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let info_len = u8::try_from(info.len()).map_err(|_| CmError::InvalidArgument)?;
         let additional_info = fill(info).ok_or(CmError::InvalidArgument)?;
         let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;

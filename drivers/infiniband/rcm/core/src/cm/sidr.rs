@@ -31,6 +31,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         max_retries: u8,
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         let tid = self.form_tid(id);
         let conn = self.live_mut(id)?;
         if conn.state != State::Idle || conn.listening.is_some() {
@@ -109,6 +110,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         rep: &SidrRep,
         sink: &mut S,
     ) -> Result<(), CmError> {
+        self.reserve_mads()?;
         if self.live(id)?.state != State::SidrReqRcvd {
             return Err(CmError::InvalidState);
         }
@@ -160,8 +162,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.set_timer(id, super::NEVER, Timer::Idle);
         if let Some(conn) = self.conn_mut(id) {
             conn.state = State::Idle;
-            conn.request = None;
         }
+        self.drop_request(id);
         self.emit(id, Event::SidrRepReceived(*rep), sink);
         self.reap(id);
         Handled::Delivered(id)

@@ -52,6 +52,11 @@ pub mod attr {
     pub const LAP: u16 = 0x0019;
     /// AlternatePathResponse.
     pub const APR: u16 = 0x001A;
+
+    /// Whether `attr_id` is one of the above.
+    pub const fn is_cm(attr_id: u16) -> bool {
+        matches!(attr_id, CLASS_PORT_INFO | REQ..=APR)
+    }
 }
 
 wire_struct! {

@@ -173,6 +173,17 @@ impl CmMad {
 
     /// Validates and decodes a received MAD. Reserved bits are ignored.
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        let (header, mad) = Self::check(bytes)?;
+        let message = CmMessage::read(header.attr_id, mad)
+            .ok_or(ParseError::UnknownAttribute(header.attr_id))?;
+        Ok(CmMad { header, message })
+    }
+
+    /// Validates a received MAD as [`parse`](Self::parse) does, without
+    /// decoding its message: the receive path reads the one message type
+    /// it dispatches on in place, rather than moving a [`CmMessage`].
+    #[inline]
+    pub fn check(bytes: &[u8]) -> Result<(MadHeader, &Mad), ParseError> {
         let mad: &Mad = bytes
             .try_into()
             .map_err(|_| ParseError::WrongLength(bytes.len()))?;
@@ -190,15 +201,16 @@ impl CmMad {
             attr::CLASS_PORT_INFO => matches!(header.method, method::GET | method::GET_RESP),
             _ => header.method == method::SEND,
         };
-        let message = CmMessage::read(header.attr_id, mad)
-            .ok_or(ParseError::UnknownAttribute(header.attr_id))?;
+        if !attr::is_cm(header.attr_id) {
+            return Err(ParseError::UnknownAttribute(header.attr_id));
+        }
         if !method_ok {
             return Err(ParseError::Method {
                 method: header.method,
                 attr_id: header.attr_id,
             });
         }
-        Ok(CmMad { header, message })
+        Ok((header, mad))
     }
 
     /// Encodes the MAD; reserved bits are written as zero, and the header's
