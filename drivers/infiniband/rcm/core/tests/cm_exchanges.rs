@@ -1143,10 +1143,16 @@ fn remote_indexes_find_each_of_many_connections() {
     const N: u32 = 300;
     let mut f = fabric();
     listen(&mut f, B, SID);
-    let ids: Vec<CommId> = (0..N).map(|i| connect(&mut f, A, B, SID, 0x1000 + i, 5)).collect();
+    let ids: Vec<CommId> = (0..N)
+        .map(|i| connect(&mut f, A, B, SID, 0x1000 + i, 5))
+        .collect();
     let wait_for = |f: &mut Fabric, n: u32| {
         while f.nodes[n as usize].events.len() < N as usize {
-            assert!(f.step(), "node {n} got {} events", f.nodes[n as usize].events.len());
+            assert!(
+                f.step(),
+                "node {n} got {} events",
+                f.nodes[n as usize].events.len()
+            );
         }
         std::mem::take(&mut f.nodes[n as usize].events)
     };
@@ -1158,19 +1164,25 @@ fn remote_indexes_find_each_of_many_connections() {
     }
     for (a, ev) in wait_for(&mut f, A) {
         assert!(matches!(ev, Event::RepReceived { .. }), "{ev:?}");
-        f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).expect("send_rtu");
+        f.call(A, |ep, _, s| ep.send_rtu(a, &[], s))
+            .expect("send_rtu");
     }
     wait_for(&mut f, B);
     audit(&f);
     assert_eq!(f.nodes[B as usize].ep.table_sizes()[1..3], [N as usize; 2]);
-    assert!(ids.iter().all(|&a| state(&f, A, a) == Some(State::Established)));
+    assert!(ids
+        .iter()
+        .all(|&a| state(&f, A, a) == Some(State::Established)));
 
     f.faults.loss = 1000;
     for (n, &a) in ids.iter().enumerate().step_by(37) {
         let mut again = sample_req(SID, 0x7000 + n as u32, 3);
         again.local_comm_id = a.0;
         again.local_ca_guid = f.nodes[A as usize].guid;
-        assert_eq!(deliver(&mut f, A, B, &emit(CmMessage::Req(again))), Handled::Answered);
+        assert_eq!(
+            deliver(&mut f, A, B, &emit(CmMessage::Req(again))),
+            Handled::Answered
+        );
         let stale = CommId(0x00AB_0000 + n as u32);
         let mut from_stale_qp = sample_req(SID, 0x1000 + n as u32, 3);
         from_stale_qp.local_comm_id = stale.0;
@@ -1182,7 +1194,11 @@ fn remote_indexes_find_each_of_many_connections() {
     }
     for (n, &a) in ids.iter().enumerate() {
         let b = CommId(f.nodes[A as usize].ep.get(a).map_or(0, |c| c.remote_id()));
-        let expected = if n % 37 == 0 { State::DreqSent } else { State::Established };
+        let expected = if n % 37 == 0 {
+            State::DreqSent
+        } else {
+            State::Established
+        };
         assert_eq!(state(&f, B, b), Some(expected), "connection {n}");
     }
     audit(&f);

@@ -9,11 +9,11 @@
 //! add one entry each for the deadline, and while connected the remote id
 //! and remote QPN.
 
+use super::mad_store::MadSlot;
 use super::state::{LapState, State};
 use super::transport::Transport;
 use super::{CommId, DeviceId, Millis, NEVER};
 use crate::timer::IbaTime;
-use super::mad_store::MadSlot;
 
 /// What a connection's single timer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
