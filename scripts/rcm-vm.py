@@ -32,7 +32,7 @@ SPLAT_RE = re.compile(
     r"BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UBSAN:|"
     r"possible circular locking|possible recursive locking|inconsistent lock state|"
     r"suspicious RCU usage|list_(add|del) corruption|refcount_t:|panicked at|"
-    r"kernel BUG|Call Trace:"
+    r"kernel BUG|Call Trace:|blocked for more than|detected stalls? on CPU"
 )
 
 GUEST_ADDRS = {"driver": "10.0.0.1", "peer": "10.0.0.2"}

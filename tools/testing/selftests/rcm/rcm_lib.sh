@@ -30,7 +30,7 @@ rcm_repeats() {
 }
 
 # Lines of dmesg that mean the kernel found a bug. Any of them fails a test.
-RCM_SPLAT_RE='BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|list_(add|del) corruption|refcount_t:|panicked at|kernel BUG|Call Trace:'
+RCM_SPLAT_RE='BUG:|WARNING:|KASAN:|Oops|general protection fault|Kernel panic|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|list_(add|del) corruption|refcount_t:|panicked at|kernel BUG|Call Trace:|blocked for more than|detected stalls? on CPU'
 
 rcm_log() { ktap_print_msg "$*"; }
 
