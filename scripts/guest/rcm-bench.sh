@@ -161,10 +161,65 @@ mad_steps() {
 	}' - $TRACE/trace
 }
 
+# Kprobes on the server sample and the CM calls it makes, in the same
+# trace as the MAD tracepoints: its event handler (with the event type)
+# and its return, rdma_accept, and rdma_create_qp and its return. "on"
+# adds and enables them (run after the sample and the CM are loaded, so
+# that the symbols resolve to the CM in place), "off" removes them.
+server_probes() { # <on|off>
+	local k=$TRACE/kprobe_events
+	if [ "$1" = on ]; then
+		echo 'p:rcmb/handler rcm_sample_rdma:server_handler event=+0($arg2):u32' >> $k &&
+			echo 'r:rcmb/handled rcm_sample_rdma:server_handler' >> $k &&
+			echo 'p:rcmb/accept rdma_accept' >> $k &&
+			echo 'p:rcmb/create_qp rdma_create_qp' >> $k &&
+			echo 'r:rcmb/created_qp rdma_create_qp' >> $k &&
+			echo 1 > $TRACE/events/rcmb/enable
+	else
+		[ -d $TRACE/events/rcmb ] || return 0
+		echo 0 > $TRACE/events/rcmb/enable
+		for e in handler handled accept create_qp created_qp; do echo "-:rcmb/$e" >> $k; done
+	fi
+}
+
+# Mean microseconds between markers of this guest's trace that follow
+# each other, per pair "<start> <end> <label>" on stdin, for connections
+# made one at a time: each <end> closes the last <start> not yet closed.
+# Markers: rx:<attr> / tx:<attr> (a CM MAD received / posted; attr in hex
+# without leading zeros), handler:<event>, handled:<event of that call>,
+# accept, create_qp, created_qp.
+marker_steps() {
+	awk 'FNR == NR { n = split($0, f, " "); np++; from[np] = f[1]; to[np] = f[2]
+		label[np] = $0; sub(/^[^ ]+ [^ ]+ /, "", label[np]); next }
+	{
+		m = ""
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = substr($i, 1, length($i) - 1)
+			if ($i == "attr_id") { a = $(i + 1); sub(/^0x0*/, "", a) }
+			if ($i ~ /^event=/) ev = substr($i, 7)
+		}
+		if (/ib_mad_recv_done_handler/) m = "rx:" a
+		else if (/ib_mad_ib_send_mad/) m = "tx:" a
+		else if (/ handler: /) { m = "handler:" ev; last = ev }
+		else if (/ handled: /) m = "handled:" last
+		else if (/ accept: /) m = "accept"
+		else if (/ create_qp: /) m = "create_qp"
+		else if (/ created_qp: /) m = "created_qp"
+		if (m == "") next
+		for (p = 1; p <= np; p++) {
+			if (m == to[p] && (p in open)) { sum[p] += t - open[p]; cnt[p]++; delete open[p] }
+			if (m == from[p]) open[p] = t
+		}
+	}
+	END { for (p = 1; p <= np; p++) if (cnt[p]) printf "%s: %.0f us mean of %d\n", label[p], sum[p] * 1e6 / cnt[p], cnt[p] }' - $TRACE/trace
+}
+
 # One connection's life in steps, <conns> one at a time without and with
 # QPs: the client's calls to events (the sample's step times) and, from
 # the MAD tracepoints of both guests, each side's turnaround from a MAD
-# received to its answer posted and the round trips the client sees.
+# received to its answer posted and the round trips the client sees; on
+# the server, that turnaround split at the consumer's handler and calls
+# (kprobes; RDMA_CM_EVENT_CONNECT_REQUEST is 4, DISCONNECTED 10).
 STEP_CONNS=${RCM_BENCH_STEP_CONNS:-200}
 client_pairs() {
 	printf '%s\n' 'tx:10 rx:13 client REQ posted -> REP received (wire + server)' \
@@ -173,13 +228,20 @@ client_pairs() {
 }
 server_pairs() {
 	printf '%s\n' 'rx:10 tx:13 server REQ received -> REP posted' \
-		'rx:15 tx:16 server DREQ received -> DREP posted'
+		'rx:10 handler:4 server  REQ received -> CONNECT_REQUEST delivered' \
+		'handler:4 accept server  CONNECT_REQUEST delivered -> rdma_accept called' \
+		'create_qp created_qp server   rdma_create_qp' \
+		'accept tx:13 server  rdma_accept called -> REP posted' \
+		'rx:15 tx:16 server DREQ received -> DREP posted' \
+		'rx:15 handler:10 server  DREQ received -> DISCONNECTED delivered' \
+		'handled:10 tx:16 server  handler returned (id destroyed) -> DREP posted'
 }
 run_steps() { # <c|rcm> <round>
 	local cm=$1 q
 	for q in 0 1; do
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
-		peer_run "$(declare -f mad_trace); TRACE=$TRACE; mad_trace on" > /dev/null || return 1
+		peer_run "$(declare -f mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on" > /dev/null ||
+			return 1
 		mad_trace on || return 1
 		dmesg -c > /dev/null
 		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$STEP_CONNS" parallel=1 qp="$q" ||
@@ -187,12 +249,11 @@ run_steps() { # <c|rcm> <round>
 		mad_trace off
 		peer_run "$(declare -f mad_trace); TRACE=$TRACE; mad_trace off" > /dev/null
 		rmmod rcm_sample_rdma
-		peer_run 'rmmod rcm_sample_rdma' > /dev/null
 		{
 			dmesg | sed -n 's/.*client: step \(.*\)/client \1/p'
 			client_pairs | mad_steps | sed 's/^/mad /'
-			peer_run "$(declare -f mad_steps server_pairs); TRACE=$TRACE; server_pairs | mad_steps" |
-				sed 's/^/mad /'
+			peer_run "$(declare -f marker_steps server_pairs server_probes); TRACE=$TRACE
+				server_pairs | marker_steps; server_probes off; rmmod rcm_sample_rdma" | sed 's/^/mad /'
 		} | while read -r line; do
 			printf '%-4s round %d: steps, %s: %s\n' "$cm" "$2" "$([ $q = 1 ] && echo "with QPs" || echo "no QPs  ")" "$line"
 		done
@@ -202,6 +263,17 @@ run_steps() { # <c|rcm> <round>
 # Unreclaimable slab memory in kB (what kmalloc'ed ids occupy).
 slab_kb() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
 
+# Bytes in use per slab cache, "<cache> <bytes>" lines (caches merged by
+# SLUB show under one name).
+slab_caches() { awk 'NR > 2 { print $1, $2 * $4 }' /proc/slabinfo; }
+
+# The caches that grew most between two slab_caches outputs, per id.
+slab_growth() { # <before> <after> <ids>
+	printf '%s\n--\n%s\n' "$1" "$2" |
+		awk '$0 == "--" { after = 1; next } !after { b[$1] = $2; next } $2 > b[$1] { print $2 - b[$1], $1 }' |
+		sort -rn | head -6 | awk -v n="$3" '{ printf "%s%s %.0f B", (NR > 1 ? ", " : ""), $2, $1 / n }'
+}
+
 # HOLD_CONNS rdma_cm connections (no QPs) up at once: the slab memory
 # each side's CM uses per connected id, then all disconnected at once:
 # how long that takes and how many DREQs got no DREP.
@@ -210,6 +282,8 @@ run_hold() { # <c|rcm> <round>
 	peer_run "insmod $RDMA_SAMPLE role=server" > /dev/null || return 1
 	before=$(slab_kb)
 	pbefore=$(peer_run "$(declare -f slab_kb); slab_kb")
+	local caches pcaches; caches=$(slab_caches)
+	pcaches=$(peer_run "$(declare -f slab_caches); slab_caches")
 	local cbefore; cbefore=$(cm_counters)
 	dmesg -c > /dev/null
 	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=5000 &
@@ -221,6 +295,8 @@ run_hold() { # <c|rcm> <round>
 	done
 	during=$(slab_kb)
 	pduring=$(peer_run "$(declare -f slab_kb); slab_kb")
+	caches=$(slab_growth "$caches" "$(slab_caches)" "$HOLD_CONNS")
+	pcaches=$(slab_growth "$pcaches" "$(peer_run "$(declare -f slab_caches); slab_caches")" "$HOLD_CONNS")
 	wait "$pid" || { dmesg | tail -3 >&2; return 1; }
 	rmmod rcm_sample_rdma
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
@@ -234,6 +310,7 @@ run_hold() { # <c|rcm> <round>
 		-v s="$((pduring - pbefore))" -v t="$timeouts" -v d="${retries:-0}" 'BEGIN {
 		printf "%-4s round %d: %d connections held (1000 in flight): up in %d ms; slab per connected id: client %.0f B, server %.0f B; all disconnected at once in %d ms, %d DREQ timeouts, %.2f DREQ retries per connection\n",
 			cm, r, n, ms, c * 1024 / n, s * 1024 / n, down, t, d }'
+	printf '%-4s round %d: slab caches grown per id: client %s; server %s\n' "$cm" "$2" "$caches" "$pcaches"
 	total[$cm-hold-mem]=$(( ${total[$cm-hold-mem]:-0} + during - before + pduring - pbefore ))
 	total[$cm-hold-timeouts]=$(( ${total[$cm-hold-timeouts]:-0} + timeouts ))
 }
