@@ -79,7 +79,7 @@ impl<V: SlotVec<Mad>> MadStore<V> {
         next.copy_from_slice(&slot[..4]);
         *slot = *mad;
         self.free_head = u32::from_ne_bytes(next);
-        self.free_count -= 1;
+        self.free_count = self.free_count.saturating_sub(1);
         Some(MadSlot(index))
     }
 
@@ -95,6 +95,6 @@ impl<V: SlotVec<Mad>> MadStore<V> {
 
     /// Slots holding a MAD.
     pub(crate) fn in_use(&self) -> usize {
-        self.slots.len() - self.free_count
+        self.slots.len().saturating_sub(self.free_count)
     }
 }
