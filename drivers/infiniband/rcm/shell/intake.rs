@@ -10,14 +10,23 @@
 //! [`IntakeBuffer`] and returns; a work item hands the buffered MADs to
 //! the endpoint in batches (one lock, one reservation, one round of posts
 //! per batch).
+//!
+//! ib_mad reposts at once, so in a storm MADs arrive faster than one
+//! batch is handled: a full buffer is replaced by one twice as large
+//! (allocated outside the lock; the receive handler may sleep), up to
+//! [`INTAKE_MAX`]. Beyond that a MAD is dropped, counted and logged, and
+//! its sender retransmits it, so a flood costs bounded memory. The
+//! buffers keep the size of the largest storm so far.
 
 use crate::rdma::mad::ReceivedMad;
 use kernel::prelude::*;
 
-/// MADs buffered between two runs of the intake work: ib_mad's receive
-/// queue size (`IB_MAD_QP_RECV_SIZE`), so the buffer holds as much as the
-/// device could have delivered meanwhile.
+/// A buffer's first room: ib_mad's receive queue size
+/// (`IB_MAD_QP_RECV_SIZE`), what the device can hold at once.
 pub(crate) const INTAKE_CAPACITY: usize = 512;
+
+/// The most room a buffer grows to (about 5 MiB): 16 times the first.
+pub(crate) const INTAKE_MAX: usize = 16 * INTAKE_CAPACITY;
 
 /// MADs handed to the endpoint per lock hold (interrupts stay off while
 /// it is held).
@@ -25,8 +34,8 @@ pub(crate) const INTAKE_BATCH: usize = 16;
 
 /// Received MADs in arrival order, in room allocated once.
 ///
-/// INVARIANT: `mads.len() == INTAKE_CAPACITY` and `queued <=
-/// INTAKE_CAPACITY`; the first `queued` slots hold the MADs.
+/// INVARIANT: `queued <= mads.len()` (the room, at most [`INTAKE_MAX`]);
+/// the first `queued` slots hold the MADs.
 pub(crate) struct IntakeBuffer {
     mads: KVVec<ReceivedMad>,
     queued: usize,
@@ -37,12 +46,44 @@ pub(crate) struct IntakeBuffer {
 impl IntakeBuffer {
     /// An empty buffer with room for [`INTAKE_CAPACITY`] MADs.
     pub(crate) fn new() -> Result<Self> {
-        // INVARIANT: filled to the capacity, nothing queued.
+        Self::with_room(INTAKE_CAPACITY)
+    }
+
+    /// An empty buffer with room for `room` MADs (may sleep).
+    fn with_room(room: usize) -> Result<Self> {
+        // INVARIANT: filled to the room, nothing queued.
         Ok(IntakeBuffer {
-            mads: KVVec::from_elem(ReceivedMad::EMPTY, INTAKE_CAPACITY, GFP_KERNEL)?,
+            mads: KVVec::from_elem(ReceivedMad::EMPTY, room, GFP_KERNEL)?,
             queued: 0,
             dropped: 0,
         })
+    }
+
+    /// A buffer with twice the room of one with `room` (may sleep);
+    /// `None` at [`INTAKE_MAX`] or without memory.
+    pub(crate) fn larger_than(room: usize) -> Option<Self> {
+        let room = room.checked_mul(2).filter(|&r| r <= INTAKE_MAX)?;
+        Self::with_room(room).ok()
+    }
+
+    /// MADs the buffer has room for.
+    pub(crate) fn room(&self) -> usize {
+        self.mads.len()
+    }
+
+    /// Takes over `smaller`'s MADs and drop count, if they fit (they do
+    /// when `self` has more room); false and nothing moved otherwise.
+    pub(crate) fn take_over(&mut self, smaller: &mut IntakeBuffer) -> bool {
+        let start = self.queued;
+        let end = start + smaller.queued;
+        let Some(to) = self.mads.get_mut(start..end) else {
+            return false;
+        };
+        to.copy_from_slice(smaller.queued());
+        self.queued = end;
+        self.dropped = self.dropped.saturating_add(smaller.take_dropped());
+        smaller.clear();
+        true
     }
 
     /// Queues a copy of `mad`; false (and counted) when the buffer is full:

@@ -546,7 +546,8 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
     /// Only buffers the MAD, so that ib_mad reposts its receive buffer
     /// at once (see `intake`); the intake work handles it.
     fn received(&self, mad: &ReceivedMad) {
-        if !self.intake.lock().push(mad) {
+        let queued = self.intake.lock().push(mad) || self.grow_intake(mad);
+        if !queued {
             return;
         }
         if let Some(work) = self.intake_work.lock().as_ref() {
@@ -564,6 +565,29 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
             ep.send_failed(now_ms(), id, attr_id, out);
             Ok(())
         });
+    }
+}
+
+impl<C: EventConsumer> CmService<C> {
+    /// The intake was full: moves it into a buffer twice as large and
+    /// queues `mad` there. False if it cannot grow (the drop is counted).
+    fn grow_intake(&self, mad: &ReceivedMad) -> bool {
+        let room = self.intake.lock().room();
+        let Some(mut larger) = IntakeBuffer::larger_than(room) else {
+            return self.intake.lock().push(mad);
+        };
+        let queued = {
+            let mut intake = self.intake.lock();
+            // The intake work may have swapped in its own buffer meanwhile:
+            // keep whichever is larger.
+            if larger.room() > intake.room() && larger.take_over(&mut *intake) {
+                core::mem::swap(&mut *intake, &mut larger);
+            }
+            intake.push(mad)
+        };
+        // The buffer given up is freed here, outside the spinlock.
+        drop(larger);
+        queued
     }
 }
 
