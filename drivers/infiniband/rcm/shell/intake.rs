@@ -75,11 +75,15 @@ impl IntakeBuffer {
     /// when `self` has more room); false and nothing moved otherwise.
     pub(crate) fn take_over(&mut self, smaller: &mut IntakeBuffer) -> bool {
         let start = self.queued;
-        let end = start + smaller.queued;
+        let Some(end) = start.checked_add(smaller.queued) else {
+            return false;
+        };
         let Some(to) = self.mads.get_mut(start..end) else {
             return false;
         };
-        to.copy_from_slice(smaller.queued());
+        for (slot, mad) in to.iter_mut().zip(smaller.queued()) {
+            *slot = *mad;
+        }
         self.queued = end;
         self.dropped = self.dropped.saturating_add(smaller.take_dropped());
         smaller.clear();
