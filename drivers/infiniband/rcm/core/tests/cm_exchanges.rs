@@ -7,7 +7,8 @@
 use rcm_core::cm::store::btree::inject_insert_failures;
 use rcm_core::cm::{
     AltPath, CmError, CommId, DeviceId, Event, Failure, Handled, LapState, ListenSpec, QpAttrs,
-    QpTarget, QpType, State, Transport, ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
+    QpTarget, QpType, Received, Sink, State, Transmit, Transport, ASSIGN_SERVICE_ID,
+    MRA_FLAG_DELAY,
 };
 use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 use rcm_core::sim::{sample_lap, sample_rep, sample_req, Fabric, Faults};
@@ -1222,4 +1223,67 @@ fn remote_indexes_find_each_of_many_connections() {
     assert_eq!(f.nodes[A as usize].ep.table_sizes(), [0; 5]);
     assert_eq!(f.nodes[B as usize].ep.table_sizes()[1..4], [0; 3]);
     assert_eq!(f.nodes[B as usize].ep.len(), 1, "only the listener is left");
+}
+
+/// Captures what one endpoint call sends.
+#[derive(Default)]
+struct Capture {
+    sent: Vec<(Mad, bool)>,
+    events: Vec<(CommId, Event)>,
+}
+
+impl Sink<u32> for Capture {
+    fn transmit(&mut self, tx: Transmit<'_, u32>) {
+        self.sent.push((*tx.mad, tx.retry));
+    }
+    fn event(&mut self, id: CommId, event: Event) {
+        self.events.push((id, event));
+    }
+}
+
+/// An RTU without private data is not kept but rebuilt for a repeated
+/// REP: byte for byte the RTU first sent, with its transaction id, also
+/// after the peer's LAP gave the id a transaction of its own.
+#[test]
+fn bare_rtu_is_rebuilt_for_a_repeated_rep() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    let rx_a = Received {
+        from: B,
+        device: DeviceId(0),
+        local_ca_guid: f.nodes[A as usize].guid,
+    };
+    let now = f.now;
+    let mut rep = Capture::default();
+    f.nodes[B as usize]
+        .ep
+        .send_rep(now, b, &sample_rep(0x22), 0, &mut rep)
+        .expect("send_rep");
+    let rep = rep.sent[0].0;
+    let ep = &mut f.nodes[A as usize].ep;
+    let mut first = Capture::default();
+    ep.handle_mad(now, &rx_a, &rep, &mut first);
+    ep.send_rtu(a, &[], &mut first).expect("send_rtu");
+    let (rtu, retry) = first.sent[0];
+    assert!(!retry);
+    assert_eq!(ep.audit(), Ok(()));
+    let mut lap = sample_lap();
+    lap.local_comm_id = b.0;
+    lap.remote_comm_id = a.0;
+    let lap = emit(CmMessage::Lap(lap));
+    for round in 0..2 {
+        let mut again = Capture::default();
+        assert_eq!(
+            ep.handle_mad(now, &rx_a, &rep, &mut again),
+            Handled::Duplicate
+        );
+        assert_eq!(again.sent.len(), 1, "round {round}: one RTU");
+        assert_eq!(again.sent[0].0[..], rtu[..], "round {round}: the same RTU");
+        assert!(again.sent[0].1, "round {round}: a repeat");
+        let handled = ep.handle_mad(now, &rx_a, &lap, &mut again);
+        let expected = [Handled::Delivered(a), Handled::Duplicate][round];
+        assert_eq!(handled, expected, "round {round}: LAP");
+    }
 }

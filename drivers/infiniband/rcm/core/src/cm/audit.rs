@@ -40,7 +40,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             if matches!(c.timer, Timer::Retransmit { .. }) && c.request.is_none() {
                 return fail(id, "retransmit timer without a request");
             }
-            for slot in [c.request, c.response].into_iter().flatten() {
+            for slot in [c.request, c.response.slot()].into_iter().flatten() {
                 kept_mads += 1;
                 if self.mads.get(slot).is_none() {
                     return fail(id, "kept MAD outside the pool");

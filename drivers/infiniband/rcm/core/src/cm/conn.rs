@@ -70,6 +70,33 @@ pub struct QpParams {
     pub srq: bool,
 }
 
+/// The last response an id sent, for answering a repeated message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Response {
+    /// None to repeat.
+    None,
+    /// Kept whole in the endpoint's MAD pool (MRA, DREP, REJ, an RTU with
+    /// private data).
+    Kept(MadSlot),
+    /// An RTU without private data (every rdma_cm RTU), rebuilt from the
+    /// comm ids when the peer repeats its REP: an established active id
+    /// keeps no MAD. `tid` is the transaction it answered.
+    BareRtu {
+        /// The REQ/REP/RTU exchange's transaction id.
+        tid: u64,
+    },
+}
+
+impl Response {
+    /// The pool slot it holds.
+    pub(crate) fn slot(self) -> Option<MadSlot> {
+        match self {
+            Response::Kept(slot) => Some(slot),
+            _ => None,
+        }
+    }
+}
+
 /// A listener's registration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Listening {
@@ -131,7 +158,7 @@ pub struct Connection<A> {
     /// The request being retransmitted (REQ, REP, DREQ, LAP, SIDR_REQ).
     pub(crate) request: Option<MadSlot>,
     /// The last response sent (MRA, RTU, DREP, REJ), for duplicates.
-    pub(crate) response: Option<MadSlot>,
+    pub(crate) response: Response,
     /// Retransmissions of requests so far, for statistics and invariants.
     pub(crate) retransmissions: u32,
 }
@@ -166,7 +193,7 @@ impl<A: Copy> Connection<A> {
             deadline_key: NEVER,
             timer: Timer::Idle,
             request: None,
-            response: None,
+            response: Response::None,
             retransmissions: 0,
         }
     }

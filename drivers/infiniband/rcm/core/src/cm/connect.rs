@@ -3,7 +3,7 @@
 //! Connection establishment: REQ, MRA, REP, RTU and REJ, both directions,
 //! and the consumer's "established" notification.
 
-use super::conn::Timer;
+use super::conn::{Response, Timer};
 use super::endpoint::{build, fill, Dropped, Handled, Received};
 use super::error::CmError;
 use super::event::Event;
@@ -400,19 +400,29 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         sink: &mut S,
     ) -> Result<(), CmError> {
         self.reserve_mads()?;
+        let bare = private_data.is_empty();
         let private_data = fill(private_data).ok_or(CmError::InvalidArgument)?;
         let conn = self.live_mut(id)?;
         if !matches!(conn.state, State::RepRcvd | State::MraRepSent) {
             return Err(CmError::InvalidState);
         }
         conn.state = State::Established;
+        let tid = conn.tid;
         let rtu = Rtu {
             local_comm_id: id.0,
             remote_comm_id: conn.remote_id,
             private_data,
         };
-        let mad = build(conn.tid, 0, CmMessage::Rtu(rtu));
-        self.send_response(id, mad, sink);
+        let mad = build(tid, 0, CmMessage::Rtu(rtu));
+        if bare {
+            self.drop_response(id);
+            if let Some(conn) = self.conn_mut(id) {
+                conn.response = Response::BareRtu { tid };
+            }
+            self.send_once(id, mad, sink);
+        } else {
+            self.send_response(id, mad, sink);
+        }
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 //! destruction. The per-message protocol lives in `connect.rs`,
 //! `disconnect.rs`, `lap.rs` and `sidr.rs`.
 
-use super::conn::{Connection, Timer};
+use super::conn::{Connection, Response, Timer};
 use super::error::CmError;
 use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
@@ -308,11 +308,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// Keeps `mad` as the id's last response, replacing the last.
     pub(crate) fn keep_response(&mut self, id: CommId, mad: &Mad) {
         if let Some(conn) = self.conns.get_mut(id.0) {
-            if let Some(old) = conn.response.take() {
+            if let Some(old) = conn.response.slot() {
                 self.mads.release(old);
             }
-            conn.response = self.mads.keep(mad);
-            debug_assert!(conn.response.is_some(), "MAD pool not reserved");
+            conn.response = self.mads.keep(mad).map_or(Response::None, Response::Kept);
+            debug_assert!(conn.response != Response::None, "MAD pool not reserved");
         }
     }
 
@@ -325,7 +325,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Forgets the id's last response.
     pub(crate) fn drop_response(&mut self, id: CommId) {
-        if let Some(slot) = self.conns.get_mut(id.0).and_then(|c| c.response.take()) {
+        let old = self
+            .conns
+            .get_mut(id.0)
+            .map(|c| core::mem::replace(&mut c.response, Response::None));
+        if let Some(slot) = old.and_then(Response::slot) {
             self.mads.release(slot);
         }
     }
@@ -383,16 +387,30 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Re-sends the id's last response (answer to a duplicate).
     pub(crate) fn resend_response<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
-        if let Some(conn) = self.conns.get(id.0) {
-            let mad = conn.response.and_then(|slot| self.mads.get(slot));
-            if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
-                sink.transmit(Transmit {
-                    to,
-                    mad,
-                    id: Some(id),
-                    retry: true,
-                });
+        let Some(conn) = self.conns.get(id.0) else {
+            return;
+        };
+        let rebuilt;
+        let mad = match conn.response {
+            Response::None => None,
+            Response::Kept(slot) => self.mads.get(slot),
+            Response::BareRtu { tid } => {
+                let rtu = Rtu {
+                    local_comm_id: id.0,
+                    remote_comm_id: conn.remote_id,
+                    private_data: core::array::from_fn(|_| 0),
+                };
+                rebuilt = build(tid, 0, CmMessage::Rtu(rtu));
+                Some(&rebuilt)
             }
+        };
+        if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
+            sink.transmit(Transmit {
+                to,
+                mad,
+                id: Some(id),
+                retry: true,
+            });
         }
     }
 
@@ -602,7 +620,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.remove_remote(id);
         self.remove_sidr(id);
         if let Some(conn) = self.conns.remove(id.0) {
-            for slot in [conn.request, conn.response].into_iter().flatten() {
+            for slot in [conn.request, conn.response.slot()].into_iter().flatten() {
                 self.mads.release(slot);
             }
             self.deadlines.remove(&(conn.deadline_key, id.0));
