@@ -105,10 +105,18 @@ run_rdma_cm() { # <c|rcm> <round>
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
 		for point in $RDMA_POINTS; do
 			n=${point%%:*} par=${point##*:}
+			local cb sb rb; cb=$(cm_counters); sb=$(peer_run "$(declare -f cm_counters); cm_counters")
+			rb=$(peer_run "$(declare -f rxe_counters); rxe_counters")
 			ms=$(measure_rdma "$n" "$par" "$q") || return 1
 			awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
 				printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
 					cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
+			printf '%-4s round %d:   client per connection: %s\n' "$cm" "$2" \
+				"$(counters_per_conn "$cb" "$(cm_counters)" "$n")"
+			printf '%-4s round %d:   server per connection: %s\n' "$cm" "$2" \
+				"$(counters_per_conn "$sb" "$(peer_run "$(declare -f cm_counters); cm_counters")" "$n")"
+			printf '%-4s round %d:   server rxe counters: %s\n' "$cm" "$2" \
+				"$(rxe_changed "$rb" "$(peer_run "$(declare -f rxe_counters); rxe_counters")")"
 			total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 		done
 		peer_run 'rmmod rcm_sample_rdma' > /dev/null
@@ -338,9 +346,21 @@ run_nvme() { # <c|rcm> <round>
 
 # The CM's message counters of rxe0 (sysfs, same files for both CMs):
 # "<group>/<message> <value>" per line.
+# The soft-RoCE device's own counters, "<name> <value>" lines.
+rxe_counters() {
+	local f
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do echo "${f##*/} $(cat "$f")"; done
+}
+
+# The rxe counters that changed between two rxe_counters snapshots.
+rxe_changed() { # <before> <after>
+	awk 'NR == FNR { b[$1] = $2; next } $2 != b[$1] { printf "%s%s +%d", sep, $1, $2 - b[$1]; sep = ", " }' \
+		<(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
 cm_counters() {
 	local d=/sys/class/infiniband/rxe0/ports/1 g m
-	for g in cm_tx_msgs cm_tx_retries cm_rx_duplicates; do
+	for g in cm_tx_msgs cm_tx_retries cm_rx_duplicates cm_rx_msgs; do
 		for m in req rep dreq drep; do
 			echo "$g/$m $(cat "$d/$g/$m" 2> /dev/null || echo 0)"
 		done
@@ -350,10 +370,11 @@ cm_counters() {
 # "REQs sent 1.00 (retried 0.00), DREQs 1.00 (retried 0.00), ...".
 counters_per_conn() { # <before> <after> <connections>
 	awk -v n="$3" 'NR == FNR { b[$1] = $2; next } { d[$1] = $2 - b[$1] } END {
-		printf "REQ sent %.2f (retries %.2f), REP sent %.2f, duplicate REQs received %.2f, DREQ sent %.2f (retries %.2f), DREP sent %.2f\n",
+		printf "REQ sent %.2f (retries %.2f), REP sent %.2f, duplicate REQs received %.2f, DREQ sent %.2f (retries %.2f), DREP sent %.2f; received REQ %.2f REP %.2f DREQ %.2f DREP %.2f\n",
 			d["cm_tx_msgs/req"] / n, d["cm_tx_retries/req"] / n, d["cm_tx_msgs/rep"] / n,
 			d["cm_rx_duplicates/req"] / n, d["cm_tx_msgs/dreq"] / n, d["cm_tx_retries/dreq"] / n,
-			d["cm_tx_msgs/drep"] / n }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+			d["cm_tx_msgs/drep"] / n, d["cm_rx_msgs/req"] / n, d["cm_rx_msgs/rep"] / n,
+			d["cm_rx_msgs/dreq"] / n, d["cm_rx_msgs/drep"] / n }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
 }
 
 # cmtime (rdma-core 44) through librdmacm: the C stack's rdma_ucm or rcm's
