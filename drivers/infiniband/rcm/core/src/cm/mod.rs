@@ -30,7 +30,7 @@ mod remote_index;
 mod sidr;
 mod state;
 pub mod store;
-mod table;
+pub(crate) mod table;
 mod transport;
 
 pub use audit::AuditError;

@@ -10,11 +10,12 @@ use super::addr::{Family, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::{Host, IwOptions};
+use super::id_slots::IdSlots;
 use super::multicast::{GroupId, Membership};
 use super::port_space::{ib_address_space, PortSpace};
 use super::route::Route;
 use super::state::IdState;
-use crate::cm::store::{Collections, InsertError, OrderedMap};
+use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::{CmError, CommId, DeviceId};
 
 /// An rdma_cm id of this host.
@@ -241,7 +242,7 @@ impl<A: Copy> Id<A> {
 /// The rdma_cm ids of a host, reaching their peers through CM addresses
 /// `A`.
 pub struct RdmaCm<C: Collections, A> {
-    pub(crate) ids: C::Map<RdmaId, Id<A>>,
+    pub(crate) ids: IdSlots<Id<A>, C>,
     pub(crate) ports: PortTable<C>,
     /// The rdma_cm id of each connection's CM id.
     pub(crate) by_comm: C::Map<CommId, RdmaId>,
@@ -250,7 +251,6 @@ pub struct RdmaCm<C: Collections, A> {
     /// Multicast memberships.
     pub(crate) groups: C::Map<GroupId, Membership>,
     pub(crate) next_group: u32,
-    next_id: u32,
 }
 
 impl<C: Collections, A: Copy + Ord> Default for RdmaCm<C, A> {
@@ -263,13 +263,12 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// No ids.
     pub fn new() -> Self {
         RdmaCm {
-            ids: OrderedMap::new_empty(),
+            ids: IdSlots::new(),
             ports: PortTable::new(),
             by_comm: OrderedMap::new_empty(),
             cm_listeners: OrderedMap::new_empty(),
             groups: OrderedMap::new_empty(),
             next_group: 1,
-            next_id: 1,
         }
     }
 
@@ -286,21 +285,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         self.insert_id(Id::new(net, ps, qp_type, psn))
     }
 
-    /// Adds an id under the next free number.
+    /// Adds an id.
     pub(crate) fn insert_id(&mut self, record: Id<A>) -> Result<RdmaId, RdmaCmError> {
-        // Skip numbers still in use after a wrap.
-        while self.ids.get(&RdmaId(self.next_id)).is_some() {
-            self.next_id = self.next_id.wrapping_add(1).max(1);
-        }
-        let id = RdmaId(self.next_id);
-        match self.ids.try_insert(id, record) {
-            Ok(()) => {
-                self.next_id = self.next_id.wrapping_add(1).max(1);
-                Ok(id)
-            }
-            Err(InsertError::NoMemory(_)) => Err(RdmaCmError::NoMemory),
-            Err(InsertError::Occupied(_)) => Err(RdmaCmError::NoMemory),
-        }
+        self.ids.insert(record)
     }
 
     /// An id.

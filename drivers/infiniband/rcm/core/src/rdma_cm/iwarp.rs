@@ -15,7 +15,7 @@ use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::port_space::PortSpace;
 use super::state::IdState;
-use crate::cm::store::{Collections, OrderedMap};
+use crate::cm::store::Collections;
 use crate::cm::DeviceId;
 
 /// `-ECONNRESET`: the peer reset the connection attempt.

@@ -15,6 +15,7 @@ pub mod connect;
 pub mod endpoint;
 pub mod event;
 pub mod host;
+mod id_slots;
 pub mod iwarp;
 pub mod multicast;
 pub mod netevent;

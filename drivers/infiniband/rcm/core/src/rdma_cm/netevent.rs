@@ -19,7 +19,7 @@ use super::endpoint::{RdmaCm, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::state::IdState;
-use crate::cm::store::{Collections, OrderedMap};
+use crate::cm::store::Collections;
 
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// The ids whose resolved RoCE route goes to the neighbour `ip` (its

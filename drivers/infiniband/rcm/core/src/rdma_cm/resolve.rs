@@ -12,7 +12,7 @@ use super::endpoint::{BindContext, RdmaCm, RdmaCmError, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::state::IdState;
-use crate::cm::store::{Collections, OrderedMap};
+use crate::cm::store::Collections;
 use crate::cm::DeviceId;
 
 /// What resolving a destination takes.

@@ -9,7 +9,7 @@ use super::endpoint::{RdmaCm, RdmaCmError, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::state::IdState;
-use crate::cm::store::{Collections, OrderedMap};
+use crate::cm::store::Collections;
 use crate::cm::DeviceId;
 use crate::timer::{ack_timeout, IbaTime};
 use crate::wire::req::ReqPath;

@@ -13,7 +13,7 @@ use super::host::Host;
 use super::passive::{Arrival, Incoming};
 use super::port_space::PortSpace;
 use super::route::{Route, RoutePath};
-use crate::cm::store::{Collections, OrderedMap};
+use crate::cm::store::Collections;
 use crate::cm::{fill, CommId, Event};
 use crate::reason::SidrStatus;
 use crate::wire::sidr::{SidrRep, SidrReq};
