@@ -1287,3 +1287,17 @@ fn bare_rtu_is_rebuilt_for_a_repeated_rep() {
         assert_eq!(handled, expected, "round {round}: LAP");
     }
 }
+
+/// Destroying an id never fails, not even when the MAD pool cannot grow
+/// (`ib_destroy_cm_id` returns nothing): an idle id goes at once.
+#[test]
+fn destroy_succeeds_without_memory_for_the_mad_pool() {
+    let mut f = fabric();
+    let id = create(&mut f, A);
+    inject_insert_failures(1, 7);
+    let destroyed = f.call(A, |ep, now, s| ep.destroy(now, id, true, s));
+    inject_insert_failures(0, 0);
+    assert_eq!(destroyed, Ok(true));
+    assert!(f.nodes[A as usize].ep.is_empty());
+    audit(&f);
+}

@@ -37,7 +37,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             if (c.timer == Timer::Idle) != (c.deadline == NEVER) {
                 return fail(id, "timer and deadline disagree");
             }
-            if matches!(c.timer, Timer::Retransmit { .. }) && c.request.is_none() {
+            if matches!(c.timer, Timer::Retransmit { retries_left, .. } if retries_left > 0)
+                && c.request.is_none()
+            {
                 return fail(id, "retransmit timer without a request");
             }
             for slot in [c.request, c.response.slot()].into_iter().flatten() {

@@ -289,7 +289,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Makes sure the MAD pool can take what one input keeps; every API
     /// call and received MAD that may keep a MAD runs this before it
-    /// changes anything, so keeping never allocates.
+    /// changes anything, so keeping never allocates (`destroy`, which
+    /// cannot fail, goes on without: see `send_request`).
     pub(crate) fn reserve_mads(&mut self) -> Result<(), CmError> {
         self.mads.reserve().map_err(|_| CmError::NoMemory)
     }
@@ -301,7 +302,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 self.mads.release(old);
             }
             conn.request = self.mads.keep(mad);
-            debug_assert!(conn.request.is_some(), "MAD pool not reserved");
         }
     }
 
@@ -312,7 +312,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 self.mads.release(old);
             }
             conn.response = self.mads.keep(mad).map_or(Response::None, Response::Kept);
-            debug_assert!(conn.response != Response::None, "MAD pool not reserved");
         }
     }
 
@@ -348,7 +347,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return;
         };
         let interval_ms = conn.timeout_ms.max(1);
-        let retries = conn.max_cm_retries;
+        // A request the pool had no room for is sent once: its timer only
+        // ends the exchange.
+        let retries = if conn.request.is_some() {
+            conn.max_cm_retries
+        } else {
+            0
+        };
         if let Some(to) = conn.peer {
             sink.transmit(Transmit {
                 to: &to,
@@ -685,7 +690,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         reject: bool,
         sink: &mut S,
     ) -> Result<bool, CmError> {
-        self.reserve_mads()?;
+        // Destroying cannot fail (`ib_destroy_cm_id` returns nothing): without
+        // room in the pool the DREQ goes out once and is not retried, and a
+        // REJ or DREP is not repeated.
+        let _ = self.reserve_mads();
         let conn = self.live_mut(id)?;
         if let Some(l) = conn.listening.as_mut() {
             if l.share_count > 1 {
