@@ -90,8 +90,7 @@ impl IntakeBuffer {
         true
     }
 
-    /// Queues a copy of `mad`; false (and counted) when the buffer is full:
-    /// the MAD is dropped and its sender retransmits it.
+    /// Queues a copy of `mad`; false when the buffer is full.
     pub(crate) fn push(&mut self, mad: &ReceivedMad) -> bool {
         match self.mads.get_mut(self.queued) {
             Some(slot) => {
@@ -99,11 +98,13 @@ impl IntakeBuffer {
                 self.queued += 1;
                 true
             }
-            None => {
-                self.dropped = self.dropped.saturating_add(1);
-                false
-            }
+            None => false,
         }
+    }
+
+    /// Counts a MAD dropped for want of room (its sender retransmits it).
+    pub(crate) fn count_dropped(&mut self) {
+        self.dropped = self.dropped.saturating_add(1);
     }
 
     /// The queued MADs, oldest first.

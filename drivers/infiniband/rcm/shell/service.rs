@@ -115,6 +115,7 @@ impl<C: EventConsumer> CmService<C> {
         let config = Config {
             id_operand: random_u32(),
             tid_high: random_u32(),
+            hash_seed: u64::from(random_u32()) << 32 | u64::from(random_u32()),
         };
         try_pin_init!(CmService {
             endpoint <- new_irq_spinlock!(Endpoint::new(config), "rcm::endpoint"),
@@ -574,7 +575,12 @@ impl<C: EventConsumer> CmService<C> {
     fn grow_intake(&self, mad: &ReceivedMad) -> bool {
         let room = self.intake.lock().room();
         let Some(mut larger) = IntakeBuffer::larger_than(room) else {
-            return self.intake.lock().push(mad);
+            let mut intake = self.intake.lock();
+            let queued = intake.push(mad);
+            if !queued {
+                intake.count_dropped();
+            }
+            return queued;
         };
         let queued = {
             let mut intake = self.intake.lock();
@@ -583,7 +589,11 @@ impl<C: EventConsumer> CmService<C> {
             if larger.room() > intake.room() && larger.take_over(&mut *intake) {
                 core::mem::swap(&mut *intake, &mut larger);
             }
-            intake.push(mad)
+            let queued = intake.push(mad);
+            if !queued {
+                intake.count_dropped();
+            }
+            queued
         };
         // The buffer given up is freed here, outside the spinlock.
         drop(larger);

@@ -152,6 +152,7 @@ impl Fabric {
                 ep: Endpoint::new(Config {
                     id_operand: rng.next_u64() as u32,
                     tid_high: i,
+                    hash_seed: rng.next_u64(),
                 }),
                 guid: 0x1000 + u64::from(i),
                 events: Vec::new(),

@@ -5,10 +5,11 @@
 //! the API's errors.
 
 use rcm_core::cm::store::btree::inject_insert_failures;
+use rcm_core::cm::store::btree::Std;
 use rcm_core::cm::{
-    AltPath, CmError, CommId, DeviceId, Event, Failure, Handled, LapState, ListenSpec, QpAttrs,
-    QpTarget, QpType, Received, Sink, State, Transmit, Transport, ASSIGN_SERVICE_ID,
-    MRA_FLAG_DELAY,
+    AltPath, CmError, CommId, Config, DeviceId, Endpoint, Event, Failure, Handled, LapState,
+    ListenSpec, QpAttrs, QpTarget, QpType, Received, Sink, State, Transmit, Transport,
+    ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
 };
 use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 use rcm_core::sim::{sample_lap, sample_rep, sample_req, Fabric, Faults};
@@ -1300,4 +1301,49 @@ fn destroy_succeeds_without_memory_for_the_mad_pool() {
     assert_eq!(destroyed, Ok(true));
     assert!(f.nodes[A as usize].ep.is_empty());
     audit(&f);
+}
+
+/// Any comm id but 0 may be live, u32::MAX included: an endpoint whose
+/// first id (its listener) is 0xFFFFFFFF still finds and files each REQ
+/// (the remote indexes once ended their chains with that number and
+/// looped on it).
+#[test]
+fn comm_id_all_ones_is_an_ordinary_id() {
+    let mut ep: Endpoint<u32, Std> = Endpoint::new(Config {
+        id_operand: u32::MAX,
+        tid_high: 1,
+        hash_seed: 5,
+    });
+    let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
+    assert_eq!(listener, CommId(u32::MAX));
+    ep.listen(
+        listener,
+        ListenSpec {
+            device: None,
+            service_id: SID,
+            service_mask: 0,
+            share_tag: None,
+            join: false,
+        },
+    )
+    .expect("listen");
+    let rx = Received {
+        from: A,
+        device: DeviceId(0),
+        local_ca_guid: 0xB,
+    };
+    for n in 0..3u32 {
+        let mut req = sample_req(SID, 0x100 + n, 3);
+        req.local_comm_id = 0x77 + n;
+        req.local_ca_guid = 0xA;
+        let mut out = Capture::default();
+        let handled = ep.handle_mad(0, &rx, &emit(CmMessage::Req(req)), &mut out);
+        assert!(
+            matches!(handled, Handled::Delivered(_)),
+            "REQ {n}: {handled:?}"
+        );
+        let again = ep.handle_mad(0, &rx, &emit(CmMessage::Req(req)), &mut out);
+        assert_eq!(again, Handled::Duplicate, "REQ {n} again");
+    }
+    assert_eq!(ep.audit(), Ok(()));
 }

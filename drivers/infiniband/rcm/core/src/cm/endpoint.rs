@@ -34,6 +34,9 @@ pub struct Config {
     pub id_operand: u32,
     /// High 32 bits of the transaction ids of our requests.
     pub tid_high: u32,
+    /// Keys the hash of the remote id and QPN indexes, whose keys come
+    /// from the wire (random, and unlike the two above never sent).
+    pub hash_seed: u64,
 }
 
 /// Where a received MAD came from.
@@ -135,8 +138,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             conns: IdTable::new(config.id_operand),
             listeners: OrderedMap::new_empty(),
             masks: MaskSet::new(),
-            remote_ids: RemoteIndex::new(Remote::Id, config.id_operand),
-            remote_qpns: RemoteIndex::new(Remote::Qpn, config.id_operand.rotate_left(16)),
+            remote_ids: RemoteIndex::new(Remote::Id, config.hash_seed),
+            remote_qpns: RemoteIndex::new(Remote::Qpn, config.hash_seed.rotate_left(32)),
             sidr: OrderedMap::new_empty(),
             deadlines: OrderedMap::new_empty(),
             mads: MadStore::new(),
@@ -758,14 +761,14 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         bytes: &[u8],
         sink: &mut S,
     ) -> Handled {
-        if self.reserve_mads().is_err() {
-            return Handled::Dropped(Dropped::NoMemory);
-        }
         let (header, mad) = match CmMad::check(bytes) {
             Ok(checked) => checked,
             Err(ParseError::ClassVersion(_)) => return self.reject_class_version(rx, bytes, sink),
             Err(e) => return Handled::Dropped(Dropped::Malformed(e)),
         };
+        if self.reserve_mads().is_err() {
+            return Handled::Dropped(Dropped::NoMemory);
+        }
         let tid = header.transaction_id;
         let attr_mod = header.attr_mod;
         // Each message is read where it is used, not moved through a

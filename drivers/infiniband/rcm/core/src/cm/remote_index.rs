@@ -12,9 +12,9 @@
 //! buckets double, in place, when the entries outnumber them; if that
 //! allocation fails the chains only get longer.
 //!
-//! The keys come from the wire, so the hash is keyed with the endpoint's
-//! random operand: a peer cannot aim its comm ids at one bucket without
-//! knowing it.
+//! The keys come from the wire, so the hash is keyed with a random seed of
+//! the endpoint's that never leaves it: a peer cannot aim its comm ids or
+//! QPNs at one bucket without knowing it.
 
 use super::conn::Connection;
 use super::store::{Collections, NoMemory, SlotVec};
@@ -24,8 +24,9 @@ use super::CommId;
 /// A peer's number (comm id or QPN) and CA GUID.
 pub(crate) type RemoteKey = (u32, u64);
 
-/// End of a chain.
-pub(crate) const NO_ID: u32 = u32::MAX;
+/// End of a chain: comm id 0, which the id table never issues (any other
+/// number may be a live id).
+pub(crate) const NO_ID: u32 = 0;
 
 /// Buckets of a table's first allocation.
 const FIRST_BUCKETS: usize = 64;
@@ -80,13 +81,13 @@ pub(crate) struct RemoteIndex<C: Collections> {
 }
 
 impl<C: Collections> RemoteIndex<C> {
-    pub(crate) fn new(which: Remote, seed: u32) -> Self {
+    pub(crate) fn new(which: Remote, seed: u64) -> Self {
         RemoteIndex {
             which,
             heads: SlotVec::new_empty(),
             buckets: 0,
             len: 0,
-            seed: (u64::from(seed) << 32 | u64::from(seed)) ^ 0x2545_F491_4F6C_DD1D,
+            seed,
         }
     }
 
