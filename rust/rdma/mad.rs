@@ -49,6 +49,23 @@ pub(crate) struct MadPath {
 }
 
 impl MadPath {
+    /// All zero (the `Default`, usable in constants).
+    pub(crate) const EMPTY: MadPath = MadPath {
+        port: 0,
+        dlid: 0,
+        sl: 0,
+        pkey_index: 0,
+        has_grh: false,
+        dgid: [0; 16],
+        sgid_index: 0,
+        flow_label: 0,
+        hop_limit: 0,
+        traffic_class: 0,
+        static_rate: 0,
+        src_path_bits: 0,
+        dmac: [0; 6],
+    };
+
     fn from_raw(p: &bindings::rcm_h_path) -> Self {
         MadPath {
             port: p.port,
@@ -144,38 +161,15 @@ impl MadPath {
     }
 }
 
-/// Bytes of the network header ib_mad receives in front of a MAD (a GRH,
-/// or 20 reserved bytes and an IPv4 header on RoCE v2).
-const NETWORK_HEADER_SIZE: usize = 40;
-
-/// What a MAD's reply path is worked out from: the receive completion's
-/// fields that `ib_init_ah_attr_from_wc` reads, and the network header.
-/// The path itself (for RoCE a route and neighbour lookup) is worked out
-/// later, off ib_mad's completion, so that ib_mad reposts its receive
-/// buffer at once ([`ReceivedMad::reply_path`]).
-#[derive(Clone, Copy)]
-pub(crate) struct MadOrigin {
-    /// Port number on the device.
-    pub(crate) port: u32,
-    slid: u32,
-    wc_flags: i32,
-    pkey_index: u16,
-    sl: u8,
-    dlid_path_bits: u8,
-    vlan_id: u16,
-    network_hdr_type: u8,
-    network_header: [u8; NETWORK_HEADER_SIZE],
-}
-
-/// A received MAD: the bytes and where it came from.
+/// A received MAD: the bytes and the path to answer on.
 #[derive(Clone, Copy)]
 pub(crate) struct ReceivedMad {
     /// The device it arrived on (an identity, never dereferenced).
     pub(crate) device: usize,
     /// The whole MAD.
     pub(crate) mad: [u8; MAD_SIZE],
-    /// Where it came from.
-    pub(crate) origin: MadOrigin,
+    /// The reply path.
+    pub(crate) from: MadPath,
 }
 
 impl ReceivedMad {
@@ -183,46 +177,8 @@ impl ReceivedMad {
     pub(crate) const EMPTY: ReceivedMad = ReceivedMad {
         device: 0,
         mad: [0; MAD_SIZE],
-        origin: MadOrigin {
-            port: 0,
-            slid: 0,
-            wc_flags: 0,
-            pkey_index: 0,
-            sl: 0,
-            dlid_path_bits: 0,
-            vlan_id: 0,
-            network_hdr_type: 0,
-            network_header: [0; NETWORK_HEADER_SIZE],
-        },
+        from: MadPath::EMPTY,
     };
-
-    /// The path to answer the MAD on, through `agent`'s device; `None` if
-    /// the device has no usable return path (no GID entry, no route).
-    pub(crate) fn reply_path<H: MadHandler>(&self, agent: &MadAgent<H>) -> Option<MadPath> {
-        let o = &self.origin;
-        let mut wc = bindings::ib_wc::default();
-        wc.slid = o.slid;
-        wc.wc_flags = o.wc_flags;
-        wc.pkey_index = o.pkey_index;
-        wc.sl = o.sl;
-        wc.dlid_path_bits = o.dlid_path_bits;
-        wc.vlan_id = o.vlan_id;
-        wc.network_hdr_type = o.network_hdr_type;
-        let mut raw = bindings::rcm_h_path::default();
-        // SAFETY: the agent is registered (type invariant), so its device
-        // is live; `wc` and the header are ours, and the helper reads only
-        // the fields set above and the header's 40 bytes.
-        let ret = unsafe {
-            bindings::rcm_h_reply_path(
-                agent.device(),
-                o.port,
-                &wc,
-                o.network_header.as_ptr().cast(),
-                &mut raw,
-            )
-        };
-        (ret == 0).then(|| MadPath::from_raw(&raw))
-    }
 }
 
 /// What a MAD agent's owner does with its traffic. Called in process
@@ -284,13 +240,6 @@ impl<H: MadHandler> MadAgent<H> {
         self.port
     }
 
-    /// The agent's device.
-    fn device(&self) -> *mut bindings::ib_device {
-        // SAFETY: the agent is registered (type invariant); ib_mad sets
-        // its device for the agent's lifetime.
-        unsafe { (*self.agent.as_ptr()).device }
-    }
-
     /// Sends a MAD on `path`; `cookie` comes back in [`MadHandler::sent`].
     pub(crate) fn send(&self, path: &MadPath, mad: &[u8; MAD_SIZE], cookie: u64) -> Result {
         let raw = path.to_raw();
@@ -340,33 +289,25 @@ unsafe extern "C" fn received<H: MadHandler>(
         // SAFETY: the receive buffer holds at least `mad_len` >= 256 bytes.
         let bytes = unsafe { core::slice::from_raw_parts(data, MAD_SIZE) };
         mad.copy_from_slice(bytes);
-        // SAFETY: ib_mad's work completion, valid during the callback.
-        let wc = unsafe { &*recv.wc };
-        let mut network_header = [0u8; NETWORK_HEADER_SIZE];
-        let grh = recv.recv_buf.grh.cast::<u8>();
-        if !grh.is_null() {
-            // SAFETY: ib_mad receives the 40-byte network header into the
-            // buffer `grh` points at, in front of the MAD.
-            let header = unsafe { core::slice::from_raw_parts(grh, NETWORK_HEADER_SIZE) };
-            for (to, from) in network_header.iter_mut().zip(header) {
-                *to = *from;
-            }
+        let mut raw = bindings::rcm_h_path::default();
+        // SAFETY: device, port, work completion and GRH are ib_mad's,
+        // valid during the callback; `raw` is ours.
+        let ret = unsafe {
+            bindings::rcm_h_reply_path(
+                agent.device,
+                u32::from(agent.port_num),
+                recv.wc,
+                recv.recv_buf.grh,
+                &mut raw,
+            )
+        };
+        if ret == 0 {
+            handler.received(&ReceivedMad {
+                device: agent.device as usize,
+                mad,
+                from: MadPath::from_raw(&raw),
+            });
         }
-        handler.received(&ReceivedMad {
-            device: agent.device as usize,
-            mad,
-            origin: MadOrigin {
-                port: u32::from(agent.port_num),
-                slid: wc.slid,
-                wc_flags: wc.wc_flags,
-                pkey_index: wc.pkey_index,
-                sl: wc.sl,
-                dlid_path_bits: wc.dlid_path_bits,
-                vlan_id: wc.vlan_id,
-                network_hdr_type: wc.network_hdr_type,
-                network_header,
-            },
-        });
     }
     // SAFETY: the completion is ours to free, exactly once.
     unsafe { bindings::ib_free_recv_mad(wc) };

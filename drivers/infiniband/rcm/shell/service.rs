@@ -382,22 +382,17 @@ impl<C: EventConsumer> CmService<C> {
     /// under one lock hold, counting them, then sends and delivers what
     /// they produced.
     fn handle_mads(&self, batch: &[ReceivedMad]) {
-        // Each MAD's device (id, GUID) and reply path; none for a device
-        // already gone or a sender with no way back.
+        // Each MAD's device (id, GUID); none for a device already gone.
         let mut inputs = [None; INTAKE_BATCH];
         {
             let devices = self.devices.lock();
             for (input, mad) in inputs.iter_mut().zip(batch) {
-                let port = mad.origin.port;
                 let entry = devices.iter().flatten().find(|d| d.identity == mad.device);
                 if let Some(d) = entry {
                     d.counters
-                        .count(port, Counter::Received, peek_attr_id(&mad.mad));
+                        .count(mad.from.port, Counter::Received, peek_attr_id(&mad.mad));
                 }
-                *input = entry.and_then(|d| {
-                    let agent = d.agents.iter().find(|a| a.port() == port)?;
-                    Some((d.id, d.info.guid, mad.reply_path(agent)?))
-                });
+                *input = entry.map(|d| (d.id, d.info.guid));
             }
         }
         // Without room for their output the MADs are dropped before the
@@ -411,9 +406,12 @@ impl<C: EventConsumer> CmService<C> {
             let mut ep = self.endpoint.lock();
             let now = now_ms();
             for ((mad, input), end) in batch.iter().zip(inputs).zip(duplicates_end.iter_mut()) {
-                if let Some((device, guid, path)) = input {
+                if let Some((device, guid)) = input {
                     let rx = Received {
-                        from: Peer { device, path },
+                        from: Peer {
+                            device,
+                            path: mad.from,
+                        },
                         device,
                         local_ca_guid: guid,
                     };
@@ -426,12 +424,11 @@ impl<C: EventConsumer> CmService<C> {
             let devices = self.devices.lock();
             let mut start = 0;
             for ((mad, input), end) in batch.iter().zip(inputs).zip(duplicates_end) {
-                let entry =
-                    input.and_then(|(id, _, _)| devices.iter().flatten().find(|d| d.id == id));
+                let entry = input.and_then(|(id, _)| devices.iter().flatten().find(|d| d.id == id));
                 if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.get(start..end)) {
                     for attr_id in attrs {
                         d.counters
-                            .count(mad.origin.port, Counter::Duplicate, *attr_id);
+                            .count(mad.from.port, Counter::Duplicate, *attr_id);
                     }
                 }
                 start = end;
