@@ -42,7 +42,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             {
                 return fail(id, "retransmit timer without a request");
             }
-            for slot in [c.request, c.response.slot()].into_iter().flatten() {
+            for slot in c.kept_slots() {
                 kept_mads += 1;
                 if self.mads.get(slot).is_none() {
                     return fail(id, "kept MAD outside the pool");

@@ -266,6 +266,11 @@ impl<A: Copy> Connection<A> {
     pub fn max_cm_retries(&self) -> u8 {
         self.max_cm_retries
     }
+    /// The MAD pool slots the id holds (its request and kept response).
+    pub(crate) fn kept_slots(&self) -> impl Iterator<Item = MadSlot> {
+        [self.request, self.response.slot()].into_iter().flatten()
+    }
+
     /// Whether the id is in the remote id / remote QPN / SIDR tables.
     pub fn in_remote_tables(&self) -> bool {
         self.remote_id_key.is_some() || self.remote_qpn_key.is_some() || self.sidr_key.is_some()

@@ -231,15 +231,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return;
         };
         if matches!(conn.state, State::RepSent | State::MraRepRcvd) {
-            let mad = conn.request.and_then(|slot| self.mads.get(slot));
-            if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
-                sink.transmit(super::Transmit {
-                    to,
-                    mad,
-                    id: Some(id),
-                    retry: true,
-                });
-            }
+            self.resend_request(id, sink);
         } else {
             self.resend_response(id, sink);
         }

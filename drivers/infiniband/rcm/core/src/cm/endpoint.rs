@@ -393,6 +393,23 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
     }
 
+    /// Re-sends the id's outstanding request (a retransmission, or the
+    /// answer to a duplicate when that request is the answer).
+    pub(crate) fn resend_request<S: Sink<A>>(&self, id: CommId, sink: &mut S) {
+        let Some(conn) = self.conns.get(id.0) else {
+            return;
+        };
+        let mad = conn.request.and_then(|slot| self.mads.get(slot));
+        if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
+            sink.transmit(Transmit {
+                to,
+                mad,
+                id: Some(id),
+                retry: true,
+            });
+        }
+    }
+
     /// Re-sends the id's last response (answer to a duplicate).
     pub(crate) fn resend_response<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
         let Some(conn) = self.conns.get(id.0) else {
@@ -481,15 +498,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                     interval_ms,
                 } if retries_left > 0 => {
                     conn.retransmissions = conn.retransmissions.saturating_add(1);
-                    let mad = conn.request.and_then(|slot| self.mads.get(slot));
-                    if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
-                        sink.transmit(Transmit {
-                            to,
-                            mad,
-                            id: Some(id),
-                            retry: true,
-                        });
-                    }
+                    self.resend_request(id, sink);
                     self.set_timer(
                         id,
                         now.saturating_add(u64::from(interval_ms)),
@@ -628,7 +637,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.remove_remote(id);
         self.remove_sidr(id);
         if let Some(conn) = self.conns.remove(id.0) {
-            for slot in [conn.request, conn.response.slot()].into_iter().flatten() {
+            for slot in conn.kept_slots() {
                 self.mads.release(slot);
             }
             self.deadlines.remove(&(conn.deadline_key, id.0));
@@ -658,19 +667,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         conn.remote_id_key = Some(remote_id);
         conn.remote_qpn_key = Some(remote_qpn);
-        if self.remote_ids.insert(&mut self.conns, id).is_err() {
-            if let Some(conn) = self.conns.get_mut(id.0) {
-                conn.remote_id_key = None;
-                conn.remote_qpn_key = None;
-            }
-            return Err(Dropped::NoMemory);
-        }
-        if self.remote_qpns.insert(&mut self.conns, id).is_err() {
-            self.remote_ids.remove(&mut self.conns, id);
-            if let Some(conn) = self.conns.get_mut(id.0) {
-                conn.remote_id_key = None;
-                conn.remote_qpn_key = None;
-            }
+        if self.remote_ids.insert(&mut self.conns, id).is_err()
+            || self.remote_qpns.insert(&mut self.conns, id).is_err()
+        {
+            // Removing from an index the id is not on changes nothing.
+            self.remove_remote(id);
             return Err(Dropped::NoMemory);
         }
         Ok(())
