@@ -288,54 +288,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.drop_request(id);
     }
 
-    // ---- kept MADs ----------------------------------------------------
-
-    /// Makes sure the MAD pool can take what one input keeps; every API
-    /// call and received MAD that may keep a MAD runs this before it
-    /// changes anything, so keeping never allocates (`destroy`, which
-    /// cannot fail, goes on without: see `send_request`).
-    pub(crate) fn reserve_mads(&mut self) -> Result<(), CmError> {
-        self.mads.reserve().map_err(|_| CmError::NoMemory)
-    }
-
-    /// Keeps `mad` as the id's outstanding request, replacing the last.
-    pub(crate) fn keep_request(&mut self, id: CommId, mad: &Mad) {
-        if let Some(conn) = self.conns.get_mut(id.0) {
-            if let Some(old) = conn.request.take() {
-                self.mads.release(old);
-            }
-            conn.request = self.mads.keep(mad);
-        }
-    }
-
-    /// Keeps `mad` as the id's last response, replacing the last.
-    pub(crate) fn keep_response(&mut self, id: CommId, mad: &Mad) {
-        if let Some(conn) = self.conns.get_mut(id.0) {
-            if let Some(old) = conn.response.slot() {
-                self.mads.release(old);
-            }
-            conn.response = self.mads.keep(mad).map_or(Response::None, Response::Kept);
-        }
-    }
-
-    /// Forgets the id's outstanding request.
-    pub(crate) fn drop_request(&mut self, id: CommId) {
-        if let Some(slot) = self.conns.get_mut(id.0).and_then(|c| c.request.take()) {
-            self.mads.release(slot);
-        }
-    }
-
-    /// Forgets the id's last response.
-    pub(crate) fn drop_response(&mut self, id: CommId) {
-        let old = self
-            .conns
-            .get_mut(id.0)
-            .map(|c| core::mem::replace(&mut c.response, Response::None));
-        if let Some(slot) = old.and_then(Response::slot) {
-            self.mads.release(slot);
-        }
-    }
-
     /// Sends `mad` as the id's request and retransmits it every
     /// `timeout_ms` of the id until answered, `max_cm_retries` more times.
     pub(crate) fn send_request<S: Sink<A>>(

@@ -12,7 +12,10 @@
 //! slot table, the pool never shrinks: it stays the size of the busiest
 //! moment so far.
 
-use super::store::{NoMemory, SlotVec};
+use super::conn::Response;
+use super::error::CmError;
+use super::store::{Collections, NoMemory, SlotVec};
+use super::{CommId, Endpoint};
 use crate::wire::field::{Mad, MAD_SIZE};
 
 /// Free slots each API call or received MAD may take (a request and a
@@ -96,5 +99,54 @@ impl<V: SlotVec<Mad>> MadStore<V> {
     /// Slots holding a MAD.
     pub(crate) fn in_use(&self) -> usize {
         self.slots.len().saturating_sub(self.free_count)
+    }
+}
+
+/// The endpoint keeps and forgets its ids' MADs here.
+impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
+    /// Makes sure the MAD pool can take what one input keeps; every API
+    /// call and received MAD that may keep a MAD runs this before it
+    /// changes anything, so keeping never allocates (`destroy`, which
+    /// cannot fail, goes on without: see `send_request`).
+    pub(crate) fn reserve_mads(&mut self) -> Result<(), CmError> {
+        self.mads.reserve().map_err(|_| CmError::NoMemory)
+    }
+
+    /// Keeps `mad` as the id's outstanding request, replacing the last.
+    pub(crate) fn keep_request(&mut self, id: CommId, mad: &Mad) {
+        if let Some(conn) = self.conns.get_mut(id.0) {
+            if let Some(old) = conn.request.take() {
+                self.mads.release(old);
+            }
+            conn.request = self.mads.keep(mad);
+        }
+    }
+
+    /// Keeps `mad` as the id's last response, replacing the last.
+    pub(crate) fn keep_response(&mut self, id: CommId, mad: &Mad) {
+        if let Some(conn) = self.conns.get_mut(id.0) {
+            if let Some(old) = conn.response.slot() {
+                self.mads.release(old);
+            }
+            conn.response = self.mads.keep(mad).map_or(Response::None, Response::Kept);
+        }
+    }
+
+    /// Forgets the id's outstanding request.
+    pub(crate) fn drop_request(&mut self, id: CommId) {
+        if let Some(slot) = self.conns.get_mut(id.0).and_then(|c| c.request.take()) {
+            self.mads.release(slot);
+        }
+    }
+
+    /// Forgets the id's last response.
+    pub(crate) fn drop_response(&mut self, id: CommId) {
+        let old = self
+            .conns
+            .get_mut(id.0)
+            .map(|c| core::mem::replace(&mut c.response, Response::None));
+        if let Some(slot) = old.and_then(Response::slot) {
+            self.mads.release(slot);
+        }
     }
 }
