@@ -40,9 +40,35 @@ struct rcm_h_path {
 	u8 dmac[6];		/* RoCE: resolved destination MAC */
 };
 
-/* The reply path of a received MAD (0 or -errno). */
-int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
-		     const struct ib_grh *grh, struct rcm_h_path *out);
+/*
+ * What a received MAD's reply path is worked out from: its port, the
+ * fields of its work completion ib_init_ah_attr_from_wc reads, and the
+ * 40 bytes where a GRH (or a RoCE v2 IPv4 header) goes. Copied in the
+ * receive handler, which must not wait: on RoCE the path itself takes an
+ * address resolution.
+ */
+struct rcm_h_mad_origin {
+	u32 grh[10];		/* as aligned as struct ib_grh */
+	u32 port;
+	int wc_flags;
+	u16 slid;
+	u16 pkey_index;
+	u16 vlan_id;
+	u8 sl;
+	u8 dlid_path_bits;
+	u8 network_hdr_type;
+};
+
+void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
+		      struct rcm_h_mad_origin *out);
+
+/* The reply path of a received MAD (0 or -errno); may sleep. */
+int rcm_h_reply_path(struct ib_device *ibdev,
+		     const struct rcm_h_mad_origin *origin,
+		     struct rcm_h_path *out);
+
+/* A reference on a registered device (false once it is going away). */
+bool rcm_h_device_try_get(struct ib_device *ibdev);
 
 /*
  * The path a consumer's path record describes, on `ibdev`: the port owning

@@ -3,6 +3,7 @@
 //! Borrowed view of a `struct ib_device`.
 
 use crate::bindings;
+use core::ptr::NonNull;
 use kernel::str::CStr;
 
 /// A borrowed RDMA device, valid for the lifetime `'a`.
@@ -103,5 +104,42 @@ impl<'a> Device<'a> {
     pub(crate) fn flush_access(&self) -> u32 {
         // SAFETY: as for `ack_delay`.
         unsafe { bindings::rcm_h_flush_access(self.ptr) }
+    }
+}
+
+/// A counted reference on a device (`ib_device_try_get`): until it is
+/// dropped, ib_core's unregistration of the device waits (after its
+/// clients are removed) and the device is not freed.
+///
+/// INVARIANT: `ptr` is a device this value holds one reference on.
+pub(crate) struct DeviceRef {
+    ptr: NonNull<bindings::ib_device>,
+}
+
+impl DeviceRef {
+    /// Takes a reference on the device at `ptr`; `None` if it is going
+    /// away (its references already dropped to zero).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a device that is alive for the call.
+    pub(crate) unsafe fn try_get(ptr: *mut bindings::ib_device) -> Option<Self> {
+        let ptr = NonNull::new(ptr)?;
+        // SAFETY: alive per this function's contract.
+        let held = unsafe { bindings::rcm_h_device_try_get(ptr.as_ptr()) };
+        // INVARIANT: the reference was taken.
+        held.then_some(DeviceRef { ptr })
+    }
+
+    /// The raw pointer, for the binding layer's calls into ib_core.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for DeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: this value holds one reference (type invariant).
+        unsafe { bindings::ib_device_put(self.ptr.as_ptr()) };
     }
 }

@@ -6,7 +6,7 @@
 //! address handle and are freed on completion.
 
 use crate::bindings;
-use crate::rdma::device::Device;
+use crate::rdma::device::{Device, DeviceRef};
 use crate::rdma::gid::GidAttr;
 use core::ptr::NonNull;
 use kernel::error::{from_err_ptr, to_result};
@@ -49,23 +49,6 @@ pub(crate) struct MadPath {
 }
 
 impl MadPath {
-    /// All zero (the `Default`, usable in constants).
-    pub(crate) const EMPTY: MadPath = MadPath {
-        port: 0,
-        dlid: 0,
-        sl: 0,
-        pkey_index: 0,
-        has_grh: false,
-        dgid: [0; 16],
-        sgid_index: 0,
-        flow_label: 0,
-        hop_limit: 0,
-        traffic_class: 0,
-        static_rate: 0,
-        src_path_bits: 0,
-        dmac: [0; 6],
-    };
-
     fn from_raw(p: &bindings::rcm_h_path) -> Self {
         MadPath {
             port: p.port,
@@ -161,15 +144,53 @@ impl MadPath {
     }
 }
 
-/// A received MAD: the bytes and the path to answer on.
+/// Where a received MAD came from, as ib_mad reported it: what its reply
+/// path is worked out from, later and only where it is needed (see
+/// [`MadOrigin::reply_path`]).
+#[derive(Clone, Copy)]
+pub(crate) struct MadOrigin(bindings::rcm_h_mad_origin);
+
+impl MadOrigin {
+    /// No origin (port 0 is no IB/RoCE port).
+    const EMPTY: MadOrigin = MadOrigin(bindings::rcm_h_mad_origin {
+        grh: [0; 10],
+        port: 0,
+        wc_flags: 0,
+        slid: 0,
+        pkey_index: 0,
+        vlan_id: 0,
+        sl: 0,
+        dlid_path_bits: 0,
+        network_hdr_type: 0,
+    });
+
+    /// The port the MAD arrived on.
+    pub(crate) fn port(&self) -> u32 {
+        self.0.port
+    }
+
+    /// The path to answer the MAD on, through `device`, the device it
+    /// arrived on. May sleep: on RoCE it waits for ib_core's address
+    /// resolution of the sender's MAC (on ib_core's address work queue,
+    /// so the caller must hold nothing that queue's callbacks take).
+    pub(crate) fn reply_path(&self, device: &DeviceRef) -> Result<MadPath> {
+        let mut raw = bindings::rcm_h_path::default();
+        // SAFETY: the reference keeps the device alive (type invariant of
+        // `DeviceRef`); the origin and `raw` are ours.
+        to_result(unsafe { bindings::rcm_h_reply_path(device.as_raw(), &self.0, &mut raw) })?;
+        Ok(MadPath::from_raw(&raw))
+    }
+}
+
+/// A received MAD: the bytes and where it came from.
 #[derive(Clone, Copy)]
 pub(crate) struct ReceivedMad {
     /// The device it arrived on (an identity, never dereferenced).
     pub(crate) device: usize,
     /// The whole MAD.
     pub(crate) mad: [u8; MAD_SIZE],
-    /// The reply path.
-    pub(crate) from: MadPath,
+    /// Its sender, for a reply path.
+    pub(crate) origin: MadOrigin,
 }
 
 impl ReceivedMad {
@@ -177,7 +198,7 @@ impl ReceivedMad {
     pub(crate) const EMPTY: ReceivedMad = ReceivedMad {
         device: 0,
         mad: [0; MAD_SIZE],
-        from: MadPath::EMPTY,
+        origin: MadOrigin::EMPTY,
     };
 }
 
@@ -240,6 +261,14 @@ impl<H: MadHandler> MadAgent<H> {
         self.port
     }
 
+    /// A reference on the agent's device, which keeps it from being freed
+    /// after the agent is gone; `None` once the device is going away.
+    pub(crate) fn device_ref(&self) -> Option<DeviceRef> {
+        // SAFETY: the agent is registered (type invariant), so its device
+        // is registered and alive for this call.
+        unsafe { DeviceRef::try_get(self.agent.as_ref().device) }
+    }
+
     /// Sends a MAD on `path`; `cookie` comes back in [`MadHandler::sent`].
     pub(crate) fn send(&self, path: &MadPath, mad: &[u8; MAD_SIZE], cookie: u64) -> Result {
         let raw = path.to_raw();
@@ -285,29 +314,19 @@ unsafe extern "C" fn received<H: MadHandler>(
     // MAD buffer, which ib_mad always sets.
     let data = unsafe { recv.recv_buf.__bindgen_anon_1.mad }.cast::<u8>();
     if len >= MAD_SIZE && !data.is_null() {
-        let mut mad = [0u8; MAD_SIZE];
+        let mut received = ReceivedMad {
+            device: agent.device as usize,
+            ..ReceivedMad::EMPTY
+        };
         // SAFETY: the receive buffer holds at least `mad_len` >= 256 bytes.
         let bytes = unsafe { core::slice::from_raw_parts(data, MAD_SIZE) };
-        mad.copy_from_slice(bytes);
-        let mut raw = bindings::rcm_h_path::default();
-        // SAFETY: device, port, work completion and GRH are ib_mad's,
-        // valid during the callback; `raw` is ours.
-        let ret = unsafe {
-            bindings::rcm_h_reply_path(
-                agent.device,
-                u32::from(agent.port_num),
-                recv.wc,
-                recv.recv_buf.grh,
-                &mut raw,
-            )
+        received.mad.copy_from_slice(bytes);
+        // SAFETY: the completion is ib_mad's, valid during the callback;
+        // the origin is ours.
+        unsafe {
+            bindings::rcm_h_mad_origin(u32::from(agent.port_num), recv, &mut received.origin.0)
         };
-        if ret == 0 {
-            handler.received(&ReceivedMad {
-                device: agent.device as usize,
-                mad,
-                from: MadPath::from_raw(&raw),
-            });
-        }
+        handler.received(&received);
     }
     // SAFETY: the completion is ours to free, exactly once.
     unsafe { bindings::ib_free_recv_mad(wc) };

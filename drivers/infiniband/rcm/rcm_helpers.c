@@ -75,21 +75,58 @@ static void rcm_h_path_from_ah_attr(const struct rdma_ah_attr *attr,
 		memcpy(out->dmac, attr->roce.dmac, sizeof(out->dmac));
 }
 
-int rcm_h_reply_path(struct ib_device *ibdev, u32 port, const struct ib_wc *wc,
-		     const struct ib_grh *grh, struct rcm_h_path *out)
+void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
+		      struct rcm_h_mad_origin *out)
 {
+	const struct ib_wc *wc = recv->wc;
+
+	memset(out, 0, sizeof(*out));
+	out->port = port;
+	out->wc_flags = wc->wc_flags;
+	out->slid = wc->slid;
+	out->pkey_index = wc->pkey_index;
+	out->vlan_id = wc->vlan_id;
+	out->sl = wc->sl;
+	out->dlid_path_bits = wc->dlid_path_bits;
+	out->network_hdr_type = wc->network_hdr_type;
+	if (recv->recv_buf.grh)
+		memcpy(out->grh, recv->recv_buf.grh, sizeof(out->grh));
+}
+
+int rcm_h_reply_path(struct ib_device *ibdev,
+		     const struct rcm_h_mad_origin *origin,
+		     struct rcm_h_path *out)
+{
+	struct ib_wc wc = {
+		.wc_flags = origin->wc_flags,
+		.slid = origin->slid,
+		.pkey_index = origin->pkey_index,
+		.vlan_id = origin->vlan_id,
+		.sl = origin->sl,
+		.dlid_path_bits = origin->dlid_path_bits,
+		.network_hdr_type = origin->network_hdr_type,
+		.port_num = origin->port,
+	};
 	struct rdma_ah_attr attr;
 	int ret;
 
+	BUILD_BUG_ON(sizeof(origin->grh) != sizeof(struct ib_grh));
 	memset(out, 0, sizeof(*out));
-	ret = ib_init_ah_attr_from_wc(ibdev, port, wc, grh, &attr);
+	ret = ib_init_ah_attr_from_wc(ibdev, origin->port, &wc,
+				      (const struct ib_grh *)origin->grh,
+				      &attr);
 	if (ret)
 		return ret;
 	rcm_h_path_from_ah_attr(&attr, out);
-	out->port = port;
-	out->pkey_index = wc->pkey_index;
+	out->port = origin->port;
+	out->pkey_index = origin->pkey_index;
 	rdma_destroy_ah_attr(&attr);
 	return 0;
+}
+
+bool rcm_h_device_try_get(struct ib_device *ibdev)
+{
+	return ib_device_try_get(ibdev);
 }
 
 int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,

@@ -12,7 +12,9 @@
 //! counted, reported and recovered by the protocol's retransmission.
 
 use super::peer::Peer;
-use crate::proto::cm::{CommId, Event, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT};
+use crate::proto::cm::{
+    CommId, Destination, Event, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
+};
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::mad::MAD_SIZE;
 use kernel::alloc::Flags;
@@ -22,9 +24,20 @@ use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 /// A batch of events of one or more inputs, in order.
 pub(crate) type EventBatch = KVec<(CommId, Event)>;
 
+/// Where a MAD to post goes.
+#[derive(Clone, Copy)]
+pub(crate) enum Recipient {
+    /// A peer whose path is known.
+    Peer(Peer),
+    /// The sender of the received MAD at this index of the batch being
+    /// handled, whose path is worked out after the endpoint is unlocked
+    /// (it may sleep); not sent if it stays unknown.
+    SenderOf(usize),
+}
+
 /// One MAD to post.
 pub(crate) struct Outgoing {
-    pub(crate) peer: Peer,
+    pub(crate) to: Recipient,
     pub(crate) mad: [u8; MAD_SIZE],
     pub(crate) cookie: u64,
     pub(crate) retry: bool,
@@ -47,6 +60,9 @@ pub(crate) fn cookie_request(cookie: u64) -> Option<(CommId, u16)> {
 /// Collects the endpoint's output while it is locked.
 pub(crate) struct Outbox {
     pub(crate) sends: KVec<Outgoing>,
+    /// The index in its batch of the received MAD being handled, whose
+    /// sender the endpoint's answers go to (`Destination::Sender`).
+    pub(crate) handling: Option<usize>,
     /// MADs that found no room (the protocol resends them).
     pub(crate) dropped: u32,
     /// Attributes of received messages that were duplicates.
@@ -65,6 +81,7 @@ impl Outbox {
     pub(crate) fn reserve(inputs: usize, flags: Flags) -> Result<Self> {
         Ok(Outbox {
             sends: KVec::with_capacity(inputs * MAX_SENDS_PER_INPUT, flags)?,
+            handling: None,
             dropped: 0,
             duplicates: KVec::with_capacity(inputs, flags)?,
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
@@ -79,6 +96,7 @@ impl Outbox {
     pub(crate) fn for_events(inputs: usize, flags: Flags) -> Result<Self> {
         Ok(Outbox {
             sends: KVec::new(),
+            handling: None,
             dropped: 0,
             duplicates: KVec::new(),
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
@@ -93,6 +111,7 @@ impl Outbox {
     pub(crate) fn unreserved() -> Self {
         Outbox {
             sends: KVec::new(),
+            handling: None,
             dropped: 0,
             duplicates: KVec::new(),
             events: KVec::new(),
@@ -104,8 +123,17 @@ impl Outbox {
 
 impl Sink<Peer> for Outbox {
     fn transmit(&mut self, tx: Transmit<'_, Peer>) {
+        let to = match (tx.to, self.handling) {
+            (Destination::Peer(peer), _) => Recipient::Peer(*peer),
+            (Destination::Sender, Some(index)) => Recipient::SenderOf(index),
+            // The core answers senders only while it handles a MAD.
+            (Destination::Sender, None) => {
+                self.dropped += 1;
+                return;
+            }
+        };
         let out = Outgoing {
-            peer: *tx.to,
+            to,
             mad: *tx.mad,
             cookie: cookie(tx.id, peek_attr_id(tx.mad)),
             retry: tx.retry,

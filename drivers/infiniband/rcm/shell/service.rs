@@ -21,15 +21,17 @@
 
 use super::intake::{IntakeBuffer, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
-use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox};
+use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient};
 use super::peer::Peer;
 use crate::new_irq_spinlock;
-use crate::proto::cm::{CmError, CommId, Config, DeviceId, Endpoint, Millis, Received};
+use crate::proto::cm::{
+    keeps_sender, CmError, CommId, Config, DeviceId, Endpoint, Millis, Received,
+};
 use crate::proto::rdma_cm::{DeviceInfo, PathKind};
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
-use crate::rdma::device::Device;
+use crate::rdma::device::{Device, DeviceRef};
 use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
 use crate::rdma::sync::{wait_until, wake_waiters, IrqSpinLock};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
@@ -381,18 +383,39 @@ impl<C: EventConsumer> CmService<C> {
     /// Runs received MADs (at most [`INTAKE_BATCH`]) through the endpoint
     /// under one lock hold, counting them, then sends and delivers what
     /// they produced.
+    ///
+    /// A reply path is worked out only for the MADs whose sender the
+    /// endpoint keeps (REQ, SIDR_REQ) and for the answers it gives, as the
+    /// C CM does, and with no lock held: on RoCE it waits for an address
+    /// resolution on ib_core's work queue, whose callbacks (rdma_cm's
+    /// address results) take the device list and the endpoint.
     fn handle_mads(&self, batch: &[ReceivedMad]) {
-        // Each MAD's device (id, GUID); none for a device already gone.
+        // Each MAD's device (id, GUID), and a reference on it for the
+        // reply paths; none for a device already gone.
         let mut inputs = [None; INTAKE_BATCH];
+        let mut devices_held: [Option<DeviceRef>; INTAKE_BATCH] = Default::default();
         {
             let devices = self.devices.lock();
-            for (input, mad) in inputs.iter_mut().zip(batch) {
-                let entry = devices.iter().flatten().find(|d| d.identity == mad.device);
-                if let Some(d) = entry {
-                    d.counters
-                        .count(mad.from.port, Counter::Received, peek_attr_id(&mad.mad));
-                }
-                *input = entry.map(|d| (d.id, d.info.guid));
+            for ((input, held), mad) in inputs.iter_mut().zip(devices_held.iter_mut()).zip(batch) {
+                let Some(d) = devices.iter().flatten().find(|d| d.identity == mad.device) else {
+                    continue;
+                };
+                let port = mad.origin.port();
+                d.counters
+                    .count(port, Counter::Received, peek_attr_id(&mad.mad));
+                *held = d
+                    .agents
+                    .iter()
+                    .find(|a| a.port() == port)
+                    .and_then(|a| a.device_ref());
+                *input = Some((d.id, d.info.guid));
+            }
+        }
+        let mut senders = [None; INTAKE_BATCH];
+        for ((sender, mad), held) in senders.iter_mut().zip(batch).zip(&devices_held) {
+            if let Some(device) = held.as_ref().filter(|_| keeps_sender(peek_attr_id(&mad.mad))) {
+                // Without one the endpoint drops the MAD; it is sent again.
+                *sender = mad.origin.reply_path(device).ok();
             }
         }
         // Without room for their output the MADs are dropped before the
@@ -405,21 +428,33 @@ impl<C: EventConsumer> CmService<C> {
         {
             let mut ep = self.endpoint.lock();
             let now = now_ms();
-            for ((mad, input), end) in batch.iter().zip(inputs).zip(duplicates_end.iter_mut()) {
+            let each = batch.iter().zip(inputs).zip(senders).zip(duplicates_end.iter_mut());
+            for (index, (((mad, input), sender), end)) in each.enumerate() {
                 if let Some((device, guid)) = input {
                     let rx = Received {
-                        from: Peer {
-                            device,
-                            path: mad.from,
-                        },
+                        from: sender.map(|path| Peer { device, path }),
                         device,
                         local_ca_guid: guid,
                     };
+                    outbox.handling = Some(index);
                     ep.handle_mad(now, &rx, &mad.mad, &mut outbox);
                 }
                 *end = outbox.duplicates.len();
             }
+            outbox.handling = None;
         }
+        for out in outbox.sends.iter_mut() {
+            let Recipient::SenderOf(index) = out.to else {
+                continue;
+            };
+            let device = inputs.get(index).copied().flatten().map(|(id, _)| id);
+            let held = devices_held.get(index).and_then(Option::as_ref);
+            let path = batch.get(index).zip(held).and_then(|(mad, held)| mad.origin.reply_path(held).ok());
+            if let (Some(device), Some(path)) = (device, path) {
+                out.to = Recipient::Peer(Peer { device, path });
+            }
+        }
+        drop(devices_held);
         if !outbox.duplicates.is_empty() {
             let devices = self.devices.lock();
             let mut start = 0;
@@ -428,7 +463,7 @@ impl<C: EventConsumer> CmService<C> {
                 if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.get(start..end)) {
                     for attr_id in attrs {
                         d.counters
-                            .count(mad.from.port, Counter::Duplicate, *attr_id);
+                            .count(mad.origin.port(), Counter::Duplicate, *attr_id);
                     }
                 }
                 start = end;
@@ -484,10 +519,15 @@ impl<C: EventConsumer> CmService<C> {
         let mut failed = KVec::new();
         let devices = self.devices.lock();
         for out in outbox.sends.iter() {
-            let port = out.peer.path.port;
-            let device = devices.iter().flatten().find(|d| d.id == out.peer.device);
+            // An answer whose sender has no path is not sent (see
+            // `handle_mads`); it answers no request of ours.
+            let Recipient::Peer(peer) = out.to else {
+                continue;
+            };
+            let port = peer.path.port;
+            let device = devices.iter().flatten().find(|d| d.id == peer.device);
             let agent = device.and_then(|d| d.agents.iter().find(|a| a.port() == port));
-            let ok = agent.is_some_and(|a| a.send(&out.peer.path, &out.mad, out.cookie).is_ok());
+            let ok = agent.is_some_and(|a| a.send(&peer.path, &out.mad, out.cookie).is_ok());
             if let (true, Some(d)) = (ok, device) {
                 let attr_id = peek_attr_id(&out.mad);
                 d.counters.count(port, Counter::Sent, attr_id);

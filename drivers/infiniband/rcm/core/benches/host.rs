@@ -190,7 +190,7 @@ struct Times {
 
 fn rx_from(from: u32, guid: u64) -> Received<u32> {
     Received {
-        from,
+        from: Some(from),
         device: DeviceId(0),
         local_ca_guid: guid,
     }

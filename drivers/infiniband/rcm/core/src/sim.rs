@@ -14,8 +14,8 @@ pub mod rdma;
 
 use crate::cm::store::btree::Std;
 use crate::cm::{
-    CommId, Config, DeviceId, Endpoint, Event, Handled, Millis, Received, Sink, Transmit,
-    MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
+    keeps_sender, CommId, Config, Destination, DeviceId, Endpoint, Event, Handled, Millis,
+    Received, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
 };
 use crate::wire::field::Mad;
 use crate::wire::mad::peek_attr_id;
@@ -102,6 +102,9 @@ pub struct Node {
 /// Collects one call's output.
 #[derive(Default)]
 pub struct Outbox {
+    /// The sender of the MAD being handled, for answers to it
+    /// ([`Destination::Sender`]); `None` outside `handle_mad`.
+    sender: Option<u32>,
     sent: Vec<(u32, Box<Mad>, bool)>,
     events: Vec<(CommId, Event)>,
     duplicates: u64,
@@ -109,7 +112,13 @@ pub struct Outbox {
 
 impl Sink<u32> for Outbox {
     fn transmit(&mut self, tx: Transmit<'_, u32>) {
-        self.sent.push((*tx.to, Box::new(*tx.mad), tx.retry));
+        let to = match tx.to {
+            Destination::Peer(to) => *to,
+            Destination::Sender => self
+                .sender
+                .expect("an answer to a sender outside handle_mad"),
+        };
+        self.sent.push((to, Box::new(*tx.mad), tx.retry));
     }
     fn event(&mut self, id: CommId, event: Event) {
         self.events.push((id, event));
@@ -327,12 +336,18 @@ impl Fabric {
         let Some(node) = self.nodes.get_mut(p.to as usize) else {
             return Handled::Dropped(crate::cm::Dropped::Ignored);
         };
+        // As the kernel does: the sender's address only where the
+        // endpoint keeps it, so that every answer to another message
+        // goes through `Destination::Sender`.
         let rx = Received {
-            from: p.from,
+            from: keeps_sender(peek_attr_id(&p.mad)).then_some(p.from),
             device: DeviceId(0),
             local_ca_guid: node.guid,
         };
-        let mut out = Outbox::default();
+        let mut out = Outbox {
+            sender: Some(p.from),
+            ..Outbox::default()
+        };
         let handled = node.ep.handle_mad(self.now, &rx, &p.mad[..], &mut out);
         if self.trace_limit > 0 {
             self.note(format!(

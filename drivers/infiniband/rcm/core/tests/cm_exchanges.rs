@@ -7,9 +7,9 @@
 use rcm_core::cm::store::btree::inject_insert_failures;
 use rcm_core::cm::store::btree::Std;
 use rcm_core::cm::{
-    AltPath, CmError, CommId, Config, DeviceId, Endpoint, Event, Failure, Handled, LapState,
-    ListenSpec, QpAttrs, QpTarget, QpType, Received, Sink, State, Transmit, Transport,
-    ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
+    keeps_sender, AltPath, CmError, CommId, Config, Destination, DeviceId, Dropped, Endpoint,
+    Event, Failure, Handled, LapState, ListenSpec, QpAttrs, QpTarget, QpType, Received, Sink,
+    State, Transmit, Transport, ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
 };
 use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 use rcm_core::sim::{sample_lap, sample_rep, sample_req, Fabric, Faults};
@@ -1230,12 +1230,18 @@ fn remote_indexes_find_each_of_many_connections() {
 #[derive(Default)]
 struct Capture {
     sent: Vec<(Mad, bool)>,
+    /// Each send's address; `None` for the sender of the MAD handled.
+    to: Vec<Option<u32>>,
     events: Vec<(CommId, Event)>,
 }
 
 impl Sink<u32> for Capture {
     fn transmit(&mut self, tx: Transmit<'_, u32>) {
         self.sent.push((*tx.mad, tx.retry));
+        self.to.push(match tx.to {
+            Destination::Peer(to) => Some(*to),
+            Destination::Sender => None,
+        });
     }
     fn event(&mut self, id: CommId, event: Event) {
         self.events.push((id, event));
@@ -1252,7 +1258,7 @@ fn bare_rtu_is_rebuilt_for_a_repeated_rep() {
     let a = connect(&mut f, A, B, SID, 0x11, 5);
     let (b, _) = next_event(&mut f, B);
     let rx_a = Received {
-        from: B,
+        from: Some(B),
         device: DeviceId(0),
         local_ca_guid: f.nodes[A as usize].guid,
     };
@@ -1328,7 +1334,7 @@ fn comm_id_all_ones_is_an_ordinary_id() {
     )
     .expect("listen");
     let rx = Received {
-        from: A,
+        from: Some(A),
         device: DeviceId(0),
         local_ca_guid: 0xB,
     };
@@ -1346,4 +1352,76 @@ fn comm_id_all_ones_is_an_ordinary_id() {
         assert_eq!(again, Handled::Duplicate, "REQ {n} again");
     }
     assert_eq!(ep.audit(), Ok(()));
+}
+
+/// A receiver that works out reply addresses only where the endpoint
+/// keeps them (the kernel's, where it costs an address resolution): a
+/// REQ without its sender is dropped and files nothing, while messages
+/// that match no id are answered to their sender all the same.
+#[test]
+fn only_a_request_needs_its_sender() {
+    let mut ep: Endpoint<u32, Std> = Endpoint::new(Config {
+        id_operand: 0x5A5A,
+        tid_high: 1,
+        hash_seed: 5,
+    });
+    let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
+    ep.listen(
+        listener,
+        ListenSpec {
+            device: None,
+            service_id: SID,
+            service_mask: 0,
+            share_tag: None,
+            join: false,
+        },
+    )
+    .expect("listen");
+    let anonymous = Received {
+        from: None,
+        device: DeviceId(0),
+        local_ca_guid: 0xB,
+    };
+    let mut req = sample_req(SID, 0x100, 3);
+    req.local_ca_guid = 0xA;
+    let req = emit(CmMessage::Req(req));
+    let mut out = Capture::default();
+    assert_eq!(
+        ep.handle_mad(0, &anonymous, &req, &mut out),
+        Handled::Dropped(Dropped::NoSender)
+    );
+    assert_eq!(ep.len(), 1, "only the listener");
+    assert!(out.sent.is_empty() && out.events.is_empty());
+    assert_eq!(ep.audit(), Ok(()));
+
+    // A DREQ and an RTU for ids this side never had.
+    let dreq = rcm_core::wire::disconnect::Dreq {
+        local_comm_id: 0x99,
+        remote_comm_id: 0x1234,
+        remote_qpn_eecn: 0x55,
+        private_data: [0; 220],
+    };
+    let rtu = rcm_core::wire::rep::Rtu {
+        local_comm_id: 0x99,
+        remote_comm_id: 0x1234,
+        private_data: [0; 224],
+    };
+    for mad in [emit(CmMessage::Dreq(dreq)), emit(CmMessage::Rtu(rtu))] {
+        let mut out = Capture::default();
+        assert_eq!(
+            ep.handle_mad(0, &anonymous, &mad, &mut out),
+            Handled::Answered
+        );
+        assert_eq!(out.to, [None], "answered to the sender");
+    }
+    // Given, the sender is the answer's address.
+    let known = Received {
+        from: Some(A),
+        ..anonymous
+    };
+    let mut out = Capture::default();
+    ep.handle_mad(0, &known, &emit(CmMessage::Dreq(dreq)), &mut out);
+    assert_eq!(out.to, [Some(A)]);
+    assert!(keeps_sender(attr::REQ) && keeps_sender(attr::SIDR_REQ));
+    assert!(!keeps_sender(attr::DREQ) && !keeps_sender(attr::REP));
 }

@@ -849,7 +849,7 @@ impl Harness {
                 if short || bytes.len() > MAD_SIZE {
                     // A wrong length goes straight to the endpoint.
                     let rx = rcm_core::cm::Received {
-                        from,
+                        from: Some(from),
                         device: DeviceId(0),
                         local_ca_guid: self.f.nodes[to as usize].guid,
                     };

@@ -8,7 +8,7 @@
 use crate::endpoint::{encode, Op, Setup};
 use rcm_core::cm::store::btree::Std;
 use rcm_core::cm::{
-    CommId, Config, DeviceId, Endpoint, Event, ListenSpec, Received, Sink, Transmit,
+    CommId, Config, Destination, DeviceId, Endpoint, Event, ListenSpec, Received, Sink, Transmit,
 };
 use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 use rcm_core::sim::{sample_rep, sample_req};
@@ -201,7 +201,10 @@ struct Capture {
 
 impl Sink<u32> for Capture {
     fn transmit(&mut self, tx: Transmit<'_, u32>) {
-        self.sent.push((*tx.to, *tx.mad));
+        // Every MAD is delivered with its sender, so every address is one.
+        if let Destination::Peer(to) = tx.to {
+            self.sent.push((*to, *tx.mad));
+        }
     }
     fn event(&mut self, id: CommId, event: Event) {
         self.events.push((id, event));
@@ -255,7 +258,7 @@ impl Pair {
         for (to, mad) in cap.sent {
             self.log.push((rcm_core::sim::attr_name(peek(&mad)), mad));
             let rx = Received {
-                from,
+                from: Some(from),
                 device: DeviceId(0),
                 local_ca_guid: Self::guid(to),
             };

@@ -120,7 +120,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                     message_ref::REQ,
                     RejectReason::DuplicateLocalCommId,
                 );
-                Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+                Self::answer(rx, tid, CmMessage::Rej(rej), sink);
                 return Handled::Answered;
             }
             sink.duplicate(attr::REQ);
@@ -145,7 +145,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 message_ref::REQ,
                 RejectReason::StaleConn,
             );
-            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            Self::answer(rx, tid, CmMessage::Rej(rej), sink);
             self.disconnect_stale(now, stale, sink);
             return Handled::Answered;
         }
@@ -156,8 +156,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 message_ref::REQ,
                 RejectReason::InvalidServiceId,
             );
-            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            Self::answer(rx, tid, CmMessage::Rej(rej), sink);
             return Handled::Answered;
+        };
+        let Some(from) = rx.from else {
+            return Handled::Dropped(Dropped::NoSender);
         };
         let Ok(id) = self.alloc(rx.device, rx.local_ca_guid) else {
             return Handled::Dropped(Dropped::NoMemory);
@@ -175,7 +178,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         conn.state = State::ReqRcvd;
         conn.listener = Some(listener);
-        conn.peer = Some(rx.from);
+        conn.peer = Some(from);
         conn.remote_id = req.local_comm_id;
         conn.remote_ca_guid = req.local_ca_guid;
         conn.service_id = req.service_id;
@@ -287,7 +290,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 // The REP echoes our REQ's transaction id; we no longer
                 // know it.
                 let (ours, theirs) = (rep.remote_comm_id, rep.local_comm_id);
-                return self.reject_unknown(&rx.from, 0, ours, theirs, message_ref::REP, sink);
+                return self.reject_unknown(rx, 0, ours, theirs, message_ref::REP, sink);
             };
             sink.duplicate(attr::REP);
             if matches!(
@@ -323,7 +326,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 RejectReason::StaleConn,
             );
             let tid = self.get(id).map_or(0, |c| c.tid);
-            Self::answer(&rx.from, tid, CmMessage::Rej(rej), sink);
+            Self::answer(rx, tid, CmMessage::Rej(rej), sink);
             self.disconnect_stale(now, stale, sink);
             return Handled::Answered;
         }
@@ -367,7 +370,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     #[allow(clippy::too_many_arguments)]
     fn reject_unknown<S: Sink<A>>(
         &mut self,
-        to: &A,
+        rx: &Received<A>,
         tid: u64,
         ours: u32,
         theirs: u32,
@@ -380,7 +383,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             RejectReason::InvalidCommId
         };
         let rej = Rej::plain(ours, theirs, message_rejected, reason);
-        Self::answer(to, tid, CmMessage::Rej(rej), sink);
+        Self::answer(rx, tid, CmMessage::Rej(rej), sink);
         Handled::Answered
     }
 
@@ -432,7 +435,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             // The peer thinks it is connected to an id we no longer have or
             // that went back to IDLE (our REJ got lost): tell it.
             let (ours, theirs) = (rtu.remote_comm_id, rtu.local_comm_id);
-            return self.reject_unknown(&rx.from, tid, ours, theirs, message_ref::OTHER, sink);
+            return self.reject_unknown(rx, tid, ours, theirs, message_ref::OTHER, sink);
         };
         match self.get(id).map(|c| c.state) {
             Some(State::RepSent | State::MraRepRcvd) => {}

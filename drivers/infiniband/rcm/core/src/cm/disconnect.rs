@@ -124,7 +124,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 remote_comm_id: dreq.local_comm_id,
                 private_data: [0; 224],
             };
-            Self::answer(&rx.from, tid, CmMessage::Drep(drep), sink);
+            Self::answer(rx, tid, CmMessage::Drep(drep), sink);
             return Handled::Answered;
         };
         let Some(conn) = self.get(id) else {

@@ -13,7 +13,7 @@ use super::remote_index::{Remote, RemoteIndex};
 use super::state::{LapState, State};
 use super::store::{Collections, OrderedMap};
 use super::table::{IdTable, TableFull};
-use super::{CommId, DeviceId, Millis, Sink, Transmit, NEVER};
+use super::{CommId, Destination, DeviceId, Millis, Sink, Transmit, NEVER};
 use crate::reason::{RejectReason, SidrStatus};
 use crate::timer;
 use crate::wire::disconnect::{Drep, Dreq};
@@ -42,8 +42,13 @@ pub struct Config {
 /// Where a received MAD came from.
 #[derive(Clone, Copy, Debug)]
 pub struct Received<A> {
-    /// The sender, as a reply address.
-    pub from: A,
+    /// The sender, as a reply address. Needed only for the messages
+    /// [`keeps_sender`] names, whose sender becomes an id's peer: without
+    /// it they are dropped ([`Dropped::NoSender`]). Other messages are
+    /// answered (when they match no id) through [`Destination::Sender`]
+    /// unless it is given, so an embedding where a reply address is costly
+    /// to work out does so only for the few MADs that are answered.
+    pub from: Option<A>,
     /// The device (and so the CA) it arrived on.
     pub device: DeviceId,
     /// That CA's GUID, for the REPs and REJs we send in answer.
@@ -77,6 +82,16 @@ pub enum Dropped {
     NoMemory,
     /// Not a message the CM acts on (ClassPortInfo).
     Ignored,
+    /// A message whose sender the endpoint keeps came without one
+    /// ([`Received::from`]).
+    NoSender,
+}
+
+/// Whether the endpoint keeps the sender of a received message of this
+/// attribute as the new id's peer (REQ, SIDR_REQ), so that
+/// [`Received::from`] must be given with it.
+pub fn keeps_sender(attr_id: u16) -> bool {
+    matches!(attr_id, attr::REQ | attr::SIDR_REQ)
 }
 
 /// The connection manager of one host. See the [module docs](super).
@@ -311,7 +326,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         if let Some(to) = conn.peer {
             sink.transmit(Transmit {
-                to: &to,
+                to: Destination::Peer(&to),
                 mad: &mad,
                 id: Some(id),
                 retry: false,
@@ -337,7 +352,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     pub(crate) fn send_once<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
         if let Some(to) = self.conns.get(id.0).and_then(|c| c.peer) {
             sink.transmit(Transmit {
-                to: &to,
+                to: Destination::Peer(&to),
                 mad: &mad,
                 id: Some(id),
                 retry: false,
@@ -354,7 +369,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let mad = conn.request.and_then(|slot| self.mads.get(slot));
         if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
             sink.transmit(Transmit {
-                to,
+                to: Destination::Peer(to),
                 mad,
                 id: Some(id),
                 retry: true,
@@ -383,7 +398,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
             sink.transmit(Transmit {
-                to,
+                to: Destination::Peer(to),
                 mad,
                 id: Some(id),
                 retry: true,
@@ -771,21 +786,18 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             ari,
             private_data: [0; 148],
         };
-        let mad = build(header.transaction_id, 0, CmMessage::Rej(rej));
-        sink.transmit(Transmit {
-            to: &rx.from,
-            mad: &mad,
-            id: None,
-            retry: false,
-        });
+        Self::answer(rx, header.transaction_id, CmMessage::Rej(rej), sink);
         Handled::Answered
     }
 
     /// Answers a MAD that matched no id with `message` to its sender.
-    pub(crate) fn answer<S: Sink<A>>(to: &A, tid: u64, message: CmMessage, sink: &mut S) {
+    pub(crate) fn answer<S: Sink<A>>(rx: &Received<A>, tid: u64, message: CmMessage, sink: &mut S) {
         let mad = build(tid, 0, message);
         sink.transmit(Transmit {
-            to,
+            to: rx
+                .from
+                .as_ref()
+                .map_or(Destination::Sender, Destination::Peer),
             mad: &mad,
             id: None,
             retry: false,

@@ -35,7 +35,7 @@ mod transport;
 
 pub use audit::AuditError;
 pub use conn::{Connection, QpParams};
-pub use endpoint::{fill, Config, Dropped, Endpoint, Handled, Received};
+pub use endpoint::{fill, keeps_sender, Config, Dropped, Endpoint, Handled, Received};
 pub use error::CmError;
 pub use event::{Event, Failure};
 pub use listen::{ListenSpec, ASSIGN_SERVICE_ID, MAX_LISTEN_MASKS};
@@ -76,11 +76,23 @@ pub const MAX_EVENTS_PER_INPUT: usize = 2;
 /// sizing, not for correctness.
 pub const MAX_SENDS_PER_INPUT: usize = 4;
 
+/// Where a MAD the endpoint sends goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination<'a, A> {
+    /// An address the endpoint has: an id's peer, or the sender the
+    /// embedding supplied with the received MAD ([`Received::from`]).
+    Peer(&'a A),
+    /// The sender of the MAD being handled, which the embedding did not
+    /// supply (see [`keeps_sender`]): an answer to a message that matched
+    /// no id, emitted only within that [`Endpoint::handle_mad`] call.
+    Sender,
+}
+
 /// A MAD the endpoint wants sent.
 #[derive(Debug)]
 pub struct Transmit<'a, A> {
     /// Where to.
-    pub to: &'a A,
+    pub to: Destination<'a, A>,
     /// The whole MAD.
     pub mad: &'a Mad,
     /// The id it belongs to (`None` for answers to MADs that matched no id).

@@ -58,7 +58,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         req: &SidrReq,
         sink: &mut S,
     ) -> Handled {
-        let key = (req.request_id, rx.from);
+        let Some(from) = rx.from else {
+            return Handled::Dropped(Dropped::NoSender);
+        };
+        let key = (req.request_id, from);
         if self.sidr.get(&key).is_some() {
             sink.duplicate(attr::SIDR_REQ);
             return Handled::Duplicate;
@@ -70,7 +73,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 service_id: req.service_id,
                 ..SidrRep::zeroed()
             };
-            Self::answer(&rx.from, tid, CmMessage::SidrRep(rep), sink);
+            Self::answer(rx, tid, CmMessage::SidrRep(rep), sink);
             return Handled::Answered;
         };
         let Ok(id) = self.alloc(rx.device, rx.local_ca_guid) else {
@@ -86,7 +89,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.sidr_key = Some(key);
         conn.state = State::SidrReqRcvd;
         conn.listener = Some(listener);
-        conn.peer = Some(rx.from);
+        conn.peer = Some(from);
         conn.remote_id = req.request_id;
         conn.service_id = req.service_id;
         conn.tid = tid;
