@@ -204,17 +204,7 @@ impl Pair {
             hash_seed: 0x9E37_79B9_7F4A_7C15,
         });
         let listener = b.create_id(DeviceId(0), GUID_B).expect("create_id");
-        b.listen(
-            listener,
-            ListenSpec {
-                device: None,
-                service_id: SID,
-                service_mask: 0,
-                share_tag: None,
-                join: false,
-            },
-        )
-        .expect("listen");
+        b.listen(listener, ListenSpec::exact(SID)).expect("listen");
         Pair {
             a: Endpoint::new(Config {
                 id_operand: 0x2545_f491,

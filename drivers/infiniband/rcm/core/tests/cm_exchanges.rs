@@ -44,19 +44,8 @@ fn create(f: &mut Fabric, n: u32) -> CommId {
 
 fn listen(f: &mut Fabric, n: u32, sid: u64) -> CommId {
     let id = create(f, n);
-    f.call(n, |ep, _, _| {
-        ep.listen(
-            id,
-            ListenSpec {
-                device: None,
-                service_id: sid,
-                service_mask: 0,
-                share_tag: None,
-                join: false,
-            },
-        )
-    })
-    .expect("listen")
+    f.call(n, |ep, _, _| ep.listen(id, ListenSpec::exact(sid)))
+        .expect("listen")
 }
 
 fn connect(f: &mut Fabric, from: u32, to: u32, sid: u64, qpn: u32, retries: u8) -> CommId {
@@ -1322,17 +1311,7 @@ fn comm_id_all_ones_is_an_ordinary_id() {
     });
     let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
     assert_eq!(listener, CommId(u32::MAX));
-    ep.listen(
-        listener,
-        ListenSpec {
-            device: None,
-            service_id: SID,
-            service_mask: 0,
-            share_tag: None,
-            join: false,
-        },
-    )
-    .expect("listen");
+    ep.listen(listener, ListenSpec::exact(SID)).expect("listen");
     let rx = Received {
         from: Some(A),
         device: DeviceId(0),
@@ -1366,17 +1345,7 @@ fn only_a_request_needs_its_sender() {
         hash_seed: 5,
     });
     let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
-    ep.listen(
-        listener,
-        ListenSpec {
-            device: None,
-            service_id: SID,
-            service_mask: 0,
-            share_tag: None,
-            join: false,
-        },
-    )
-    .expect("listen");
+    ep.listen(listener, ListenSpec::exact(SID)).expect("listen");
     let anonymous = Received {
         from: None,
         device: DeviceId(0),

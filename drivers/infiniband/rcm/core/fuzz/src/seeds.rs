@@ -280,13 +280,7 @@ impl Pair {
 
     fn listen(&mut self, n: u32, sid: u64) -> CommId {
         let id = self.create(n);
-        let spec = ListenSpec {
-            device: None,
-            service_id: sid,
-            service_mask: 0,
-            share_tag: None,
-            join: false,
-        };
+        let spec = ListenSpec::exact(sid);
         self.call(n, |ep, _, _| ep.listen(id, spec))
             .expect("listen")
     }

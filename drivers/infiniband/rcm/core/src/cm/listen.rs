@@ -41,6 +41,20 @@ pub struct ListenSpec {
     pub join: bool,
 }
 
+impl ListenSpec {
+    /// Listens on every device for exactly `service_id`, as a listener
+    /// nobody may join (`ib_cm_listen` with a zero mask).
+    pub fn exact(service_id: u64) -> Self {
+        ListenSpec {
+            device: None,
+            service_id,
+            service_mask: 0,
+            share_tag: None,
+            join: false,
+        }
+    }
+}
+
 /// A listener's key: device, mask, masked service id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct ListenKey {
