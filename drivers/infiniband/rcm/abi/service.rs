@@ -3,7 +3,7 @@
 //! The one CM service the ABI surfaces share: its events go to the
 //! surface that owns each id (rdma_cm's connections and listeners, or an
 //! ib_cm consumer's id), and rdma_cm's own events go out from the same
-//! delivery work, after the CM's.
+//! delivery, after the CM's.
 
 use crate::abi::ib_cm::IbCm;
 use crate::abi::rdma_cm::RdmaCmAbi;

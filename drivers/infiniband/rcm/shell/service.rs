@@ -14,10 +14,13 @@
 //!
 //! Three work items run the service: the protocol timer (retransmissions,
 //! timeouts, TIMEWAIT; system workqueue), the MAD intake (received MADs
-//! in batches, see `intake`) and event delivery (a workqueue of its own,
-//! in order), so a consumer that blocks in its handler never holds up the
-//! protocol. Events go to the service's [`EventConsumer`],
-//! the ABI surface whose consumers own the ids.
+//! in batches, see `intake`; it delivers the events they cause itself, as
+//! the C CM's MAD work calls its consumers, saving a work hop per event)
+//! and event delivery (a workqueue of its own, for the events of timers
+//! and API calls). One task delivers at a time, in order (`deliver_all`),
+//! and never the timer's, so a consumer that blocks in its handler holds
+//! up no retransmission or timeout. Events go to the service's
+//! [`EventConsumer`], the ABI surface whose consumers own the ids.
 
 use super::intake::{IntakeBuffer, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
@@ -36,7 +39,7 @@ use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
 use crate::rdma::sync::{wait_until, wake_waiters, IrqSpinLock};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
 use core::cell::Cell;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
@@ -55,8 +58,8 @@ pub(crate) type KernelEndpoint = Endpoint<Peer, KernelCollections>;
 /// ids (the upcall from the shell, as `MadHandler` is from `rust/rdma`).
 pub(crate) trait EventConsumer: Send + Sync + Sized {
     /// Delivers a batch of events, in order. Called from the delivery
-    /// work: process context, never concurrently with itself, no lock
-    /// held.
+    /// work or the MAD intake work: process context, never concurrently
+    /// with itself, no lock held.
     fn deliver(&self, service: &CmService<Self>, batch: EventBatch);
 
     /// Runs after the queued batches are delivered (same context), for
@@ -102,6 +105,10 @@ pub(crate) struct CmService<C: EventConsumer> {
     #[pin]
     intake_work: IrqSpinLock<Option<Work<CmService<C>, MadIntake>>>,
     next_device: AtomicU32,
+    /// Set while a task delivers events (see `deliver_all`).
+    delivering: AtomicBool,
+    /// Set by each request for delivery, taken by the task delivering.
+    delivery_wanted: AtomicBool,
     /// Device removals waiting for DREPs (see `await_dreps`).
     departing: AtomicU32,
     /// Events waiting for delivery, in order.
@@ -128,6 +135,8 @@ impl<C: EventConsumer> CmService<C> {
             draining <- new_mutex!(IntakeBuffer::new()?, "rcm::draining"),
             intake_work <- new_irq_spinlock!(None, "rcm::intake_work"),
             next_device: AtomicU32::new(0),
+            delivering: AtomicBool::new(false),
+            delivery_wanted: AtomicBool::new(false),
             departing: AtomicU32::new(0),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
             consumer <- consumer,
@@ -469,18 +478,31 @@ impl<C: EventConsumer> CmService<C> {
                 start = end;
             }
         }
-        self.flush(outbox);
+        // The events are delivered here, without a hop to the delivery
+        // work, as the C CM calls its consumers from its MAD work.
+        if self.send_output(outbox) {
+            self.deliver_all();
+        }
     }
 
     /// Posts collected MADs, reports failed requests to the endpoint and
-    /// queues events for delivery (process context).
-    fn flush(&self, mut outbox: Outbox) {
+    /// has the delivery work deliver the events (process context).
+    fn flush(&self, outbox: Outbox) {
+        if self.send_output(outbox) {
+            self.wake_delivery();
+        }
+    }
+
+    /// Posts collected MADs, reports failed requests to the endpoint and
+    /// queues the events; true if it queued any (process context).
+    fn send_output(&self, mut outbox: Outbox) -> bool {
+        let mut queued = false;
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
         for _ in 0..2 {
             // Every round's events: the failure reports' (REQ_ERROR ...)
             // too.
-            self.queue_events(&mut outbox);
+            queued |= self.events.lock().push(&mut outbox);
             if outbox.dropped > 0 {
                 pr_warn!(
                     "out of memory: {} CM MADs not sent (the protocol sends them again)\n",
@@ -506,11 +528,12 @@ impl<C: EventConsumer> CmService<C> {
             outbox = reports;
         }
         // The last round's events, if its sends were not tried.
-        self.queue_events(&mut outbox);
+        queued |= self.events.lock().push(&mut outbox);
         self.rearm();
         if self.departing.load(Ordering::Relaxed) > 0 {
             wake_waiters();
         }
+        queued
     }
 
     /// Posts an outbox's MADs through the agents; the requests (comm id,
@@ -546,11 +569,40 @@ impl<C: EventConsumer> CmService<C> {
     /// Moves an outbox's events to the delivery queue and has them
     /// delivered; any context (it does not allocate).
     fn queue_events(&self, outbox: &mut Outbox) {
-        if !self.events.lock().push(outbox) {
-            return;
+        if self.events.lock().push(outbox) {
+            self.wake_delivery();
         }
+    }
+
+    /// Has the delivery work run (any context).
+    fn wake_delivery(&self) {
         if let Some(delivery) = self.delivery.lock().as_ref() {
             delivery.queue();
+        }
+    }
+
+    /// Delivers the queued events and the consumer's own, in this task,
+    /// unless another task is delivering: that one then delivers these
+    /// too. So events keep one order and handlers never run at once,
+    /// whichever of the delivery and intake works delivers.
+    fn deliver_all(&self) {
+        // Dekker-style: a request is either seen by the task delivering
+        // (its last check follows its release) or wins the flag itself,
+        // which takes sequentially consistent order on both flags.
+        self.delivery_wanted.store(true, Ordering::SeqCst);
+        while self
+            .delivering
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            while self.delivery_wanted.swap(false, Ordering::SeqCst) {
+                self.deliver_events();
+                self.consumer.deliver_pending(self);
+            }
+            self.delivering.store(false, Ordering::SeqCst);
+            if !self.delivery_wanted.load(Ordering::SeqCst) {
+                return;
+            }
         }
     }
 
@@ -611,23 +663,19 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
 
 impl<C: EventConsumer> CmService<C> {
     /// The intake was full: moves it into a buffer twice as large and
-    /// queues `mad` there. False if it cannot grow (the drop is counted).
+    /// queues `mad` there. False if it is still full (the drop is counted).
     fn grow_intake(&self, mad: &ReceivedMad) -> bool {
         let room = self.intake.lock().room();
-        let Some(mut larger) = IntakeBuffer::larger_than(room) else {
-            let mut intake = self.intake.lock();
-            let queued = intake.push(mad);
-            if !queued {
-                intake.count_dropped();
-            }
-            return queued;
-        };
+        // Allocated outside the spinlock (it may sleep).
+        let mut larger = IntakeBuffer::larger_than(room);
         let queued = {
             let mut intake = self.intake.lock();
             // The intake work may have swapped in its own buffer meanwhile:
             // keep whichever is larger.
-            if larger.room() > intake.room() && larger.take_over(&mut *intake) {
-                core::mem::swap(&mut *intake, &mut larger);
+            if let Some(larger) = larger.as_mut() {
+                if larger.room() > intake.room() && larger.take_over(&mut intake) {
+                    core::mem::swap(&mut *intake, larger);
+                }
             }
             let queued = intake.push(mad);
             if !queued {
@@ -693,7 +741,6 @@ impl<C: EventConsumer> TimerHandler for CmService<C> {
 impl<C: EventConsumer> WorkHandler for CmService<C> {
     /// Delivers the queued events to their consumers.
     fn run(&self) {
-        self.deliver_events();
-        self.consumer.deliver_pending(self);
+        self.deliver_all();
     }
 }

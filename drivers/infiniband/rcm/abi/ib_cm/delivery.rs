@@ -3,9 +3,9 @@
 //! Delivery of the service's events to ib_cm consumers, and the end of
 //! their ids.
 //!
-//! Events arrive from the service's delivery work, one at a time and in
-//! order (a work item never runs concurrently with itself), with no lock
-//! held, so a handler may call back into the API. `ib_destroy_cm_id` waits
+//! Events arrive from the service's delivery (its delivery work or its
+//! MAD intake work, one task at a time), one at a time and in order, with
+//! no lock held, so a handler may call back into the API. `ib_destroy_cm_id` waits
 //! for a running callback of the id (or of the listener a REQ came from);
 //! called from that very callback, it leaves the freeing to the delivery
 //! code instead.
@@ -41,7 +41,7 @@ enum Incoming<'a> {
 
 impl IbCm {
     /// Delivers a batch of its consumers' events, in order (the CM
-    /// service's delivery work, no lock held).
+    /// service's delivery, no lock held).
     pub(crate) fn deliver(&self, s: &Service, batch: EventBatch) {
         self.worker.store(current_task(), Ordering::Release);
         for (id, event) in batch {
