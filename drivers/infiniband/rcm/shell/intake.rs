@@ -17,7 +17,15 @@
 //! [`INTAKE_MAX`]. Beyond that a MAD is dropped, counted and logged, and
 //! its sender retransmits it, so a flood costs bounded memory. The
 //! buffers keep the size of the largest storm so far.
+//!
+//! The handler does not work out a MAD's reply path either (on RoCE that
+//! waits for an address resolution): the intake work does, through
+//! [`Senders`], only for the MADs whose sender the endpoint keeps and for
+//! its answers.
 
+use super::peer::Peer;
+use crate::proto::cm::DeviceId;
+use crate::rdma::device::DeviceRef;
 use crate::rdma::mad::ReceivedMad;
 use kernel::prelude::*;
 
@@ -120,5 +128,58 @@ impl IntakeBuffer {
     /// How many MADs were dropped since the last call.
     pub(crate) fn take_dropped(&mut self) -> u32 {
         core::mem::take(&mut self.dropped)
+    }
+}
+
+/// The senders of a batch of received MADs: each MAD's device (id, CA
+/// GUID) and a reference on it, from which a reply path is worked out
+/// when one is needed ([`Senders::peer`]).
+pub(crate) struct Senders<'a> {
+    batch: &'a [ReceivedMad],
+    devices: [Option<(DeviceId, u64)>; INTAKE_BATCH],
+    held: [Option<DeviceRef>; INTAKE_BATCH],
+}
+
+impl<'a> Senders<'a> {
+    /// The senders of `batch` (at most [`INTAKE_BATCH`] MADs), `served`
+    /// giving each MAD's device: its id, CA GUID and a reference on it
+    /// (`None` for a device already gone).
+    pub(crate) fn new(
+        batch: &'a [ReceivedMad],
+        mut served: impl FnMut(&ReceivedMad) -> Option<(DeviceId, u64, Option<DeviceRef>)>,
+    ) -> Self {
+        let mut senders = Senders {
+            batch,
+            devices: [None; INTAKE_BATCH],
+            held: Default::default(),
+        };
+        let slots = senders.devices.iter_mut().zip(senders.held.iter_mut());
+        for ((device, held), mad) in slots.zip(batch) {
+            if let Some((id, guid, reference)) = served(mad) {
+                *device = Some((id, guid));
+                *held = reference;
+            }
+        }
+        senders
+    }
+
+    /// The device (id, CA GUID) the MAD at `index` arrived on, if served.
+    pub(crate) fn device(&self, index: usize) -> Option<(DeviceId, u64)> {
+        self.devices.get(index).copied().flatten()
+    }
+
+    /// The sender of the MAD at `index` as a peer: its reply path, worked
+    /// out now (may sleep; see `MadOrigin::reply_path`). `None` if it has
+    /// none, or after [`Senders::release`].
+    pub(crate) fn peer(&self, index: usize) -> Option<Peer> {
+        let (device, _) = self.device(index)?;
+        let held = self.held.get(index)?.as_ref()?;
+        let path = self.batch.get(index)?.origin.reply_path(held).ok()?;
+        Some(Peer { device, path })
+    }
+
+    /// Drops the device references (the reply paths are all worked out).
+    pub(crate) fn release(&mut self) {
+        self.held = Default::default();
     }
 }

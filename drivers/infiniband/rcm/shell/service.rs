@@ -22,7 +22,7 @@
 //! up no retransmission or timeout. Events go to the service's
 //! [`EventConsumer`], the ABI surface whose consumers own the ids.
 
-use super::intake::{IntakeBuffer, INTAKE_BATCH};
+use super::intake::{IntakeBuffer, Senders, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient};
 use super::peer::Peer;
@@ -34,7 +34,7 @@ use crate::proto::rdma_cm::{DeviceInfo, PathKind};
 use crate::proto::timer::IbaTime;
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
-use crate::rdma::device::{Device, DeviceRef};
+use crate::rdma::device::Device;
 use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
 use crate::rdma::sync::{wait_until, wake_waiters, IrqSpinLock};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
@@ -184,6 +184,15 @@ impl<C: EventConsumer> CmService<C> {
         let r = op(&mut self.endpoint.lock(), now_ms(), &mut outbox);
         self.flush(outbox);
         r
+    }
+
+    /// Delivers the queued events in this task, as the C rdma_cm calls
+    /// its consumers from ib_core's address resolution callback: only from
+    /// a callback of ib_core's work queues, where a handler may block and
+    /// call back in (never from a consumer's own call, which may hold the
+    /// locks its handler takes, nor from ib_mad's completion).
+    pub(crate) fn deliver_here(&self) {
+        self.deliver_all();
     }
 
     /// Has the delivery work run (for events a consumer queued itself,
@@ -399,34 +408,27 @@ impl<C: EventConsumer> CmService<C> {
     /// resolution on ib_core's work queue, whose callbacks (rdma_cm's
     /// address results) take the device list and the endpoint.
     fn handle_mads(&self, batch: &[ReceivedMad]) {
-        // Each MAD's device (id, GUID), and a reference on it for the
-        // reply paths; none for a device already gone.
-        let mut inputs = [None; INTAKE_BATCH];
-        let mut devices_held: [Option<DeviceRef>; INTAKE_BATCH] = Default::default();
-        {
+        let mut senders = {
             let devices = self.devices.lock();
-            for ((input, held), mad) in inputs.iter_mut().zip(devices_held.iter_mut()).zip(batch) {
-                let Some(d) = devices.iter().flatten().find(|d| d.identity == mad.device) else {
-                    continue;
-                };
+            Senders::new(batch, |mad| {
+                let d = devices
+                    .iter()
+                    .flatten()
+                    .find(|d| d.identity == mad.device)?;
                 let port = mad.origin.port();
                 d.counters
                     .count(port, Counter::Received, peek_attr_id(&mad.mad));
-                *held = d
-                    .agents
-                    .iter()
-                    .find(|a| a.port() == port)
-                    .and_then(|a| a.device_ref());
-                *input = Some((d.id, d.info.guid));
-            }
-        }
-        let mut senders = [None; INTAKE_BATCH];
-        for ((sender, mad), held) in senders.iter_mut().zip(batch).zip(&devices_held) {
-            if let Some(device) = held.as_ref().filter(|_| keeps_sender(peek_attr_id(&mad.mad))) {
-                // Without one the endpoint drops the MAD; it is sent again.
-                *sender = mad.origin.reply_path(device).ok();
-            }
-        }
+                let agent = d.agents.iter().find(|a| a.port() == port);
+                Some((d.id, d.info.guid, agent.and_then(|a| a.device_ref())))
+            })
+        };
+        // The senders the endpoint keeps, worked out before it is locked.
+        let kept: [Option<Peer>; INTAKE_BATCH] = core::array::from_fn(|index| {
+            let mad = batch.get(index)?;
+            keeps_sender(peek_attr_id(&mad.mad))
+                .then(|| senders.peer(index))
+                .flatten()
+        });
         // Without room for their output the MADs are dropped before the
         // core sees them; their senders retransmit.
         let Ok(mut outbox) = Outbox::reserve(batch.len(), GFP_KERNEL) else {
@@ -437,11 +439,11 @@ impl<C: EventConsumer> CmService<C> {
         {
             let mut ep = self.endpoint.lock();
             let now = now_ms();
-            let each = batch.iter().zip(inputs).zip(senders).zip(duplicates_end.iter_mut());
-            for (index, (((mad, input), sender), end)) in each.enumerate() {
-                if let Some((device, guid)) = input {
+            let each = batch.iter().zip(kept).zip(duplicates_end.iter_mut());
+            for (index, ((mad, from), end)) in each.enumerate() {
+                if let Some((device, guid)) = senders.device(index) {
                     let rx = Received {
-                        from: sender.map(|path| Peer { device, path }),
+                        from,
                         device,
                         local_ca_guid: guid,
                     };
@@ -452,23 +454,21 @@ impl<C: EventConsumer> CmService<C> {
             }
             outbox.handling = None;
         }
+        // Answers to senders that were not kept, addressed now, unlocked.
         for out in outbox.sends.iter_mut() {
-            let Recipient::SenderOf(index) = out.to else {
-                continue;
-            };
-            let device = inputs.get(index).copied().flatten().map(|(id, _)| id);
-            let held = devices_held.get(index).and_then(Option::as_ref);
-            let path = batch.get(index).zip(held).and_then(|(mad, held)| mad.origin.reply_path(held).ok());
-            if let (Some(device), Some(path)) = (device, path) {
-                out.to = Recipient::Peer(Peer { device, path });
+            if let Recipient::SenderOf(index) = out.to {
+                if let Some(peer) = senders.peer(index) {
+                    out.to = Recipient::Peer(peer);
+                }
             }
         }
-        drop(devices_held);
+        senders.release();
         if !outbox.duplicates.is_empty() {
             let devices = self.devices.lock();
             let mut start = 0;
-            for ((mad, input), end) in batch.iter().zip(inputs).zip(duplicates_end) {
-                let entry = input.and_then(|(id, _)| devices.iter().flatten().find(|d| d.id == id));
+            for (index, (mad, end)) in batch.iter().zip(duplicates_end).enumerate() {
+                let id = senders.device(index).map(|(id, _)| id);
+                let entry = id.and_then(|id| devices.iter().flatten().find(|d| d.id == id));
                 if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.get(start..end)) {
                     for attr_id in attrs {
                         d.counters
