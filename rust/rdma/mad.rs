@@ -169,6 +169,13 @@ impl MadOrigin {
         self.0.port
     }
 
+    /// Whether `other` came from the same sender, so that its reply path
+    /// is this one's (see `rcm_h_same_sender`).
+    pub(crate) fn same_sender(&self, other: &MadOrigin) -> bool {
+        // SAFETY: both origins are ours, valid for the call.
+        unsafe { bindings::rcm_h_same_sender(&self.0, &other.0) }
+    }
+
     /// The path to answer the MAD on, through `device`, the device it
     /// arrived on. May sleep: on RoCE it waits for ib_core's address
     /// resolution of the sender's MAC (on ib_core's address work queue,

@@ -26,7 +26,7 @@
 use super::peer::Peer;
 use crate::proto::cm::DeviceId;
 use crate::rdma::device::DeviceRef;
-use crate::rdma::mad::ReceivedMad;
+use crate::rdma::mad::{MadPath, ReceivedMad};
 use kernel::prelude::*;
 
 /// A buffer's first room: ib_mad's receive queue size
@@ -133,11 +133,15 @@ impl IntakeBuffer {
 
 /// The senders of a batch of received MADs: each MAD's device (id, CA
 /// GUID) and a reference on it, from which a reply path is worked out
-/// when one is needed ([`Senders::peer`]).
+/// when one is needed ([`Senders::peer`]), once per sender: in a storm the
+/// MADs of a batch mostly come from one peer, and on RoCE each path costs
+/// an address resolution.
 pub(crate) struct Senders<'a> {
     batch: &'a [ReceivedMad],
     devices: [Option<(DeviceId, u64)>; INTAKE_BATCH],
     held: [Option<DeviceRef>; INTAKE_BATCH],
+    /// The paths worked out so far, by index.
+    paths: [Option<MadPath>; INTAKE_BATCH],
 }
 
 impl<'a> Senders<'a> {
@@ -152,6 +156,7 @@ impl<'a> Senders<'a> {
             batch,
             devices: [None; INTAKE_BATCH],
             held: Default::default(),
+            paths: [None; INTAKE_BATCH],
         };
         let slots = senders.devices.iter_mut().zip(senders.held.iter_mut());
         for ((device, held), mad) in slots.zip(batch) {
@@ -168,13 +173,27 @@ impl<'a> Senders<'a> {
         self.devices.get(index).copied().flatten()
     }
 
-    /// The sender of the MAD at `index` as a peer: its reply path, worked
-    /// out now (may sleep; see `MadOrigin::reply_path`). `None` if it has
-    /// none, or after [`Senders::release`].
-    pub(crate) fn peer(&self, index: usize) -> Option<Peer> {
+    /// The sender of the MAD at `index` as a peer: its reply path, that of
+    /// an earlier MAD of the same sender or else worked out now (may
+    /// sleep; see `MadOrigin::reply_path`). `None` if it has none (after
+    /// [`Senders::release`], if it was not worked out before).
+    pub(crate) fn peer(&mut self, index: usize) -> Option<Peer> {
         let (device, _) = self.device(index)?;
-        let held = self.held.get(index)?.as_ref()?;
-        let path = self.batch.get(index)?.origin.reply_path(held).ok()?;
+        let origin = &self.batch.get(index)?.origin;
+        let known = self.paths.get(index).copied().flatten().or_else(|| {
+            let earlier = self.batch.iter().zip(&self.paths).zip(&self.devices);
+            earlier.take(index).find_map(|((mad, path), on)| {
+                let same = on.is_some_and(|(d, _)| d == device) && mad.origin.same_sender(origin);
+                path.filter(|_| same)
+            })
+        });
+        let path = match known {
+            Some(path) => path,
+            None => origin.reply_path(self.held.get(index)?.as_ref()?).ok()?,
+        };
+        if let Some(slot) = self.paths.get_mut(index) {
+            *slot = Some(path);
+        }
         Some(Peer { device, path })
     }
 
