@@ -12,8 +12,9 @@
 use super::mad_store::MadSlot;
 use super::state::{LapState, State};
 use super::transport::Transport;
-use super::{CommId, DeviceId, Millis, NEVER};
+use super::{CommId, Destination, DeviceId, Millis, Sink, Transmit, NEVER};
 use crate::timer::IbaTime;
+use crate::wire::field::Mad;
 
 /// What a connection's single timer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +196,18 @@ impl<A: Copy> Connection<A> {
             request: None,
             response: Response::None,
             retransmissions: 0,
+        }
+    }
+
+    /// Sends `mad`, a message of this id's, to its peer (if known yet).
+    pub(crate) fn send_to_peer<S: Sink<A>>(&self, mad: &Mad, retry: bool, sink: &mut S) {
+        if let Some(to) = self.peer.as_ref() {
+            sink.transmit(Transmit {
+                to: Destination::Peer(to),
+                mad,
+                id: Some(self.id),
+                retry,
+            });
         }
     }
 

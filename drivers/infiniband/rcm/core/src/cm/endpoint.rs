@@ -324,14 +324,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         } else {
             0
         };
-        if let Some(to) = conn.peer {
-            sink.transmit(Transmit {
-                to: Destination::Peer(&to),
-                mad: &mad,
-                id: Some(id),
-                retry: false,
-            });
-        }
+        conn.send_to_peer(&mad, false, sink);
         self.set_timer(
             id,
             now.saturating_add(u64::from(interval_ms)),
@@ -350,13 +343,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Sends a message of the id's that is neither kept nor repeated.
     pub(crate) fn send_once<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        if let Some(to) = self.conns.get(id.0).and_then(|c| c.peer) {
-            sink.transmit(Transmit {
-                to: Destination::Peer(&to),
-                mad: &mad,
-                id: Some(id),
-                retry: false,
-            });
+        if let Some(conn) = self.conns.get(id.0) {
+            conn.send_to_peer(&mad, false, sink);
         }
     }
 
@@ -366,14 +354,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(conn) = self.conns.get(id.0) else {
             return;
         };
-        let mad = conn.request.and_then(|slot| self.mads.get(slot));
-        if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
-            sink.transmit(Transmit {
-                to: Destination::Peer(to),
-                mad,
-                id: Some(id),
-                retry: true,
-            });
+        if let Some(mad) = conn.request.and_then(|slot| self.mads.get(slot)) {
+            conn.send_to_peer(mad, true, sink);
         }
     }
 
@@ -396,13 +378,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 Some(&rebuilt)
             }
         };
-        if let (Some(mad), Some(to)) = (mad, conn.peer.as_ref()) {
-            sink.transmit(Transmit {
-                to: Destination::Peer(to),
-                mad,
-                id: Some(id),
-                retry: true,
-            });
+        if let Some(mad) = mad {
+            conn.send_to_peer(mad, true, sink);
         }
     }
 
