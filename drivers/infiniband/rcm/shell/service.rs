@@ -186,15 +186,6 @@ impl<C: EventConsumer> CmService<C> {
         r
     }
 
-    /// Delivers the queued events in this task, as the C rdma_cm calls
-    /// its consumers from ib_core's address resolution callback: only from
-    /// a callback of ib_core's work queues, where a handler may block and
-    /// call back in (never from a consumer's own call, which may hold the
-    /// locks its handler takes, nor from ib_mad's completion).
-    pub(crate) fn deliver_here(&self) {
-        self.deliver_all();
-    }
-
     /// Has the delivery work run (for events a consumer queued itself,
     /// delivered by [`EventConsumer::deliver_pending`]).
     pub(crate) fn kick(&self) {
@@ -584,8 +575,12 @@ impl<C: EventConsumer> CmService<C> {
     /// Delivers the queued events and the consumer's own, in this task,
     /// unless another task is delivering: that one then delivers these
     /// too. So events keep one order and handlers never run at once,
-    /// whichever of the delivery and intake works delivers.
-    fn deliver_all(&self) {
+    /// whichever task delivers: the delivery work, the intake work, or
+    /// ib_core's address callback, as the C rdma_cm calls its consumers
+    /// there. Only from such a work item, where a handler may block and
+    /// call back in: never from a consumer's own call (it may hold the
+    /// locks its handler takes) nor from ib_mad's completion.
+    pub(crate) fn deliver_all(&self) {
         // Dekker-style: a request is either seen by the task delivering
         // (its last check follows its release) or wins the flag itself,
         // which takes sequentially consistent order on both flags.

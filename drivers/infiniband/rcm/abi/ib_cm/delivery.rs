@@ -5,10 +5,10 @@
 //!
 //! Events arrive from the service's delivery (its delivery work or its
 //! MAD intake work, one task at a time), one at a time and in order, with
-//! no lock held, so a handler may call back into the API. `ib_destroy_cm_id` waits
-//! for a running callback of the id (or of the listener a REQ came from);
-//! called from that very callback, it leaves the freeing to the delivery
-//! code instead.
+//! no lock held, so a handler may call back into the API.
+//! `ib_destroy_cm_id` waits for a running callback of the id (or of the
+//! listener a REQ came from); called from that very callback, it leaves
+//! the freeing to the delivery code instead.
 
 use super::event_params::{event_params, EventContext};
 use super::id::{sync_id, CmIdBox};

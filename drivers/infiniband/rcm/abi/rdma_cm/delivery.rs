@@ -3,7 +3,8 @@
 //! Delivery of the core's events to rdma_cm consumers' handlers, from the
 //! CM service's delivery (`CmService::deliver_all`): one at a time, in
 //! order, each with its id's handler lock held (and, for a new
-//! connection, its listener's), so a handler may call back in. A non-zero return destroys the id.
+//! connection, its listener's), so a handler may call back in. A non-zero
+//! return destroys the id.
 
 use super::calls::device_ptr;
 use super::id::{NewId, RdmaIdBox};

@@ -285,7 +285,7 @@ pub(crate) unsafe extern "C" fn rcm_rdma_addr_done(
         s.consumer().rdma_cm.addr_done(&s, id, status, src);
         // ADDR_RESOLVED without a hop to the delivery work (ib_core's
         // address work queue, as the C rdma_cm's handler runs there).
-        s.deliver_here();
+        s.deliver_all();
     });
 }
 
