@@ -62,6 +62,9 @@ struct rcm_h_mad_origin {
 void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
 		      struct rcm_h_mad_origin *out);
 
+/* rcm.reply_path_ms: how long a sender's reply path is reused. */
+u32 rcm_h_reply_path_ms(void);
+
 /* The reply path of a received MAD (0 or -errno); may sleep. */
 int rcm_h_reply_path(struct ib_device *ibdev,
 		     const struct rcm_h_mad_origin *origin,

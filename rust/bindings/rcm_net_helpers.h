@@ -19,6 +19,12 @@
 int rcm_h_net_watch_start(void);
 /* Stops watching; returns after the last call above has returned. */
 void rcm_h_net_watch_stop(void);
+/*
+ * How many network changes (neighbour updates, netdev events) were seen
+ * while watching: a reply path worked out before the count moved may be
+ * stale.
+ */
+u32 rcm_h_net_generation(void);
 
 /*
  * `net` names a namespace for comparison only (it may be gone by then):

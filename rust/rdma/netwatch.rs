@@ -21,6 +21,14 @@ impl NetWatch {
     }
 }
 
+/// How many network changes (neighbour updates, netdev events) were seen
+/// so far: a reply path worked out while it had another value may be
+/// stale.
+pub(crate) fn generation() -> u32 {
+    // SAFETY: reads a static counter; any context.
+    unsafe { bindings::rcm_h_net_generation() }
+}
+
 impl Drop for NetWatch {
     fn drop(&mut self) {
         // SAFETY: started by `start`; returns once no change is being

@@ -171,22 +171,43 @@ mad_steps() {
 
 # Kprobes on the server sample and the CM calls it makes, in the same
 # trace as the MAD tracepoints: its event handler (with the event type)
-# and its return, rdma_accept, and rdma_create_qp and its return. "on"
-# adds and enables them (run after the sample and the CM are loaded, so
-# that the symbols resolve to the CM in place), "off" removes them.
-server_probes() { # <on|off>
-	local k=$TRACE/kprobe_events
+# and its return, rdma_accept, and rdma_create_qp and its return; and
+# inside the CM <c|rcm>: its MAD work starting (the C CM's per-MAD work,
+# rcm's intake work), and the ib_core calls both make: the reply path
+# from a received MAD (ib_init_ah_attr_from_wc), the address handle of
+# a send (rdma_create_ah) and the post (ib_post_send_mad). "on" adds and
+# enables them (run after the sample and the CM are loaded, so that the
+# symbols resolve to the CM in place), "off" removes them.
+server_probes() { # <on <c|rcm>|off>
+	local k=$TRACE/kprobe_events work
 	if [ "$1" = on ]; then
+		if [ "$2" = c ]; then
+			work=ib_cm:cm_work_handler # iw_cm has one too
+		else
+			work=$(awk '$3 ~ /timer3run.*MadIntake/ { print "rcm:" $3; exit }' /proc/kallsyms)
+		fi
+		[ -n "$work" ] || return 1
+		# Plain int3 probes: optimizing them patches kernel text from a
+		# background worker, which TCG's other vCPU can trip over.
+		echo 0 > /proc/sys/debug/kprobes-optimization
 		echo 'p:rcmb/handler rcm_sample_rdma:server_handler event=+0($arg2):u32' >> $k &&
 			echo 'r:rcmb/handled rcm_sample_rdma:server_handler' >> $k &&
 			echo 'p:rcmb/accept rdma_accept' >> $k &&
 			echo 'p:rcmb/create_qp rdma_create_qp' >> $k &&
 			echo 'r:rcmb/created_qp rdma_create_qp' >> $k &&
+			echo "p:rcmb/work $work" >> $k &&
+			echo 'p:rcmb/path ib_init_ah_attr_from_wc' >> $k &&
+			echo 'r:rcmb/pathed ib_init_ah_attr_from_wc' >> $k &&
+			echo 'p:rcmb/ah rdma_create_ah' >> $k &&
+			echo 'r:rcmb/ahed rdma_create_ah' >> $k &&
+			echo 'p:rcmb/post ib_post_send_mad' >> $k &&
 			echo 1 > $TRACE/events/rcmb/enable
 	else
 		[ -d $TRACE/events/rcmb ] || return 0
 		echo 0 > $TRACE/events/rcmb/enable
-		for e in handler handled accept create_qp created_qp; do echo "-:rcmb/$e" >> $k; done
+		for e in handler handled accept create_qp created_qp work path pathed ah ahed post; do
+			echo "-:rcmb/$e" >> $k
+		done
 	fi
 }
 
@@ -195,7 +216,7 @@ server_probes() { # <on|off>
 # made one at a time: each <end> closes the last <start> not yet closed.
 # Markers: rx:<attr> / tx:<attr> (a CM MAD received / posted; attr in hex
 # without leading zeros), handler:<event>, handled:<event of that call>,
-# accept, create_qp, created_qp.
+# and the other probes of server_probes by name.
 marker_steps() {
 	awk 'FNR == NR { n = split($0, f, " "); np++; from[np] = f[1]; to[np] = f[2]
 		label[np] = $0; sub(/^[^ ]+ [^ ]+ /, "", label[np]); next }
@@ -210,9 +231,8 @@ marker_steps() {
 		else if (/ib_mad_ib_send_mad/) m = "tx:" a
 		else if (/ handler: /) { m = "handler:" ev; last = ev }
 		else if (/ handled: /) m = "handled:" last
-		else if (/ accept: /) m = "accept"
-		else if (/ create_qp: /) m = "create_qp"
-		else if (/ created_qp: /) m = "created_qp"
+		else if (match($0, / (accept|create_qp|created_qp|work|path|pathed|ah|ahed|post): /))
+			m = substr($0, RSTART + 1, RLENGTH - 3)
 		if (m == "") next
 		for (p = 1; p <= np; p++) {
 			if (m == to[p] && (p in open)) { sum[p] += t - open[p]; cnt[p]++; delete open[p] }
@@ -237,23 +257,46 @@ client_pairs() {
 server_pairs() {
 	printf '%s\n' 'rx:10 tx:13 server REQ received -> REP posted' \
 		'rx:10 handler:4 server  REQ received -> CONNECT_REQUEST delivered' \
+		'rx:10 work server   REQ received -> MAD work started' \
+		'work path server   MAD work started -> reply path asked' \
+		'path pathed server   reply path (ib_init_ah_attr_from_wc)' \
+		'pathed handler:4 server   reply path -> CONNECT_REQUEST delivered' \
 		'handler:4 accept server  CONNECT_REQUEST delivered -> rdma_accept called' \
 		'create_qp created_qp server   rdma_create_qp' \
 		'accept tx:13 server  rdma_accept called -> REP posted' \
+		'accept ah server   rdma_accept called -> address handle asked' \
+		'ah ahed server   address handle (rdma_create_ah)' \
+		'ahed post server   address handle -> ib_post_send_mad' \
+		'post tx:13 server   ib_post_send_mad -> REP posted' \
 		'rx:15 tx:16 server DREQ received -> DREP posted' \
 		'rx:15 handler:10 server  DREQ received -> DISCONNECTED delivered' \
 		'handled:10 tx:16 server  handler returned (id destroyed) -> DREP posted'
 }
+# CPU time this guest spent busy (user, system, irq, softirq), in ticks
+# of /proc/stat (USER_HZ).
+cpu_ticks() { awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8 } /^intr / { i = $2 } /^ctxt / { c = $2 } END { print b, i, c }' /proc/stat; }
+# "busy <ticks> irqs <n> switches <n>" between two cpu_ticks outputs.
+cpu_delta() { echo "$1 $2" | awk '{ printf "busy %d irqs %d switches %d", $4 - $1, $5 - $2, $6 - $3 }'; }
+
 run_steps() { # <c|rcm> <round>
-	local cm=$1 q
+	local cm=$1 q c0 p0 c1 p1
+	c0=$(cpu_ticks) p0=$(peer_run "$(declare -f cpu_ticks); cpu_ticks")
+	sleep 3
+	c1=$(cpu_ticks) p1=$(peer_run "$(declare -f cpu_ticks); cpu_ticks")
+	printf '%-4s round %d: steps, idle 3 s: client %s, server %s\n' "$cm" "$2" "$(cpu_delta "$c0" "$c1")" "$(cpu_delta "$p0" "$p1")"
 	for q in 0 1; do
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
-		peer_run "$(declare -f mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on" > /dev/null ||
+		peer_run "$(declare -f mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
 			return 1
 		mad_trace on || return 1
 		dmesg -c > /dev/null
+		c0=$(cpu_ticks) p0=$(peer_run "$(declare -f cpu_ticks); cpu_ticks")
 		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$STEP_CONNS" parallel=1 qp="$q" ||
 			{ dmesg | tail -3 >&2; return 1; }
+		c1=$(cpu_ticks) p1=$(peer_run "$(declare -f cpu_ticks); cpu_ticks")
+		printf '%-4s round %d: steps, qp %d: client %s, server %s; QPs left: client %s, server %s\n' "$cm" "$2" $q \
+			"$(cpu_delta "$c0" "$c1")" "$(cpu_delta "$p0" "$p1")" "$(rdma res show qp | grep -vc 'qp-type GSI\|qp-type SMI')" \
+			"$(peer_run "rdma res show qp | grep -vc 'qp-type GSI\|qp-type SMI'")"
 		mad_trace off
 		peer_run "$(declare -f mad_trace); TRACE=$TRACE; mad_trace off" > /dev/null
 		rmmod rcm_sample_rdma

@@ -93,6 +93,21 @@ void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
 		memcpy(out->grh, recv->recv_buf.grh, sizeof(out->grh));
 }
 
+/*
+ * How long a sender's reply path is reused (rcm's intake): in a connection
+ * storm one peer sends thousands of REQs a second, and each path costs an
+ * address resolution on RoCE. 0 works one out for every MAD, as the C CM.
+ */
+static unsigned int rcm_reply_path_ms = 1000;
+module_param_named(reply_path_ms, rcm_reply_path_ms, uint, 0644);
+MODULE_PARM_DESC(reply_path_ms,
+		 "ms a sender's reply path is reused unless the network changes (default 1000; 0: one per MAD)");
+
+u32 rcm_h_reply_path_ms(void)
+{
+	return READ_ONCE(rcm_reply_path_ms);
+}
+
 int rcm_h_reply_path(struct ib_device *ibdev,
 		     const struct rcm_h_mad_origin *origin,
 		     struct rcm_h_path *out)

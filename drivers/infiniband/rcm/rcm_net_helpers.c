@@ -24,6 +24,14 @@ struct rcm_net_change {
 
 static struct workqueue_struct *rcm_net_wq;
 
+/* Network changes seen so far: neighbour updates and netdev events. */
+static atomic_t rcm_net_generation = ATOMIC_INIT(0);
+
+u32 rcm_h_net_generation(void)
+{
+	return atomic_read(&rcm_net_generation);
+}
+
 static void rcm_net_change_work(struct work_struct *work)
 {
 	struct rcm_net_change *c = container_of(work, struct rcm_net_change, work);
@@ -60,6 +68,7 @@ static int rcm_netevent(struct notifier_block *nb, unsigned long event,
 
 	if (event != NETEVENT_NEIGH_UPDATE || !n->dev)
 		return NOTIFY_DONE;
+	atomic_inc(&rcm_net_generation);
 	family = n->tbl->family;
 	if (family != AF_INET && family != AF_INET6)
 		return NOTIFY_DONE;
@@ -78,6 +87,7 @@ static int rcm_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct rcm_net_change *c;
 
+	atomic_inc(&rcm_net_generation);
 	if (event != NETDEV_BONDING_FAILOVER || !netif_is_bond_master(ndev))
 		return NOTIFY_DONE;
 	c = rcm_net_change_new(ndev, ndev->dev_addr, GFP_KERNEL);

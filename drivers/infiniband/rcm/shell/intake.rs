@@ -21,12 +21,13 @@
 //! The handler does not work out a MAD's reply path either (on RoCE that
 //! waits for an address resolution): the intake work does, through
 //! [`Senders`], only for the MADs whose sender the endpoint keeps and for
-//! its answers.
+//! its answers, and once per sender for a while ([`RecentPaths`]).
 
 use super::peer::Peer;
 use crate::proto::cm::DeviceId;
 use crate::rdma::device::DeviceRef;
-use crate::rdma::mad::{MadPath, ReceivedMad};
+use crate::rdma::mad::{reply_path_reuse_ms, MadOrigin, MadPath, ReceivedMad};
+use crate::rdma::netwatch;
 use kernel::prelude::*;
 
 /// A buffer's first room: ib_mad's receive queue size
@@ -131,6 +132,90 @@ impl IntakeBuffer {
     }
 }
 
+/// Senders whose reply paths are remembered at once.
+pub(crate) const RECENT_SENDERS: usize = 16;
+
+/// A reply path worked out for a sender, while it serves.
+#[derive(Clone, Copy)]
+struct RecentPath {
+    device: DeviceId,
+    origin: MadOrigin,
+    path: MadPath,
+    /// When it was worked out (ms) and the network generation before.
+    at_ms: u64,
+    generation: u32,
+}
+
+/// The reply paths of the last senders (the intake work's own), so that
+/// a sender's path is worked out once per `rcm.reply_path_ms` (unless the
+/// network changes first) and not for each of its REQs, as the C CM
+/// does. A path gone stale within that time (a neighbour's MAC moved
+/// without a neighbour update) costs the sender one retransmission.
+pub(crate) struct RecentPaths {
+    paths: [Option<RecentPath>; RECENT_SENDERS],
+    /// The slot the next new sender takes (oldest first).
+    next: usize,
+}
+
+impl RecentPaths {
+    /// None remembered.
+    pub(crate) const fn new() -> Self {
+        RecentPaths {
+            paths: [None; RECENT_SENDERS],
+            next: 0,
+        }
+    }
+
+    /// The path of `origin`'s sender on `device`, if worked out less than
+    /// `reuse_ms` before `now_ms` and in network `generation`.
+    fn find(
+        &self,
+        device: DeviceId,
+        origin: &MadOrigin,
+        now_ms: u64,
+        reuse_ms: u64,
+        generation: u32,
+    ) -> Option<MadPath> {
+        self.paths.iter().flatten().find_map(|r| {
+            let fresh = r.generation == generation && now_ms.saturating_sub(r.at_ms) < reuse_ms;
+            (fresh && r.device == device && r.origin.same_sender(origin)).then_some(r.path)
+        })
+    }
+
+    /// Remembers `path` for `origin`'s sender, in place of its stale one
+    /// or else of the oldest.
+    fn remember(
+        &mut self,
+        device: DeviceId,
+        origin: &MadOrigin,
+        path: MadPath,
+        at_ms: u64,
+        generation: u32,
+    ) {
+        let recent = RecentPath {
+            device,
+            origin: *origin,
+            path,
+            at_ms,
+            generation,
+        };
+        let same = self
+            .paths
+            .iter_mut()
+            .flatten()
+            .find(|r| r.device == device && r.origin.same_sender(origin));
+        match same {
+            Some(slot) => *slot = recent,
+            None => {
+                if let Some(slot) = self.paths.get_mut(self.next) {
+                    *slot = Some(recent);
+                }
+                self.next = (self.next + 1) % RECENT_SENDERS;
+            }
+        }
+    }
+}
+
 /// The senders of a batch of received MADs: each MAD's device (id, CA
 /// GUID) and a reference on it, from which a reply path is worked out
 /// when one is needed ([`Senders::peer`]), once per sender: in a storm the
@@ -138,6 +223,12 @@ impl IntakeBuffer {
 /// an address resolution.
 pub(crate) struct Senders<'a> {
     batch: &'a [ReceivedMad],
+    recent: &'a mut RecentPaths,
+    /// When the batch is handled (ms), how long a recent path serves, and
+    /// the network generation then, read before any path is worked out.
+    now_ms: u64,
+    reuse_ms: u64,
+    generation: u32,
     devices: [Option<(DeviceId, u64)>; INTAKE_BATCH],
     held: [Option<DeviceRef>; INTAKE_BATCH],
     /// The paths worked out so far, by index.
@@ -145,15 +236,22 @@ pub(crate) struct Senders<'a> {
 }
 
 impl<'a> Senders<'a> {
-    /// The senders of `batch` (at most [`INTAKE_BATCH`] MADs), `served`
-    /// giving each MAD's device: its id, CA GUID and a reference on it
-    /// (`None` for a device already gone).
+    /// The senders of `batch` (at most [`INTAKE_BATCH`] MADs) at `now_ms`,
+    /// `served` giving each MAD's device: its id, CA GUID and a reference
+    /// on it (`None` for a device already gone); `recent` the paths of
+    /// earlier batches.
     pub(crate) fn new(
         batch: &'a [ReceivedMad],
+        recent: &'a mut RecentPaths,
+        now_ms: u64,
         mut served: impl FnMut(&ReceivedMad) -> Option<(DeviceId, u64, Option<DeviceRef>)>,
     ) -> Self {
         let mut senders = Senders {
             batch,
+            recent,
+            now_ms,
+            reuse_ms: reply_path_reuse_ms(),
+            generation: netwatch::generation(),
             devices: [None; INTAKE_BATCH],
             held: Default::default(),
             paths: [None; INTAKE_BATCH],
@@ -174,9 +272,10 @@ impl<'a> Senders<'a> {
     }
 
     /// The sender of the MAD at `index` as a peer: its reply path, that of
-    /// an earlier MAD of the same sender or else worked out now (may
-    /// sleep; see `MadOrigin::reply_path`). `None` if it has none (after
-    /// [`Senders::release`], if it was not worked out before).
+    /// an earlier MAD of the same sender (in this batch or a recent one)
+    /// or else worked out now (may sleep; see `MadOrigin::reply_path`).
+    /// `None` if it has none (after [`Senders::release`], if it was not
+    /// worked out before).
     pub(crate) fn peer(&mut self, index: usize) -> Option<Peer> {
         let (device, _) = self.device(index)?;
         let origin = &self.batch.get(index)?.origin;
@@ -187,9 +286,18 @@ impl<'a> Senders<'a> {
                 path.filter(|_| same)
             })
         });
+        let (now, generation) = (self.now_ms, self.generation);
+        let known = known.or_else(|| {
+            self.recent
+                .find(device, origin, now, self.reuse_ms, generation)
+        });
         let path = match known {
             Some(path) => path,
-            None => origin.reply_path(self.held.get(index)?.as_ref()?).ok()?,
+            None => {
+                let path = origin.reply_path(self.held.get(index)?.as_ref()?).ok()?;
+                self.recent.remember(device, origin, path, now, generation);
+                path
+            }
         };
         if let Some(slot) = self.paths.get_mut(index) {
             *slot = Some(path);

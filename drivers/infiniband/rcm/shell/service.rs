@@ -22,7 +22,7 @@
 //! up no retransmission or timeout. Events go to the service's
 //! [`EventConsumer`], the ABI surface whose consumers own the ids.
 
-use super::intake::{IntakeBuffer, Senders, INTAKE_BATCH};
+use super::intake::{IntakeBuffer, RecentPaths, Senders, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient};
 use super::peer::Peer;
@@ -101,6 +101,9 @@ pub(crate) struct CmService<C: EventConsumer> {
     /// The intake work's side: swapped with `intake`, then handled.
     #[pin]
     draining: Mutex<IntakeBuffer>,
+    /// The reply paths of recent senders (the intake work's).
+    #[pin]
+    recent_paths: Mutex<RecentPaths>,
     /// Hands `intake` to the endpoint (set between `start` and `stop`).
     #[pin]
     intake_work: IrqSpinLock<Option<Work<CmService<C>, MadIntake>>>,
@@ -133,6 +136,7 @@ impl<C: EventConsumer> CmService<C> {
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
             intake <- new_spinlock!(IntakeBuffer::new()?, "rcm::intake"),
             draining <- new_mutex!(IntakeBuffer::new()?, "rcm::draining"),
+            recent_paths <- new_mutex!(RecentPaths::new(), "rcm::recent_paths"),
             intake_work <- new_irq_spinlock!(None, "rcm::intake_work"),
             next_device: AtomicU32::new(0),
             delivering: AtomicBool::new(false),
@@ -395,13 +399,15 @@ impl<C: EventConsumer> CmService<C> {
     ///
     /// A reply path is worked out only for the MADs whose sender the
     /// endpoint keeps (REQ, SIDR_REQ) and for the answers it gives, as the
-    /// C CM does, and with no lock held: on RoCE it waits for an address
+    /// C CM does, once per sender for a while (`RecentPaths`), and with no
+    /// lock held but the intake work's own: on RoCE it waits for an address
     /// resolution on ib_core's work queue, whose callbacks (rdma_cm's
     /// address results) take the device list and the endpoint.
     fn handle_mads(&self, batch: &[ReceivedMad]) {
+        let mut recent = self.recent_paths.lock();
         let mut senders = {
             let devices = self.devices.lock();
-            Senders::new(batch, |mad| {
+            Senders::new(batch, &mut recent, now_ms(), |mad| {
                 let d = devices
                     .iter()
                     .flatten()

@@ -69,7 +69,7 @@ last_count() {
 connect_scale() { rcm_full || [ "$1/$2" = rcm/rcm ]; }
 
 # The test points of connect_scenarios <this guest's CM> <the peer's>.
-connect_points() { connect_scale "$1" "$2" && echo 16 || echo 9; }
+connect_points() { connect_scale "$1" "$2" && echo 17 || echo 9; }
 
 # connect_scenarios <this guest's CM module> <the peer's>: rcm or ib_cm
 connect_scenarios() {
@@ -166,6 +166,50 @@ connect_scenarios() {
 		client conns=$sequential messages=1
 	rcm_expect "200 concurrent connections, one message each" \
 		client conns=200 parallel=200 messages=1
+
+	# rcm works out a sender's reply path (on RoCE an address resolution:
+	# ib_init_ah_attr_from_wc, counted by a kprobe on the peer) once and
+	# reuses it for rcm.reply_path_ms unless the network changes; with 0,
+	# once per REQ as the C CM. The peer's neighbour entries are flushed
+	# and the client's made permanent, so that only the test changes the
+	# network (earlier scenarios' entries would age, each age a change).
+	reply_paths() {
+		local t=/sys/kernel/tracing param=/sys/module/rcm/parameters/reply_path_ms
+		local mac rc=0 h0 h1 h2 h3 h4
+		mac=$(cat /sys/class/net/eth0/address)
+		hits() { peer_run "awk '\$1 == \"reply\" { print \$2 }' $t/kprobe_profile"; }
+		neigh() { peer_run "ip neigh replace $RCM_ADDR lladdr $mac dev eth0 nud $1"; }
+		server > /dev/null &&
+			peer_run "[ -d $t/events ] || mount -t tracefs nodev $t
+				echo 'p:rcmt/reply ib_init_ah_attr_from_wc' >> $t/kprobe_events &&
+				echo 1 > $t/events/rcmt/enable && echo 60000 > $param &&
+				ip -4 neigh flush dev eth0 && ip -6 neigh flush dev eth0" > /dev/null &&
+			neigh permanent || return 1
+		h0=$(hits)
+		client conns=50 parallel=10 messages=1 > /dev/null || rc=1
+		h1=$(hits)
+		# A neighbour update (permanent -> reachable -> permanent).
+		neigh reachable && neigh permanent || rc=1
+		client conns=1 messages=1 > /dev/null || rc=1
+		h2=$(hits)
+		client conns=1 messages=1 > /dev/null || rc=1
+		h3=$(hits)
+		peer_run "echo 0 > $param" > /dev/null || rc=1
+		client conns=5 messages=1 > /dev/null || rc=1
+		h4=$(hits)
+		peer_run "echo 1000 > $param; ip neigh del $RCM_ADDR dev eth0
+			echo 0 > $t/events/rcmt/enable; echo -:rcmt/reply >> $t/kprobe_events" > /dev/null
+		echo "reply paths worked out: $((h1 - h0)) for 50 connections, $((h2 - h1)) after a neighbour update," \
+			"$((h3 - h2)) for one more, $((h4 - h3)) for 5 with reply_path_ms=0"
+		[ $rc = 0 ] && [ $((h1 - h0)) = 1 ] && [ $((h2 - h1)) = 1 ] && [ $((h3 - h2)) = 0 ] &&
+			[ $((h4 - h3)) = 5 ]
+	}
+	if [ "$theirs" = rcm ]; then
+		rcm_expect "one reply path per sender: 50 REQs, 1 resolution; again after a neighbour update; one per REQ with reply_path_ms=0" \
+			reply_paths
+	else
+		ktap_test_skip "reply paths reused: rcm's server only"
+	fi
 
 	# Unloading the server with live connections: it destroys them, the
 	# CM disconnects each (DREQ), the client sees DREQ_RECEIVED.
