@@ -404,7 +404,7 @@ rxe_changed() { # <before> <after>
 cm_counters() {
 	local d=/sys/class/infiniband/rxe0/ports/1 g m
 	for g in cm_tx_msgs cm_tx_retries cm_rx_duplicates cm_rx_msgs; do
-		for m in req rep dreq drep; do
+		for m in req rep rej dreq drep; do
 			echo "$g/$m $(cat "$d/$g/$m" 2> /dev/null || echo 0)"
 		done
 	done
@@ -413,11 +413,12 @@ cm_counters() {
 # "REQs sent 1.00 (retried 0.00), DREQs 1.00 (retried 0.00), ...".
 counters_per_conn() { # <before> <after> <connections>
 	awk -v n="$3" 'NR == FNR { b[$1] = $2; next } { d[$1] = $2 - b[$1] } END {
-		printf "REQ sent %.2f (retries %.2f), REP sent %.2f, duplicate REQs received %.2f, DREQ sent %.2f (retries %.2f), DREP sent %.2f; received REQ %.2f REP %.2f DREQ %.2f DREP %.2f\n",
+		printf "REQ sent %.2f (retries %.2f), REP sent %.2f, REJ sent %.2f, duplicate REQs received %.2f, DREQ sent %.2f (retries %.2f), DREP sent %.2f; received REQ %.2f REP %.2f REJ %.2f DREQ %.2f DREP %.2f\n",
 			d["cm_tx_msgs/req"] / n, d["cm_tx_retries/req"] / n, d["cm_tx_msgs/rep"] / n,
-			d["cm_rx_duplicates/req"] / n, d["cm_tx_msgs/dreq"] / n, d["cm_tx_retries/dreq"] / n,
-			d["cm_tx_msgs/drep"] / n, d["cm_rx_msgs/req"] / n, d["cm_rx_msgs/rep"] / n,
-			d["cm_rx_msgs/dreq"] / n, d["cm_rx_msgs/drep"] / n }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+			d["cm_tx_msgs/rej"] / n, d["cm_rx_duplicates/req"] / n, d["cm_tx_msgs/dreq"] / n,
+			d["cm_tx_retries/dreq"] / n, d["cm_tx_msgs/drep"] / n, d["cm_rx_msgs/req"] / n,
+			d["cm_rx_msgs/rep"] / n, d["cm_rx_msgs/rej"] / n, d["cm_rx_msgs/dreq"] / n,
+			d["cm_rx_msgs/drep"] / n }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
 }
 
 # cmtime (rdma-core 44) through librdmacm: the C stack's rdma_ucm or rcm's
@@ -428,6 +429,11 @@ run_cmtime() { # <c|rcm> <round>
 	for n in $CMTIME_POINTS; do
 		before=$(cm_counters)
 		pbefore=$(peer_run "$(declare -f cm_counters); cm_counters")
+		# cmtime's server listens with the default backlog, the sysctl's
+		# (1,024 in 6.12): a CM that queues requests faster than cmtime
+		# accepts them would turn the rest away (REJ 28). Room for all of
+		# them, on either CM.
+		peer_run "sysctl -qw net.rdma_ucm.max_backlog=$n" > /dev/null || return 1
 		peer_start cmtime "timeout 1800 cmtime -b $RCM_PEER -c $n" > /dev/null
 		rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
 		out=$(timeout 1800 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
@@ -440,6 +446,9 @@ run_cmtime() { # <c|rcm> <round>
 			printf '%-4s round %d: cmtime -c %5d, %-14s %10.1f ms\n' "$cm" "$2" "$n" "$step" "$ms"
 			total[$cm-cmtime-$n-$step]=$(awk -v a="${total[$cm-cmtime-$n-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
 		done < <(printf '%s\n' "$out" | awk -F: 'NF == 2 && $2 ~ /[0-9]/ { gsub(/ /, "", $1); split($2, v, " "); print $1, v[1] }')
+		# cmtime reports failed connections on lines of their own.
+		printf '%s\n' "$out" | grep -iE 'error|reject|fail|unreach|timed? ?out' | sort | uniq -c | head -5 |
+			sed "s/^/$cm  round $2: cmtime -c $n says: /"
 		echo "$cm  round $2: cmtime -c $n, client's CM per connection: $(counters_per_conn "$before" "$after" "$n")"
 		echo "$cm  round $2: cmtime -c $n, server's CM per connection: $(counters_per_conn "$pbefore" "$pafter" "$n")"
 	done
