@@ -190,7 +190,8 @@ impl MadOrigin {
 }
 
 /// How long (ms) a sender's reply path may serve its later MADs: the
-/// module parameter `reply_path_ms` (0: not at all).
+/// module parameter `reply_path_ms` (0: not beyond the batch it was
+/// worked out for).
 pub(crate) fn reply_path_reuse_ms() -> u64 {
     // SAFETY: reads a module parameter; any context.
     u64::from(unsafe { bindings::rcm_h_reply_path_ms() })

@@ -205,7 +205,7 @@ server_probes() { # <on <c|rcm>|off>
 	else
 		[ -d $TRACE/events/rcmb ] || return 0
 		echo 0 > $TRACE/events/rcmb/enable
-		for e in handler handled accept create_qp created_qp work path pathed ah ahed post; do
+		for e in $(sed -n 's|^[pr][0-9]*:rcmb/\([^ ]*\) .*|\1|p' $k); do
 			echo "-:rcmb/$e" >> $k
 		done
 	fi
@@ -216,7 +216,8 @@ server_probes() { # <on <c|rcm>|off>
 # made one at a time: each <end> closes the last <start> not yet closed.
 # Markers: rx:<attr> / tx:<attr> (a CM MAD received / posted; attr in hex
 # without leading zeros), handler:<event>, handled:<event of that call>,
-# and the other probes of server_probes by name.
+# and the other probes of server_probes by name (a kprobe's line: "<name>:
+# (<symbol>...").
 marker_steps() {
 	awk 'FNR == NR { n = split($0, f, " "); np++; from[np] = f[1]; to[np] = f[2]
 		label[np] = $0; sub(/^[^ ]+ [^ ]+ /, "", label[np]); next }
@@ -231,8 +232,8 @@ marker_steps() {
 		else if (/ib_mad_ib_send_mad/) m = "tx:" a
 		else if (/ handler: /) { m = "handler:" ev; last = ev }
 		else if (/ handled: /) m = "handled:" last
-		else if (match($0, / (accept|create_qp|created_qp|work|path|pathed|ah|ahed|post): /))
-			m = substr($0, RSTART + 1, RLENGTH - 3)
+		else if (match($0, / [a-z_]+: \(/))
+			m = substr($0, RSTART + 1, RLENGTH - 4)
 		if (m == "") next
 		for (p = 1; p <= np; p++) {
 			if (m == to[p] && (p in open)) { sum[p] += t - open[p]; cnt[p]++; delete open[p] }

@@ -96,12 +96,13 @@ void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
 /*
  * How long a sender's reply path is reused (rcm's intake): in a connection
  * storm one peer sends thousands of REQs a second, and each path costs an
- * address resolution on RoCE. 0 works one out for every MAD, as the C CM.
+ * address resolution on RoCE. 0: reused only within the batch of MADs the
+ * intake handles together (a REQ alone gets its own, as in the C CM).
  */
 static unsigned int rcm_reply_path_ms = 1000;
 module_param_named(reply_path_ms, rcm_reply_path_ms, uint, 0644);
 MODULE_PARM_DESC(reply_path_ms,
-		 "ms a sender's reply path is reused unless the network changes (default 1000; 0: one per MAD)");
+		 "ms a sender's reply path is reused unless the network changes (default 1000; 0: within a batch only)");
 
 u32 rcm_h_reply_path_ms(void)
 {

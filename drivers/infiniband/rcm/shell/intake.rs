@@ -146,6 +146,13 @@ struct RecentPath {
     generation: u32,
 }
 
+impl RecentPath {
+    /// Whether this is the path of `origin`'s sender on `device`.
+    fn is_of(&self, device: DeviceId, origin: &MadOrigin) -> bool {
+        self.device == device && self.origin.same_sender(origin)
+    }
+}
+
 /// The reply paths of the last senders (the intake work's own), so that
 /// a sender's path is worked out once per `rcm.reply_path_ms` (unless the
 /// network changes first) and not for each of its REQs, as the C CM
@@ -178,7 +185,7 @@ impl RecentPaths {
     ) -> Option<MadPath> {
         self.paths.iter().flatten().find_map(|r| {
             let fresh = r.generation == generation && now_ms.saturating_sub(r.at_ms) < reuse_ms;
-            (fresh && r.device == device && r.origin.same_sender(origin)).then_some(r.path)
+            (fresh && r.is_of(device, origin)).then_some(r.path)
         })
     }
 
@@ -203,7 +210,7 @@ impl RecentPaths {
             .paths
             .iter_mut()
             .flatten()
-            .find(|r| r.device == device && r.origin.same_sender(origin));
+            .find(|r| r.is_of(device, origin));
         match same {
             Some(slot) => *slot = recent,
             None => {

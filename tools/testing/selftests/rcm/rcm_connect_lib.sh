@@ -170,7 +170,8 @@ connect_scenarios() {
 	# rcm works out a sender's reply path (on RoCE an address resolution:
 	# ib_init_ah_attr_from_wc, counted by a kprobe on the peer) once and
 	# reuses it for rcm.reply_path_ms unless the network changes; with 0,
-	# once per REQ as the C CM. The peer's neighbour entries are flushed
+	# only within one intake batch, so REQs one at a time get one each, as
+	# with the C CM. The peer's neighbour entries are flushed
 	# and the client's made permanent, so that only the test changes the
 	# network (earlier scenarios' entries would age, each age a change).
 	reply_paths() {
@@ -205,7 +206,7 @@ connect_scenarios() {
 			[ $((h4 - h3)) = 5 ]
 	}
 	if [ "$theirs" = rcm ]; then
-		rcm_expect "one reply path per sender: 50 REQs, 1 resolution; again after a neighbour update; one per REQ with reply_path_ms=0" \
+		rcm_expect "one reply path per sender: 50 REQs, 1 resolution; again after a neighbour update; one per REQ one at a time with reply_path_ms=0" \
 			reply_paths
 	else
 		ktap_test_skip "reply paths reused: rcm's server only"
