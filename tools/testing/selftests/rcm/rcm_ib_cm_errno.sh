@@ -94,7 +94,11 @@ qp_attr_run() {
 		rmmod rcm_sample_qp_attr
 	fi
 	log_since "qp_attr on $cm" | sed -n 's/.*rcm_sample_qp_attr: //p' > "$OUT/$cm.qp_attr.log"
-	grep ':.* \(mask\|errno\|av\|alt\|REJ\) ' "$OUT/$cm.qp_attr.log" > "$OUT/$cm.qp_attr"
+	# The client's and the server's callbacks run concurrently, so their
+	# lines interleave differently from run to run: group them by scenario
+	# and side (a stable sort keeps each side's own order).
+	grep ':.* \(mask\|errno\|av\|alt\|REJ\) ' "$OUT/$cm.qp_attr.log" |
+		sort -s -k1,2 > "$OUT/$cm.qp_attr"
 	echo "$cm: $(tail -n 1 "$OUT/$cm.qp_attr.log"); $(wc -l < "$OUT/$cm.qp_attr") attribute lines"
 	[ "$rc" = 0 ] && [ -s "$OUT/$cm.qp_attr" ]
 }
