@@ -332,6 +332,53 @@ static void destroy_during_handler(void)
 	kfree(s);
 }
 
+/* One id's address is resolved while another id's handler blocks: the C
+ * rdma_cm calls address handlers from ib_core's address work, beside its
+ * other handlers, so a consumer blocking in one handler (here a
+ * ROUTE_RESOLVED that sleeps) holds up no other id's resolution. */
+static void resolve_beside_blocked_handler(void)
+{
+	const char *name = "an ADDR_RESOLVED arrives while another id's handler blocks";
+	struct sockaddr_in dst = addr_of(peer, PORT);
+	struct rdma_cm_id *a, *b;
+	struct seen *sa, *sb;
+	int got = -1, ms;
+	bool blocked = false;
+	long ret;
+
+	a = new_heap_id(name, &sa);
+	if (!a)
+		return;
+	b = new_heap_id(name, &sb);
+	if (!b) {
+		rdma_destroy_id(a);
+		kfree(sa);
+		return;
+	}
+	ret = rdma_resolve_addr(a, NULL, (struct sockaddr *)&dst, TIMEOUT_MS);
+	if (!ret && wait_event_of(sa) == RDMA_CM_EVENT_ADDR_RESOLVED) {
+		sa->sleep_ms = TIMEOUT_MS + 1000;
+		ret = rdma_resolve_route(a, TIMEOUT_MS);
+		for (ms = 0; !ret && ms < 3000 && atomic_read(&sa->entered) < 2; ms += 10)
+			msleep(10);
+		if (!ret)
+			ret = rdma_resolve_addr(b, NULL, (struct sockaddr *)&dst, TIMEOUT_MS);
+		if (!ret) {
+			got = wait_event_of(sb);
+			/* a's ROUTE_RESOLVED handler still asleep */
+			blocked = atomic_read(&sa->entered) == 2 && atomic_read(&sa->events) == 1;
+		}
+		wait_event_of(sa);
+	}
+	CHECK(name, !ret && got == RDMA_CM_EVENT_ADDR_RESOLVED && blocked,
+	      "returned %ld, event %d, the other handler %s", ret, got,
+	      blocked ? "blocked" : "done or not begun");
+	rdma_destroy_id(b);
+	rdma_destroy_id(a);
+	kfree(sb);
+	kfree(sa);
+}
+
 /* A UD id joins a RoCE group and leaves it at once, 50 times, then joins
  * and is destroyed without leaving, 50 times: every call succeeds and no
  * join is reported after its leave or its id's destruction (C bug 6: the
@@ -395,6 +442,7 @@ static int __init misuse_init(void)
 	resolve_while_pending();
 	repeated_resolves();
 	destroy_during_handler();
+	resolve_beside_blocked_handler();
 	join_leave_race();
 	pr_info("%d case(s) failed\n", failures);
 	return failures ? -EIO : 0;

@@ -93,6 +93,10 @@ pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl + IwarpCm + IpMu
     qp: &'a Q,
     events: &'a mut RdmaEvents,
     lost: u32,
+    /// The id whose first event is handed back to the caller (see
+    /// [`RdmaService::call_taking`]), and that event once produced.
+    take_for: Option<RdmaId>,
+    taken: Option<RdmaEvent>,
 }
 
 impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, C, Q> {
@@ -167,6 +171,10 @@ impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for Kern
     }
 
     fn event(&mut self, id: RdmaId, event: RdmaEvent) {
+        if self.take_for == Some(id) && self.taken.is_none() {
+            self.taken = Some(event);
+            return;
+        }
         if self.events.push((id, event), GFP_KERNEL).is_err() {
             self.lost += 1;
         }
@@ -192,6 +200,29 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
     ) -> R {
+        self.run(cm, qp, None, f).0
+    }
+
+    /// As [`Self::call`], but the first event `f` produces for `id` is
+    /// handed back, for the caller to deliver in its own task, instead of
+    /// queued behind every other id's.
+    pub(crate) fn call_taking<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast, R>(
+        &self,
+        cm: &CmService<C>,
+        qp: &Q,
+        id: RdmaId,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
+    ) -> (R, Option<RdmaEvent>) {
+        self.run(cm, qp, Some(id), f)
+    }
+
+    fn run<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast, R>(
+        &self,
+        cm: &CmService<C>,
+        qp: &Q,
+        take_for: Option<RdmaId>,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
+    ) -> (R, Option<RdmaEvent>) {
         let mut core = self.core.lock();
         let mut queue = self.events.lock();
         let before = queue.len();
@@ -200,9 +231,11 @@ impl RdmaService {
             qp,
             events: &mut queue,
             lost: 0,
+            take_for,
+            taken: None,
         };
         let r = f(&mut core, &mut host);
-        let lost = host.lost;
+        let (lost, taken) = (host.lost, host.taken);
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
@@ -214,7 +247,7 @@ impl RdmaService {
         if queued {
             cm.kick();
         }
-        r
+        (r, taken)
     }
 
     /// Reads the core.

@@ -580,12 +580,13 @@ impl<C: EventConsumer> CmService<C> {
 
     /// Delivers the queued events and the consumer's own, in this task,
     /// unless another task is delivering: that one then delivers these
-    /// too. So events keep one order and handlers never run at once,
-    /// whichever task delivers: the delivery work, the intake work, or
-    /// ib_core's address callback, as the C rdma_cm calls its consumers
-    /// there. Only from such a work item, where a handler may block and
-    /// call back in: never from a consumer's own call (it may hold the
-    /// locks its handler takes) nor from ib_mad's completion.
+    /// too. So queued events keep one order and their handlers never run
+    /// at once, whichever task delivers: the delivery work or the intake
+    /// work (address results are not queued: the rdma_cm surface delivers
+    /// them in ib_core's address work, as the C rdma_cm does). Only from
+    /// such a work item, where a handler may block and call back in: never
+    /// from a consumer's own call (it may hold the locks its handler takes)
+    /// nor from ib_mad's completion.
     pub(crate) fn deliver_all(&self) {
         // Dekker-style: a request is either seen by the task delivering
         // (its last check follows its release) or wins the flag itself,

@@ -4,7 +4,9 @@
 //! CM service's delivery (`CmService::deliver_all`): one at a time, in
 //! order, each with its id's handler lock held (and, for a new
 //! connection, its listener's), so a handler may call back in. A non-zero
-//! return destroys the id.
+//! return destroys the id. An address result alone is delivered from
+//! ib_core's address work instead (`addr_done`), beside that delivery, as
+//! the C rdma_cm's handlers run beside each other on several queues.
 
 use super::calls::device_ptr;
 use super::id::{NewId, RdmaIdBox};
@@ -38,7 +40,7 @@ impl RdmaCmAbi {
     }
 
     /// An event for an existing id.
-    fn deliver_to(&self, s: &Service, id: RdmaId, event: &RdmaEvent) {
+    pub(super) fn deliver_to(&self, s: &Service, id: RdmaId, event: &RdmaEvent) {
         let Some(b) = self.id_box(id) else {
             return;
         };

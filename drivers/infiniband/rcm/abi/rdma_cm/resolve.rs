@@ -121,7 +121,12 @@ impl RdmaCmAbi {
     }
 
     /// The outcome of an id's ARP/ND: the source address the route chose,
-    /// the device that owns it, then ADDR_RESOLVED or ADDR_ERROR.
+    /// the device that owns it, then ADDR_RESOLVED or ADDR_ERROR, delivered
+    /// here in ib_core's address work as the C rdma_cm does: not queued
+    /// behind other ids' events, and without running their handlers on
+    /// that ordered queue (which would hold up every other resolution).
+    /// The id's own order holds: an id resolving has no other event
+    /// pending, and all its address events come from this queue.
     fn addr_done(&self, s: &Service, id: RdmaId, status: c_int, src: *const bindings::sockaddr) {
         let Some(b) = self.id_box(id) else {
             return;
@@ -147,8 +152,13 @@ impl RdmaCmAbi {
                 }
             }
         };
-        self.call(s, |core, host| core.addr_resolved(host, id, outcome));
+        let (_, event) = self.service.call_taking(s, self, id, |core, host| {
+            core.addr_resolved(host, id, outcome)
+        });
         self.sync(&b);
+        if let Some(event) = event {
+            self.deliver_to(s, id, &event);
+        }
     }
 
     /// `rdma_resolve_route`: a RoCE path from the resolved addresses (the
@@ -281,12 +291,7 @@ pub(crate) unsafe extern "C" fn rcm_rdma_addr_done(
     src: *const bindings::sockaddr,
 ) {
     let id = RdmaId(token as u32);
-    with_service(|s| {
-        s.consumer().rdma_cm.addr_done(&s, id, status, src);
-        // ADDR_RESOLVED without a hop to the delivery work (ib_core's
-        // address work queue, as the C rdma_cm's handler runs there).
-        s.deliver_all();
-    });
+    with_service(|s| s.consumer().rdma_cm.addr_done(&s, id, status, src));
 }
 
 impl RdmaCmAbi {
