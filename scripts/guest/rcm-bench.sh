@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make bench`, inside the driver guest (both guests in CM mode "both"):
 # connection setup and teardown through the C CM and through rcm in the
-# same boot of the same kernel, alternating C, rcm, C, rcm on both guests,
-# client here, server on the peer: ib_cm with samples/rcm/rcm_sample_conn
+# same boot of the same kernel, alternating C, rcm, C, rcm on both guests
+# (round by round; the rdma_cm runs point by point), client here, server
+# on the peer: ib_cm with samples/rcm/rcm_sample_conn
 # (connect, one message, disconnect), rdma_cm with rcm_sample_rdma
 # (resolve, connect, disconnect; without and with QPs; and 10,000 held up
 # at once for the memory per id, then disconnected at once), the wall time
@@ -99,27 +100,46 @@ measure_rdma() {
 	[ -n "$ms" ] && echo "$ms"
 }
 
-run_rdma_cm() { # <c|rcm> <round>
-	local cm=$1 q point n par ms
-	for q in 0 1; do
-		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
-		for point in $RDMA_POINTS; do
-			n=${point%%:*} par=${point##*:}
-			local cb sb rb; cb=$(cm_counters); sb=$(peer_run "$(declare -f cm_counters); cm_counters")
-			rb=$(peer_run "$(declare -f rxe_counters); rxe_counters")
-			ms=$(measure_rdma "$n" "$par" "$q") || return 1
-			awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
-				printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
-					cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
-			printf '%-4s round %d:   client per connection: %s\n' "$cm" "$2" \
-				"$(counters_per_conn "$cb" "$(cm_counters)" "$n")"
-			printf '%-4s round %d:   server per connection: %s\n' "$cm" "$2" \
-				"$(counters_per_conn "$sb" "$(peer_run "$(declare -f cm_counters); cm_counters")" "$n")"
-			printf '%-4s round %d:   server rxe counters: %s\n' "$cm" "$2" \
-				"$(rxe_changed "$rb" "$(peer_run "$(declare -f rxe_counters); rxe_counters")")"
-			total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
+# One rdma_cm point on the CM in place: <c|rcm> <round> <qp 0|1> <point>.
+run_rdma_point() {
+	local cm=$1 q=$3 point=$4 n par ms cb sb rb
+	n=${point%%:*} par=${point##*:}
+	peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
+	cb=$(cm_counters); sb=$(peer_run "$(declare -f cm_counters); cm_counters")
+	rb=$(peer_run "$(declare -f rxe_counters); rxe_counters")
+	ms=$(measure_rdma "$n" "$par" "$q") || return 1
+	awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
+		printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
+			cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
+	printf '%-4s round %d:   client per connection: %s\n' "$cm" "$2" \
+		"$(counters_per_conn "$cb" "$(cm_counters)" "$n")"
+	printf '%-4s round %d:   server per connection: %s\n' "$cm" "$2" \
+		"$(counters_per_conn "$sb" "$(peer_run "$(declare -f cm_counters); cm_counters")" "$n")"
+	printf '%-4s round %d:   server rxe counters: %s\n' "$cm" "$2" \
+		"$(rxe_changed "$rb" "$(peer_run "$(declare -f rxe_counters); rxe_counters")")"
+	peer_run 'rmmod rcm_sample_rdma' > /dev/null
+	total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
+	pair_ms[$cm]=$ms
+}
+
+# The rdma_cm runs alternate the CMs point by point, in the order C rcm,
+# rcm C, C rcm, ... (one switch per point), so that a machine that slows
+# down or speeds up during the runs weighs on both CMs alike: a whole
+# sweep per CM takes minutes, and the shared host drifts on that scale.
+run_rdma_cm_alternating() {
+	local round q point cm first=c
+	declare -A pair_ms
+	for ((round = 1; round <= ROUNDS; round++)); do
+		for q in 0 1; do
+			for point in $RDMA_POINTS; do
+				for cm in $first $([ $first = c ] && echo rcm || echo c); do
+					use_cm "$cm" || return 1
+					run_rdma_point "$cm" "$round" "$q" "$point" || return 1
+				done
+				first=$cm
+				echo "     round $round: rcm/C of this pair: $(awk -v c="${pair_ms[c]}" -v r="${pair_ms[rcm]}" 'BEGIN { printf "%.2f", c / r }')"
+			done
 		done
-		peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	done
 }
 
@@ -458,21 +478,25 @@ run_cmtime() { # <c|rcm> <round>
 echo "rcm bench: $(uname -r), TCG; ib_cm: connect + 1 message + disconnect;" \
 	"rdma_cm: resolve + connect + disconnect; cmtime: its steps through librdmacm"
 current=c
+# Puts both guests on CM <c|rcm> unless they are on it.
+use_cm() {
+	[ "$1" = "$current" ] && return 0
+	local cmd
+	cmd=$(switch_cm "$1")
+	bash -c "$cmd" && peer_run "$cmd" > /dev/null || { echo "switching to $1 failed"; return 1; }
+	current=$1
+}
 for ((round = 1; round <= ROUNDS; round++)); do
 	for cm in c rcm; do
-		if [ "$cm" != "$current" ]; then
-			cmd=$(switch_cm "$cm")
-			bash -c "$cmd" && peer_run "$cmd" > /dev/null || { echo "switching to $cm failed"; exit 1; }
-			current=$cm
-		fi
+		use_cm "$cm" || exit 1
 		if wanted ib_cm; then run_cm "$cm" "$round" || { echo "$cm round $round failed"; exit 1; }; fi
 		if wanted steps; then run_steps "$cm" "$round" || { echo "$cm steps round $round failed"; exit 1; }; fi
-		if wanted rdma_cm; then run_rdma_cm "$cm" "$round" || { echo "$cm rdma_cm round $round failed"; exit 1; }; fi
 		if wanted hold; then run_hold "$cm" "$round" || { echo "$cm hold round $round failed"; exit 1; }; fi
 		if wanted nvme; then run_nvme "$cm" "$round" || { echo "$cm nvme round $round failed"; exit 1; }; fi
 		if wanted cmtime; then run_cmtime "$cm" "$round" || { echo "$cm cmtime round $round failed"; exit 1; }; fi
 	done
 done
+if wanted rdma_cm; then run_rdma_cm_alternating || { echo "rdma_cm runs failed"; exit 1; }; fi
 # rcm/C of the summed times <c total> <rcm total> <what>
 ratio() { awk -v c="$1" -v r="$2" -v what="$3" 'BEGIN { printf "rcm/C %s: %.2f\n", what, c / r }'; }
 echo "(ratios of summed times; above 1: rcm faster)"
