@@ -148,7 +148,7 @@ run_rdma_cm_alternating() {
 TRACE=/sys/kernel/tracing
 mad_trace() { # <on|off>
 	local e v=0
-	[ -d $TRACE/events ] || mount -t tracefs nodev $TRACE || return 1
+	rcm_tracefs || return 1
 	echo 0 > $TRACE/tracing_on
 	if [ "$1" = on ]; then
 		v=1
@@ -307,7 +307,7 @@ run_steps() { # <c|rcm> <round>
 	printf '%-4s round %d: steps, idle 3 s: client %s, server %s\n' "$cm" "$2" "$(cpu_delta "$c0" "$c1")" "$(cpu_delta "$p0" "$p1")"
 	for q in 0 1; do
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
-		peer_run "$(declare -f mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
+		peer_run "$(declare -f rcm_tracefs mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
 			return 1
 		mad_trace on || return 1
 		dmesg -c > /dev/null
@@ -319,7 +319,7 @@ run_steps() { # <c|rcm> <round>
 			"$(cpu_delta "$c0" "$c1")" "$(cpu_delta "$p0" "$p1")" "$(rdma res show qp | grep -vc 'qp-type GSI\|qp-type SMI')" \
 			"$(peer_run "rdma res show qp | grep -vc 'qp-type GSI\|qp-type SMI'")"
 		mad_trace off
-		peer_run "$(declare -f mad_trace); TRACE=$TRACE; mad_trace off" > /dev/null
+		peer_run "$(declare -f rcm_tracefs mad_trace); TRACE=$TRACE; mad_trace off" > /dev/null
 		rmmod rcm_sample_rdma
 		{
 			dmesg | sed -n 's/.*client: step \(.*\)/client \1/p'

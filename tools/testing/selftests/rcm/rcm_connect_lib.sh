@@ -181,7 +181,7 @@ connect_scenarios() {
 		hits() { peer_run "awk '\$1 == \"reply\" { print \$2 }' $t/kprobe_profile"; }
 		neigh() { peer_run "ip neigh replace $RCM_ADDR lladdr $mac dev eth0 nud $1"; }
 		server > /dev/null &&
-			peer_run "[ -d $t/events ] || mount -t tracefs nodev $t
+			peer_run "$(declare -f rcm_tracefs); rcm_tracefs &&
 				echo 'p:rcmt/reply ib_init_ah_attr_from_wc' >> $t/kprobe_events &&
 				echo 1 > $t/events/rcmt/enable && echo 60000 > $param &&
 				ip -4 neigh flush dev eth0 && ip -6 neigh flush dev eth0" > /dev/null &&

@@ -39,6 +39,17 @@ rcm_log() { ktap_print_msg "$*"; }
 # called rcm right where the runner starts tests.
 rcm_modprobe() { (cd / && modprobe "$@"); }
 
+# Mounts tracefs if needed and turns off its recording of task names,
+# which hooks the scheduler's sched_switch tracepoint each time a trace
+# event is enabled or disabled: the code patch that takes (a static key in
+# __schedule, replaced through a temporary int3) can be run stale by TCG's
+# other vCPU, which then oopses on the int3 (seen twice in make bench).
+rcm_tracefs() {
+	local t=/sys/kernel/tracing
+	[ -d $t/events ] || mount -t tracefs nodev $t || return 1
+	echo 0 > $t/options/record-cmd
+}
+
 # Run a command on the peer guest; its output is printed, its status returned.
 # The command travels base64-encoded on one line, so it may span lines and
 # hold any quoting. The connection ends after RCM_PEER_IDLE s without a

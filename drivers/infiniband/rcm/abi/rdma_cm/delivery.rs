@@ -40,25 +40,28 @@ impl RdmaCmAbi {
     }
 
     /// An event for an existing id.
-    pub(super) fn deliver_to(&self, s: &Service, id: RdmaId, event: &RdmaEvent) {
-        let Some(b) = self.id_box(id) else {
-            return;
-        };
+    fn deliver_to(&self, s: &Service, id: RdmaId, event: &RdmaEvent) {
+        if let Some(b) = self.id_box(id) {
+            self.deliver_to_box(s, &b, event);
+        }
+    }
+
+    /// An event for the id of a box the caller holds.
+    pub(super) fn deliver_to_box(&self, s: &Service, b: &RdmaIdBox, event: &RdmaEvent) {
         b.lock_handler();
         if b.destroying() {
             b.unlock_handler();
             return;
         }
-        self.sync(&b);
-        let ud = self.read(|core| core.get(id).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
+        let ud = self.sync(b).is_some_and(|r| r.qp_type() == RdmaQpType::Ud);
         let ret = match event.group {
-            Some(group) => self.deliver_group_event(&b, group, event),
-            None => call_handler(&b, event, ud),
+            Some(group) => self.deliver_group_event(b, group, event),
+            None => call_handler(b, event, ud),
         };
         if ret != 0 {
             b.set_destroying();
             b.unlock_handler();
-            self.destroy(s, &b);
+            self.destroy(s, b);
             return;
         }
         b.unlock_handler();

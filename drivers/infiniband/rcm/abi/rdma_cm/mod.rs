@@ -27,9 +27,10 @@ pub(crate) mod types;
 
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::rdma_cm::RdmaId;
+use crate::proto::rdma_cm::{Id, RdmaId};
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
+use crate::shell::Peer;
 use core::sync::atomic::AtomicU64;
 use id::RdmaIdBox;
 use kernel::new_mutex;
@@ -95,14 +96,16 @@ impl RdmaCmAbi {
     }
 
     /// Mirrors the core's view of an id (state, addresses) into the
-    /// fields its consumer and ib_core read.
-    fn sync(&self, b: &RdmaIdBox) {
+    /// fields its consumer and ib_core read; returns that view (None if
+    /// the core has no such id).
+    fn sync(&self, b: &RdmaIdBox) -> Option<Id<Peer>> {
         let rec = self.read(|core| core.get(b.core).copied());
-        if let Some(r) = rec {
+        if let Some(r) = &rec {
             b.set_state(r.state());
             b.write_addrs(r.src(), r.dst());
             b.set_comm(r.cm());
         }
+        rec
     }
 }
 

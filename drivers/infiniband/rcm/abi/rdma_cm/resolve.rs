@@ -138,11 +138,14 @@ impl RdmaCmAbi {
             match unsafe { read_sockaddr(src) } {
                 Err(e) => Err(e),
                 Ok(found) => {
-                    let port = self
-                        .read(|core| core.get(id).and_then(|r| r.src()))
-                        .map_or(0, |a| a.port());
-                    b.write_addrs(Some(found.with_port(port)), None);
-                    match self.read(|core| core.get(id).and_then(|r| r.device())) {
+                    let (port, device) = self
+                        .read(|core| {
+                            core.get(id)
+                                .map(|r| (r.src().map(|a| a.port()), r.device()))
+                        })
+                        .unwrap_or((None, None));
+                    b.write_addrs(Some(found.with_port(port.unwrap_or(0))), None);
+                    match device {
                         // Bound to a device already: the address is on it.
                         Some(device) => Ok(AddrResolution { src: found, device }),
                         None => attach(s, &b)
@@ -155,9 +158,10 @@ impl RdmaCmAbi {
         let (_, event) = self.service.call_taking(s, self, id, |core, host| {
             core.addr_resolved(host, id, outcome)
         });
-        self.sync(&b);
+        // Without an event the core changed nothing; the delivery mirrors
+        // the id's new state.
         if let Some(event) = event {
-            self.deliver_to(s, id, &event);
+            self.deliver_to_box(s, &b, &event);
         }
     }
 
