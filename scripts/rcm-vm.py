@@ -93,6 +93,11 @@ class Guest:
         self.proc = None
 
     def start(self, interactive=False):
+        # An earlier run's logs go first: the host reads the output while
+        # the guest runs (HostMeter).
+        for path in (self.console, self.output):
+            if os.path.exists(path):
+                os.remove(path)
         if interactive:
             self.proc = subprocess.Popen(self.argv)
             return
@@ -114,6 +119,96 @@ class Guest:
                 return f.read()
         except FileNotFoundError:
             return ""
+
+
+HOST_MARK = "RCM-HOST-MARK "
+
+
+def host_busy_ticks():
+    """Busy and total CPU ticks of the host, from /proc/stat's first line."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return sum(ticks) - idle, sum(ticks)
+
+
+def process_ticks(pid):
+    """User + system CPU ticks a process used so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+class HostMeter:
+    """What the host spends while a guest script runs a measured step.
+
+    The script brackets the step with lines "RCM-HOST-MARK begin" and
+    "RCM-HOST-MARK end <count>" on its output; the meter samples the host's
+    CPU and each guest's QEMU process at each mark (as soon as it sees it,
+    within a poll). A later "RCM-HOST-MARK report" line is printed as the
+    last step's share: how busy the host's CPUs were and the CPU each
+    guest took per counted item.
+    Both guests run on the same host cores, so when they are busy the run's
+    time is their CPU, whichever guest uses it.
+    """
+
+    def __init__(self, guests):
+        self.guests = guests
+        self.seen = 0
+        self.begin = None
+        self.results = []
+
+    def sample(self):
+        return (host_busy_ticks(), [process_ticks(g.proc.pid) for g in self.guests])
+
+    def poll(self, path):
+        try:
+            with open(path, "rb") as f:
+                if os.fstat(f.fileno()).st_size < self.seen:
+                    self.seen = 0  # a log of an earlier run, replaced
+                f.seek(self.seen)
+                new = f.read()
+        except FileNotFoundError:
+            return
+        new = new[:new.rfind(b"\n") + 1]
+        self.seen += len(new)
+        for line in new.decode(errors="replace").splitlines():
+            if not line.startswith(HOST_MARK):
+                continue
+            words = line[len(HOST_MARK):].split()
+            if words[:1] == ["begin"]:
+                self.begin = self.sample()
+            elif words[:1] == ["end"] and self.begin:
+                count = int(words[1]) if len(words) > 1 and words[1].isdigit() else 1
+                self.results.append(self.describe(self.begin, self.sample(), max(count, 1)))
+                self.begin = None
+
+    def describe(self, before, after, count):
+        (busy0, total0), guests0 = before
+        (busy1, total1), guests1 = after
+        busy = 100 * (busy1 - busy0) / max(total1 - total0, 1)
+        hz = os.sysconf("SC_CLK_TCK")
+        per = ", ".join(f"{g.role} {1000 * (t1 - t0) / hz / count:.2f} ms"
+                        for g, t0, t1 in zip(self.guests, guests0, guests1))
+        return f"host: {busy:.0f}% of {os.cpu_count()} CPUs busy; QEMU CPU per item: {per}"
+
+    def annotate(self, lines):
+        """The output with each report mark replaced by the last step's
+        result, the other marks dropped."""
+        results = iter(self.results)
+        last = "host: not measured (no step ended)"
+        out = []
+        for ln in lines:
+            if ln.startswith(HOST_MARK + "end"):
+                last = next(results, "host: not measured (a mark was missed)")
+            elif ln.startswith(HOST_MARK + "report"):
+                out.append("     " + last)
+            elif not ln.startswith(HOST_MARK):
+                out.append(ln)
+        return out
 
 
 def splats(text):
@@ -199,10 +294,14 @@ def run(args):
             driver.proc.wait()
             return 0
         deadline = start + timeout + 60  # boot and shutdown on top of the test's own limit
+        meter = HostMeter(sorted(guests, key=lambda g: g.role != "driver"))
         while driver.running() and time.monotonic() < deadline:
             if two and not guests[0].running():
                 break
-            time.sleep(0.2)
+            meter.poll(driver.output)
+            # Often enough that a mark is sampled within a small part of
+            # the shortest measured step (about half a second).
+            time.sleep(0.02)
         if driver.running():
             if two and not guests[0].running():
                 reason = "the peer guest died"
@@ -210,7 +309,8 @@ def run(args):
                 reason = f"guest hung: no result after {timeout + 60}s, killed"
         out = driver.read(driver.output)
         m = re.search(r"^RCM-GUEST-EXIT (\d+)", out, re.M)
-        tap = [ln for ln in out.splitlines() if not ln.startswith("RCM-GUEST-EXIT")]
+        meter.poll(driver.output)
+        tap = [ln for ln in meter.annotate(out.splitlines()) if not ln.startswith("RCM-GUEST-EXIT")]
         for ln in tap:
             print(f"    {ln}")
         if not reason:

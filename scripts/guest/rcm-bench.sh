@@ -36,6 +36,14 @@ ROUNDS=${RCM_BENCH_ROUNDS:-2}
 ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 
+# The script's own output, for lines that callers capturing stdout must
+# not swallow.
+exec 3>&1
+# Has the host measure its CPU over a step (scripts/rcm-vm.py, HostMeter):
+# "begin" before it, "end <items>" after; the host prints how busy its CPUs
+# were and each guest's QEMU CPU per item in place of a later "report".
+host_mark() { echo "RCM-HOST-MARK $*" >&3; }
+
 # Put this guest on CM <c|rcm>; the same command runs on the peer.
 switch_cm() {
 	if [ "$1" = rcm ]; then
@@ -93,11 +101,20 @@ run_cm() { # <c|rcm> <round>
 measure_rdma() {
 	local ms
 	dmesg -c > /dev/null
+	host_mark begin
 	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$1" parallel="$2" qp="$3" ||
 		{ dmesg | tail -3 >&2; return 1; }
+	host_mark end "$1"
 	rmmod rcm_sample_rdma
 	ms=$(dmesg | sed -n 's/.*client: .*: \([0-9]*\) ms$/\1/p' | tail -1)
 	[ -n "$ms" ] && echo "$ms"
+}
+
+# The client's mean time per step of the last run (the sample's own
+# clock, no tracing), on one line: where a connection waits.
+client_steps() {
+	dmesg | sed -n 's/.*client: step \([a-z_]*\): \([0-9]*\) us mean.*/\1 \2/p' |
+		awk '{ printf "%s%s %d us", (NR > 1 ? ", " : ""), $1, $2 }'
 }
 
 # One rdma_cm point on the CM in place: <c|rcm> <round> <qp 0|1> <point>.
@@ -111,6 +128,8 @@ run_rdma_point() {
 	awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
 		printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
 			cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
+	host_mark report
+	printf '%-4s round %d:   client steps: %s\n' "$cm" "$2" "$(client_steps)"
 	printf '%-4s round %d:   client per connection: %s\n' "$cm" "$2" \
 		"$(counters_per_conn "$cb" "$(cm_counters)" "$n")"
 	printf '%-4s round %d:   server per connection: %s\n' "$cm" "$2" \
