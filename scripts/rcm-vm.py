@@ -151,6 +151,7 @@ class HostMeter:
     within a poll). A later "RCM-HOST-MARK report" line is printed as the
     last step's share: how busy the host's CPUs were and the CPU each
     guest took per counted item.
+
     Both guests run on the same host cores, so when they are busy the run's
     time is their CPU, whichever guest uses it.
     """
