@@ -305,8 +305,9 @@ impl<H: MadHandler> MadAgent<H> {
 impl<H: MadHandler> Drop for MadAgent<H> {
     fn drop(&mut self) {
         // SAFETY: registered per the type invariant; this flushes pending
-        // sends (their completions free them) and waits for callbacks.
-        unsafe { bindings::ib_unregister_mad_agent(self.agent.as_ptr()) };
+        // sends (their completions free them), waits for callbacks, then
+        // drops the port's kept address handles.
+        unsafe { bindings::rcm_h_unregister_cm_agent(self.agent.as_ptr()) };
     }
 }
 

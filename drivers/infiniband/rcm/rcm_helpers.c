@@ -102,7 +102,7 @@ void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
 static unsigned int rcm_reply_path_ms = 1000;
 module_param_named(reply_path_ms, rcm_reply_path_ms, uint, 0644);
 MODULE_PARM_DESC(reply_path_ms,
-		 "ms a sender's reply path is reused unless the network changes (default 1000; 0: within a batch only)");
+		 "ms a sender's reply path, and a path's address handle, are reused unless the network changes (default 1000; 0: a path within a batch, a handle per send)");
 
 u32 rcm_h_reply_path_ms(void)
 {
@@ -271,12 +271,11 @@ struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
 					 const struct rcm_h_path *path,
 					 const void *mad, u64 cookie)
 {
-	struct rdma_ah_attr attr;
 	struct ib_mad_send_buf *buf;
 	struct ib_ah *ah;
+	void *slot;
 
-	rcm_h_fill_ah_attr(agent->device, path, &attr);
-	ah = rdma_create_ah(agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	ah = rcm_h_ah_get(agent->qp->pd, path, &slot);
 	if (IS_ERR(ah))
 		return ERR_CAST(ah);
 
@@ -284,11 +283,12 @@ struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
 				 IB_MGMT_MAD_DATA, GFP_KERNEL,
 				 IB_MGMT_BASE_VERSION);
 	if (IS_ERR(buf)) {
-		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		rcm_h_ah_put(ah, slot);
 		return buf;
 	}
 	memcpy(buf->mad, mad, IB_MGMT_MAD_SIZE);
 	buf->ah = ah;
+	buf->context[1] = slot;
 	buf->timeout_ms = 0;
 	buf->retries = 0;
 	buf->context[0] = (void *)(uintptr_t)cookie;
@@ -303,8 +303,17 @@ u64 rcm_h_send_cookie(const struct ib_mad_send_buf *buf)
 void rcm_h_free_send(struct ib_mad_send_buf *buf)
 {
 	if (buf->ah)
-		rdma_destroy_ah(buf->ah, 0);
+		rcm_h_ah_put(buf->ah, buf->context[1]);
 	ib_free_send_mad(buf);
+}
+
+void rcm_h_unregister_cm_agent(struct ib_mad_agent *agent)
+{
+	struct ib_pd *pd = agent->qp->pd;
+
+	ib_unregister_mad_agent(agent);
+	/* Its sends are complete: no handle of the port is in use. */
+	rcm_h_ah_forget_pd(pd);
 }
 
 u64 rcm_h_now_ms(void)
