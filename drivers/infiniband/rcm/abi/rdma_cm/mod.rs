@@ -22,6 +22,7 @@ mod messages;
 mod multicast;
 mod netevent;
 mod qp;
+mod registry;
 mod resolve;
 pub(crate) mod types;
 
@@ -36,6 +37,7 @@ use id::RdmaIdBox;
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
+use registry::IdRegistry;
 
 /// What the rdma_cm surface keeps: the core's rdma_cm and its consumers'
 /// ids.
@@ -46,7 +48,7 @@ pub(crate) struct RdmaCmAbi {
     /// Consumer ids by core id; each holds one reference, given up by
     /// `rdma_destroy_id` (deliveries hold their own while they run).
     #[pin]
-    ids: Mutex<KernelMap<u32, Arc<RdmaIdBox>>>,
+    ids: Mutex<IdRegistry>,
     /// The iw_cm ids of iWARP ids besides their connections': listeners
     /// and undelivered requests, by (core id, slot).
     #[pin]
@@ -67,7 +69,7 @@ impl RdmaCmAbi {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(RdmaCmAbi {
             service <- RdmaService::new(),
-            ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_ids"),
+            ids <- new_mutex!(IdRegistry::new(), "rcm::rdma_ids"),
             iw_ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_ids"),
             listen_rows <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_listen_rows"),
             iw_connects <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_connects"),
@@ -82,17 +84,17 @@ impl RdmaCmAbi {
 
     /// The registered box of a core id, with a reference.
     pub(crate) fn id_box(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
-        self.ids.lock().get(&id.0).cloned()
+        self.ids.lock().get(id).cloned()
     }
 
     /// Registers a box.
     fn register(&self, b: Arc<RdmaIdBox>) -> Result {
-        self.ids.lock().try_insert(b.core.0, b).map_err(|_| ENOMEM)
+        self.ids.lock().insert(b)
     }
 
     /// Takes a box out of the registry (the registry's reference).
     fn unregister(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
-        self.ids.lock().remove(&id.0)
+        self.ids.lock().remove(id)
     }
 
     /// Mirrors the core's view of an id (state, addresses) into the

@@ -174,6 +174,30 @@ fn delayed_mra_goes_out_only_when_the_req_is_repeated() {
     assert_eq!(f.nodes[1].duplicates, 1);
 }
 
+/// Once connected, neither side keeps a MAD: the delayed MRA the passive
+/// side kept for repeated REQs goes with its REP, the REP with the RTU.
+#[test]
+fn connected_ids_keep_no_mads() {
+    let mut f = fabric();
+    listen(&mut f, B, SID);
+    let a = connect(&mut f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(&mut f, B);
+    f.call(B, |ep, _, s| ep.send_mra(b, 24 | MRA_FLAG_DELAY, &[], s))
+        .unwrap();
+    assert_eq!(f.nodes[1].ep.kept_mads(), 1);
+    f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
+        .unwrap();
+    next_event(&mut f, A);
+    f.call(A, |ep, _, s| ep.send_rtu(a, &[], s)).unwrap();
+    assert!(matches!(next_event(&mut f, B), (id, Event::RtuReceived(_)) if id == b));
+    assert_eq!(state(&f, B, b), Some(State::Established));
+    assert_eq!(
+        (f.nodes[0].ep.kept_mads(), f.nodes[1].ep.kept_mads()),
+        (0, 0)
+    );
+    audit(&f);
+}
+
 #[test]
 fn lost_rtu_is_recovered_by_rep_retransmission() {
     let mut f = fabric();

@@ -5,6 +5,7 @@
 //! not run them).
 
 use super::conn::Timer;
+use super::remote_index::Remote;
 use super::state::State;
 use super::store::{Collections, OrderedMap};
 use super::{CommId, Endpoint, NEVER};
@@ -57,32 +58,32 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                     "destroyed id kept in a state that needs no more protocol",
                 );
             }
-            if let Some(key) = c.remote_id_key {
+            if c.remote_indexed {
+                let keys = c.remote_keys();
                 remote_ids += 1;
-                if self.remote_ids.get(&self.conns, key) != Some(id) {
+                if self.remote_ids.get(&self.conns, keys.key(Remote::Id)) != Some(id) {
                     return fail(id, "remote id entry missing");
                 }
-            }
-            if let Some(key) = c.remote_qpn_key {
                 remote_qpns += 1;
-                if self.remote_qpns.get(&self.conns, key) != Some(id) {
+                if self.remote_qpns.get(&self.conns, keys.key(Remote::Qpn)) != Some(id) {
                     return fail(id, "remote QPN entry missing");
                 }
             }
             let connected = c.state.has_remote() && !c.destroyed;
-            if connected && (c.remote_id_key.is_none() || c.remote_qpn_key.is_none()) {
+            if connected && !c.remote_indexed {
                 return fail(id, "connected id missing from the remote tables");
             }
-            if !c.state.has_remote() && (c.remote_id_key.is_some() || c.remote_qpn_key.is_some()) {
+            if !c.state.has_remote() && c.remote_indexed {
                 return fail(id, "unconnected id left in the remote tables");
             }
-            if let Some(key) = c.sidr_key {
+            if c.in_sidr_table {
                 sidr += 1;
-                if self.sidr.get(&key) != Some(&id) {
+                let key = c.peer.map(|peer| (c.remote_id, peer));
+                if key.and_then(|k| self.sidr.get(&k)) != Some(&id) {
                     return fail(id, "SIDR entry missing");
                 }
             }
-            if c.sidr_key.is_some() != (c.state == State::SidrReqRcvd) {
+            if c.in_sidr_table != (c.state == State::SidrReqRcvd) {
                 return fail(id, "SIDR entry and state disagree");
             }
             if let Some(l) = c.listening {

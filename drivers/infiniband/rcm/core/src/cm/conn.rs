@@ -140,16 +140,16 @@ pub struct Connection<A> {
     /// Passive ids: the listener whose REQ/SIDR_REQ created them.
     pub(crate) listener: Option<CommId>,
     pub(crate) listening: Option<Listening>,
-    /// Key in the remote id table, when inserted.
-    pub(crate) remote_id_key: Option<(u32, u64)>,
-    /// Key in the remote QPN table, when inserted.
-    pub(crate) remote_qpn_key: Option<(u32, u64)>,
+    /// In the remote id and remote QPN tables (both at once), under
+    /// `remote_id`, `qp.remote_qpn` and `remote_ca_guid`.
+    pub(crate) remote_indexed: bool,
     /// The next id in the remote id table's bucket.
     pub(crate) remote_id_next: u32,
     /// The next id in the remote QPN table's bucket.
     pub(crate) remote_qpn_next: u32,
-    /// Key in the SIDR table, when inserted.
-    pub(crate) sidr_key: Option<(u32, A)>,
+    /// In the SIDR table, under (`remote_id`, `peer`): the request id
+    /// and sender of the SIDR_REQ it answers.
+    pub(crate) in_sidr_table: bool,
     pub(crate) deadline: Millis,
     /// The id's key in the deadline index: never after `deadline` (a
     /// cancelled or postponed timer leaves its entry early, and the entry
@@ -185,11 +185,10 @@ impl<A: Copy> Connection<A> {
             qp: QpParams::default(),
             listener: None,
             listening: None,
-            remote_id_key: None,
-            remote_qpn_key: None,
+            remote_indexed: false,
             remote_id_next: super::remote_index::NO_ID,
             remote_qpn_next: super::remote_index::NO_ID,
-            sidr_key: None,
+            in_sidr_table: false,
             deadline: NEVER,
             deadline_key: NEVER,
             timer: Timer::Idle,
@@ -286,6 +285,6 @@ impl<A: Copy> Connection<A> {
 
     /// Whether the id is in the remote id / remote QPN / SIDR tables.
     pub fn in_remote_tables(&self) -> bool {
-        self.remote_id_key.is_some() || self.remote_qpn_key.is_some() || self.sidr_key.is_some()
+        self.remote_indexed || self.in_sidr_table
     }
 }

@@ -7,6 +7,7 @@ use super::conn::{Response, Timer};
 use super::endpoint::{build, fill, Dropped, Handled, Received};
 use super::error::CmError;
 use super::event::Event;
+use super::remote_index::{Remote, RemoteKeys};
 use super::state::{LapState, State};
 use super::store::Collections;
 use super::transport::Transport;
@@ -167,8 +168,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         if let Err(e) = self.insert_remote(
             id,
-            (req.local_comm_id, req.local_ca_guid),
-            (req.local_qpn, req.local_ca_guid),
+            RemoteKeys {
+                comm_id: req.local_comm_id,
+                qpn: req.local_qpn,
+                ca_guid: req.local_ca_guid,
+            },
         ) {
             self.discard(id);
             return Handled::Dropped(e);
@@ -179,8 +183,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.state = State::ReqRcvd;
         conn.listener = Some(listener);
         conn.peer = Some(from);
-        conn.remote_id = req.local_comm_id;
-        conn.remote_ca_guid = req.local_ca_guid;
         conn.service_id = req.service_id;
         conn.tid = tid;
         conn.timeout_ms = timer::passive_response_timeout_ms(req.local_cm_response_timeout);
@@ -189,7 +191,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         // An unknown transport is passed on as RC, as before: the C CM
         // hands its consumer QP type 0 and lets it refuse.
         qp.transport = transport_of(req).unwrap_or_default();
-        qp.remote_qpn = req.local_qpn;
         qp.initiator_depth = req.responder_resources;
         qp.responder_resources = req.initiator_depth;
         qp.path_mtu = req.path_mtu;
@@ -272,6 +273,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         };
         conn.qp.srq = rep.srq;
         let mad = build(conn.tid, attr_mod, CmMessage::Rep(rep));
+        // A kept (delayed) MRA answered repeated REQs until now; from here
+        // they get the REP, so it would only hold a pool slot while
+        // connected.
+        self.drop_response(id);
         self.send_request(now, id, mad, sink);
         Ok(())
     }
@@ -311,12 +316,19 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             .get(id)
             .is_some_and(|c| c.qp.transport == Transport::Xrc);
         let peer_qpn = rep.peer_qpn(xrc);
-        let remote_id = (rep.local_comm_id, rep.local_ca_guid);
-        let remote_qpn = (peer_qpn, rep.local_ca_guid);
-        if self.remote_ids.get(&self.conns, remote_id).is_some() {
+        let keys = RemoteKeys {
+            comm_id: rep.local_comm_id,
+            qpn: peer_qpn,
+            ca_guid: rep.local_ca_guid,
+        };
+        if self
+            .remote_ids
+            .get(&self.conns, keys.key(Remote::Id))
+            .is_some()
+        {
             return Handled::Dropped(Dropped::WrongState);
         }
-        if let Some(stale) = self.remote_qpns.get(&self.conns, remote_qpn) {
+        if let Some(stale) = self.remote_qpns.get(&self.conns, keys.key(Remote::Qpn)) {
             // The peer's QP still belongs to a connection of ours: refuse
             // this one, end that one. Our REQ stays pending, as in the C CM.
             let rej = Rej::plain(
@@ -330,7 +342,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             self.disconnect_stale(now, stale, sink);
             return Handled::Answered;
         }
-        if let Err(e) = self.insert_remote(id, remote_id, remote_qpn) {
+        if let Err(e) = self.insert_remote(id, keys) {
             return Handled::Dropped(e);
         }
         self.cancel_timer(id);
@@ -338,10 +350,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return Handled::Dropped(Dropped::UnknownId);
         };
         conn.state = State::RepRcvd;
-        conn.remote_id = rep.local_comm_id;
-        conn.remote_ca_guid = rep.local_ca_guid;
         let qp = &mut conn.qp;
-        qp.remote_qpn = peer_qpn;
         qp.initiator_depth = rep.responder_resources;
         qp.responder_resources = rep.initiator_depth;
         qp.sq_psn = rep.starting_psn;

@@ -9,7 +9,7 @@ use super::error::CmError;
 use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
 use super::mad_store::MadStore;
-use super::remote_index::{Remote, RemoteIndex};
+use super::remote_index::{Remote, RemoteIndex, RemoteKeys};
 use super::state::{LapState, State};
 use super::store::{Collections, OrderedMap};
 use super::table::{IdTable, TableFull};
@@ -201,6 +201,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// Whether no id exists.
     pub fn is_empty(&self) -> bool {
         self.conns.len() == 0
+    }
+
+    /// MADs the ids keep (outstanding requests and responses for
+    /// duplicates).
+    pub fn kept_mads(&self) -> usize {
+        self.mads.in_use()
     }
 
     /// Entries in (listen, remote id, remote QPN, SIDR, deadline) tables.
@@ -530,13 +536,17 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.remote_ids.remove(&mut self.conns, id);
         self.remote_qpns.remove(&mut self.conns, id);
         if let Some(conn) = self.conns.get_mut(id.0) {
-            conn.remote_id_key = None;
-            conn.remote_qpn_key = None;
+            conn.remote_indexed = false;
         }
     }
 
     pub(crate) fn remove_sidr(&mut self, id: CommId) {
-        if let Some(key) = self.conns.get_mut(id.0).and_then(|c| c.sidr_key.take()) {
+        let Some(conn) = self.conns.get_mut(id.0) else {
+            return;
+        };
+        if let (true, Some(peer)) = (conn.in_sidr_table, conn.peer) {
+            conn.in_sidr_table = false;
+            let key = (conn.remote_id, peer);
             self.sidr.remove(&key);
         }
     }
@@ -592,16 +602,18 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
     }
 
-    /// Records the peer of an id in the remote id and remote QPN tables.
-    /// Fails without changing anything if either entry cannot be added.
-    pub(crate) fn insert_remote(
-        &mut self,
-        id: CommId,
-        remote_id: (u32, u64),
-        remote_qpn: (u32, u64),
-    ) -> Result<(), Dropped> {
-        if self.remote_ids.get(&self.conns, remote_id).is_some()
-            || self.remote_qpns.get(&self.conns, remote_qpn).is_some()
+    /// Records the peer of an id (its comm id, QPN and CA GUID) and puts
+    /// the id in the remote id and remote QPN tables. Fails without
+    /// changing anything if either entry cannot be added.
+    pub(crate) fn insert_remote(&mut self, id: CommId, keys: RemoteKeys) -> Result<(), Dropped> {
+        if self
+            .remote_ids
+            .get(&self.conns, keys.key(Remote::Id))
+            .is_some()
+            || self
+                .remote_qpns
+                .get(&self.conns, keys.key(Remote::Qpn))
+                .is_some()
         {
             return Err(Dropped::WrongState);
         }
@@ -609,13 +621,17 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(conn) = self.conns.get_mut(id.0) else {
             return Err(Dropped::UnknownId);
         };
-        conn.remote_id_key = Some(remote_id);
-        conn.remote_qpn_key = Some(remote_qpn);
+        let before = conn.remote_keys();
+        conn.set_remote_keys(keys);
+        conn.remote_indexed = true;
         if self.remote_ids.insert(&mut self.conns, id).is_err()
             || self.remote_qpns.insert(&mut self.conns, id).is_err()
         {
             // Removing from an index the id is not on changes nothing.
             self.remove_remote(id);
+            if let Some(conn) = self.conns.get_mut(id.0) {
+                conn.set_remote_keys(before);
+            }
             return Err(Dropped::NoMemory);
         }
         Ok(())

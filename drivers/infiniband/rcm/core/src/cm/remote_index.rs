@@ -24,6 +24,25 @@ use super::CommId;
 /// A peer's number (comm id or QPN) and CA GUID.
 pub(crate) type RemoteKey = (u32, u64);
 
+/// What a connected id is found by in the two indexes: the peer's comm
+/// id and QPN, both under its CA GUID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RemoteKeys {
+    pub(crate) comm_id: u32,
+    pub(crate) qpn: u32,
+    pub(crate) ca_guid: u64,
+}
+
+impl RemoteKeys {
+    /// The key in index `which`.
+    pub(crate) fn key(&self, which: Remote) -> RemoteKey {
+        match which {
+            Remote::Id => (self.comm_id, self.ca_guid),
+            Remote::Qpn => (self.qpn, self.ca_guid),
+        }
+    }
+}
+
 /// End of a chain: comm id 0, which the id table never issues (any other
 /// number may be a live id).
 pub(crate) const NO_ID: u32 = 0;
@@ -43,10 +62,23 @@ pub(crate) enum Remote {
 impl<A> Connection<A> {
     /// The id's key in index `which`, when it has an entry there.
     pub(crate) fn remote_key(&self, which: Remote) -> Option<RemoteKey> {
-        match which {
-            Remote::Id => self.remote_id_key,
-            Remote::Qpn => self.remote_qpn_key,
+        self.remote_indexed.then(|| self.remote_keys().key(which))
+    }
+
+    /// The peer's keys, as recorded.
+    pub(crate) fn remote_keys(&self) -> RemoteKeys {
+        RemoteKeys {
+            comm_id: self.remote_id,
+            qpn: self.qp.remote_qpn,
+            ca_guid: self.remote_ca_guid,
         }
+    }
+
+    /// Records the peer's keys.
+    pub(crate) fn set_remote_keys(&mut self, keys: RemoteKeys) {
+        self.remote_id = keys.comm_id;
+        self.qp.remote_qpn = keys.qpn;
+        self.remote_ca_guid = keys.ca_guid;
     }
 
     /// The next id on the id's chain in index `which`.

@@ -86,7 +86,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::UnknownId);
         };
-        conn.sidr_key = Some(key);
+        conn.in_sidr_table = true;
         conn.state = State::SidrReqRcvd;
         conn.listener = Some(listener);
         conn.peer = Some(from);

@@ -28,6 +28,14 @@ const fn encode(slot: u32, generation: u32, operand: u32) -> u32 {
     ((generation << SLOT_BITS) | slot) ^ operand
 }
 
+/// The slot of `id` in a table whose operand is `operand`. Ids that exist
+/// at once have different slots, and a table grows only when no slot is
+/// free, so slot numbers stay below the most ids it ever held at once
+/// (rounded up to a chunk).
+pub(crate) const fn slot_of(id: u32, operand: u32) -> usize {
+    ((id ^ operand) & SLOT_MASK) as usize
+}
+
 /// One slot.
 enum Slot<V> {
     /// Free; `next` is the next free slot (oldest first).
@@ -261,5 +269,16 @@ mod tests {
         let a = t.try_insert(|_| ()).expect("insert");
         assert_ne!(a.0, 0);
         assert!(t.get(0).is_none());
+    }
+
+    /// rcm.ko keeps the slots in page-sized chunks; a connection whose
+    /// peer address is the kernel's (48 bytes) fits 12 to a page, so an
+    /// id costs 341 bytes there (at 11 to a page, 372).
+    #[test]
+    fn twelve_connections_fit_a_page() {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+        struct KernelPeer([u32; 12]);
+        let slot = core::mem::size_of::<Slot<crate::cm::Connection<KernelPeer>>>();
+        assert!(slot * 12 <= 4096, "{slot} bytes per connection slot");
     }
 }

@@ -8,10 +8,18 @@
 
 use super::endpoint::{RdmaCmError, RdmaId};
 use crate::cm::store::Collections;
-use crate::cm::table::{IdTable, TableFull};
+use crate::cm::table::{slot_of, IdTable, TableFull};
 
 /// Ids are not on the wire, so their numbers need no random operand.
 const OPERAND: u32 = 0;
+
+impl RdmaId {
+    /// The id's slot in the table, which an embedding can index its own
+    /// per-id data by densely (see [`slot_of`]).
+    pub fn slot(self) -> usize {
+        slot_of(self.0, OPERAND)
+    }
+}
 
 /// The ids and their records.
 pub(crate) struct IdSlots<V, C: Collections> {
