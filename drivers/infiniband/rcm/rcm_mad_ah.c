@@ -14,7 +14,9 @@
  * rcm.reply_path_ms=0 makes one handle per send again.
  *
  * Slots are few (a storm mostly talks to one peer): a send that finds no
- * fresh slot and no idle one to take over gets a handle of its own.
+ * fresh slot and no idle one to take over gets a handle of its own. A
+ * send that finds no fresh handle for its path also frees the idle ones
+ * past their time, so that none holds its GID entry for long.
  */
 
 #include <linux/jiffies.h>
@@ -57,6 +59,12 @@ static void rcm_ah_key(const struct rcm_h_path *path, struct rcm_h_path *key)
 	memcpy(key->dmac, path->dmac, sizeof(key->dmac));
 }
 
+/* How long a handle serves, in jiffies (0: one handle per send). */
+static unsigned long rcm_ah_max_age(void)
+{
+	return msecs_to_jiffies(rcm_h_reply_path_ms());
+}
+
 static bool rcm_ah_fresh(const struct rcm_ah_slot *s, unsigned long max_age)
 {
 	return s->generation == rcm_h_net_generation() &&
@@ -82,32 +90,51 @@ static struct rcm_ah_slot *rcm_ah_take_slot(struct ib_ah **old)
 	return idle;
 }
 
+/* Frees the idle slots past their time; their handles go to stale[]
+ * (returns how many). Lock held. */
+static int rcm_ah_sweep(unsigned long max_age, struct ib_ah **stale)
+{
+	struct rcm_ah_slot *s;
+	int n = 0;
+
+	for (s = rcm_ah_slots; s < rcm_ah_slots + RCM_AH_SLOTS; s++) {
+		if (s->pd && !s->users && !rcm_ah_fresh(s, max_age)) {
+			stale[n++] = s->ah;
+			s->pd = NULL;
+		}
+	}
+	return n;
+}
+
 struct ib_ah *rcm_h_ah_get(struct ib_pd *pd, const struct rcm_h_path *path,
 			   void **slot)
 {
-	unsigned long max_age = msecs_to_jiffies(rcm_h_reply_path_ms());
-	struct ib_ah *ah, *old = NULL;
+	unsigned long max_age = rcm_ah_max_age();
+	struct ib_ah *ah, *old = NULL, *stale[RCM_AH_SLOTS];
 	struct rdma_ah_attr attr;
 	struct rcm_ah_slot *s;
 	struct rcm_h_path key;
 	unsigned long flags;
+	int n, i;
 
 	*slot = NULL;
 	rcm_ah_key(path, &key);
-	if (max_age) {
-		spin_lock_irqsave(&rcm_ah_lock, flags);
-		for (s = rcm_ah_slots; s < rcm_ah_slots + RCM_AH_SLOTS; s++) {
-			if (s->pd == pd && !memcmp(&s->key, &key, sizeof(key)) &&
-			    rcm_ah_fresh(s, max_age)) {
-				s->users++;
-				s->used = jiffies;
-				*slot = s;
-				spin_unlock_irqrestore(&rcm_ah_lock, flags);
-				return s->ah;
-			}
+	spin_lock_irqsave(&rcm_ah_lock, flags);
+	for (s = rcm_ah_slots; s < rcm_ah_slots + RCM_AH_SLOTS; s++) {
+		if (max_age && s->pd == pd &&
+		    !memcmp(&s->key, &key, sizeof(key)) &&
+		    rcm_ah_fresh(s, max_age)) {
+			s->users++;
+			s->used = jiffies;
+			*slot = s;
+			spin_unlock_irqrestore(&rcm_ah_lock, flags);
+			return s->ah;
 		}
-		spin_unlock_irqrestore(&rcm_ah_lock, flags);
 	}
+	n = rcm_ah_sweep(max_age, stale);
+	spin_unlock_irqrestore(&rcm_ah_lock, flags);
+	for (i = 0; i < n; i++)
+		rdma_destroy_ah(stale[i], RDMA_DESTROY_AH_SLEEPABLE);
 	/* Made unlocked: creating a handle may sleep. */
 	rcm_h_fill_ah_attr(pd->device, path, &attr);
 	ah = rdma_create_ah(pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
@@ -143,7 +170,7 @@ void rcm_h_ah_put(struct ib_ah *ah, void *slot)
 	spin_lock_irqsave(&rcm_ah_lock, flags);
 	s->users--;
 	/* A handle past its time goes with its last send. */
-	if (!s->users && !rcm_ah_fresh(s, msecs_to_jiffies(rcm_h_reply_path_ms())))
+	if (!s->users && !rcm_ah_fresh(s, rcm_ah_max_age()))
 		s->pd = NULL;
 	else
 		ah = NULL;

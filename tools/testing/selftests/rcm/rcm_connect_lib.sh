@@ -207,32 +207,42 @@ connect_scenarios() {
 	}
 	# rcm's server keeps a path's address handle for rcm.reply_path_ms
 	# (one per send with 0, as the C CM): handles made against MADs sent.
+	# A send that finds no fresh handle frees the idle stale ones: after
+	# the run with 0, no handle made in the test is left (handles are
+	# matched by address: the one rdma_create_ah returned, the one
+	# rdma_destroy_ah_user got).
 	shared_ahs() {
 		local t=/sys/kernel/tracing param=/sys/module/rcm/parameters/reply_path_ms
-		local tx=/sys/class/infiniband/rxe0/ports/1/cm_tx_msgs rc=0 h0 h1 h2 s0 s1 s2
+		local tx=/sys/class/infiniband/rxe0/ports/1/cm_tx_msgs rc=0 h0 h1 h2 s0 s1 s2 left
 		made() { peer_run "awk '\$1 == \"ah\" { print \$2 }' $t/kprobe_profile"; }
 		sent() { peer_run "cat $tx/* | awk '{ n += \$1 } END { print n }'"; }
 		server > /dev/null &&
 			peer_run "$(declare -f rcm_tracefs); rcm_tracefs &&
-				echo 'p:rcmt/ah rdma_create_ah' >> $t/kprobe_events &&
-				echo 1 > $t/events/rcmt/enable" > /dev/null || return 1
+				echo 'r:rcmt/ah rdma_create_ah ah=\$retval:x64' >> $t/kprobe_events &&
+				echo 'p:rcmt/ahgone rdma_destroy_ah_user ah=\$arg1:x64' >> $t/kprobe_events &&
+				echo > $t/trace && echo 1 > $t/events/rcmt/enable" > /dev/null || return 1
 		h0=$(made) s0=$(sent)
 		client conns=50 parallel=10 messages=1 > /dev/null || rc=1
 		h1=$(made) s1=$(sent)
 		peer_run "echo 0 > $param" > /dev/null || rc=1
 		client conns=5 messages=1 > /dev/null || rc=1
+		sleep 1
 		h2=$(made) s2=$(sent)
-		peer_run "echo 1000 > $param; echo 0 > $t/events/rcmt/enable
-			echo -:rcmt/ah >> $t/kprobe_events" > /dev/null
+		left=$(peer_run "echo 0 > $t/events/rcmt/enable
+			awk '/ ah: / { sub(/.*ah=/, \"\"); live[\$1] = 1 }
+				/ ahgone: / { sub(/.*ah=/, \"\"); delete live[\$1] }
+				END { n = 0; for (a in live) n++; print n }' $t/trace
+			echo 1000 > $param; echo > $t/trace
+			echo -:rcmt/ah >> $t/kprobe_events; echo -:rcmt/ahgone >> $t/kprobe_events")
 		echo "server address handles made: $((h1 - h0)) for $((s1 - s0)) MADs sent," \
-			"$((h2 - h1)) for $((s2 - s1)) with reply_path_ms=0"
+			"$((h2 - h1)) for $((s2 - s1)) with reply_path_ms=0; left after that: $left"
 		[ $rc = 0 ] && [ $((s1 - s0)) -ge 100 ] && [ $((h1 - h0)) -le $(((s1 - s0) / 10)) ] &&
-			[ $((s2 - s1)) -ge 10 ] && [ $((h2 - h1)) = $((s2 - s1)) ]
+			[ $((s2 - s1)) -ge 10 ] && [ $((h2 - h1)) = $((s2 - s1)) ] && [ "$left" = 0 ]
 	}
 	if [ "$theirs" = rcm ]; then
 		rcm_expect "one reply path per sender: 50 REQs, 1 resolution; again after a neighbour update; one per REQ one at a time with reply_path_ms=0" \
 			reply_paths
-		rcm_expect "address handles shared per path: 50 connections, a handle per 10 MADs sent at most; one per MAD with reply_path_ms=0" \
+		rcm_expect "address handles shared per path: 50 connections, a handle per 10 MADs sent at most; one per MAD with reply_path_ms=0, the stale shared ones freed" \
 			shared_ahs
 	else
 		ktap_test_skip "reply paths reused: rcm's server only"
