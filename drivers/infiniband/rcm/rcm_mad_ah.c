@@ -120,9 +120,8 @@ struct ib_ah *rcm_h_ah_get(struct ib_pd *pd, const struct rcm_h_path *path,
 	*slot = NULL;
 	rcm_ah_key(path, &key);
 	spin_lock_irqsave(&rcm_ah_lock, flags);
-	for (s = rcm_ah_slots; s < rcm_ah_slots + RCM_AH_SLOTS; s++) {
-		if (max_age && s->pd == pd &&
-		    !memcmp(&s->key, &key, sizeof(key)) &&
+	for (s = rcm_ah_slots; max_age && s < rcm_ah_slots + RCM_AH_SLOTS; s++) {
+		if (s->pd == pd && !memcmp(&s->key, &key, sizeof(key)) &&
 		    rcm_ah_fresh(s, max_age)) {
 			s->users++;
 			s->used = jiffies;

@@ -159,14 +159,20 @@ fn mra_extends_the_active_sides_wait() {
     assert_eq!(f.nodes[0].ep.get(a).unwrap().retransmissions(), 0);
 }
 
+/// A's REQ at B, which stored a delayed MRA for it: (A's id, B's id).
+fn req_with_delayed_mra(f: &mut Fabric) -> (CommId, CommId) {
+    listen(f, B, SID);
+    let a = connect(f, A, B, SID, 0x11, 5);
+    let (b, _) = next_event(f, B);
+    f.call(B, |ep, _, s| ep.send_mra(b, 24 | MRA_FLAG_DELAY, &[], s))
+        .unwrap();
+    (a, b)
+}
+
 #[test]
 fn delayed_mra_goes_out_only_when_the_req_is_repeated() {
     let mut f = fabric();
-    listen(&mut f, B, SID);
-    let a = connect(&mut f, A, B, SID, 0x11, 5);
-    let (b, _) = next_event(&mut f, B);
-    f.call(B, |ep, _, s| ep.send_mra(b, 24 | MRA_FLAG_DELAY, &[], s))
-        .unwrap();
+    let (a, _) = req_with_delayed_mra(&mut f);
     // Nothing sent yet; A retransmits its REQ and gets the MRA in answer.
     let (_, ev) = next_event(&mut f, A);
     assert!(matches!(ev, Event::MraReceived(m) if m.service_timeout == IbaTime::new(24)));
@@ -179,11 +185,7 @@ fn delayed_mra_goes_out_only_when_the_req_is_repeated() {
 #[test]
 fn connected_ids_keep_no_mads() {
     let mut f = fabric();
-    listen(&mut f, B, SID);
-    let a = connect(&mut f, A, B, SID, 0x11, 5);
-    let (b, _) = next_event(&mut f, B);
-    f.call(B, |ep, _, s| ep.send_mra(b, 24 | MRA_FLAG_DELAY, &[], s))
-        .unwrap();
+    let (a, b) = req_with_delayed_mra(&mut f);
     assert_eq!(f.nodes[1].ep.kept_mads(), 1);
     f.call(B, |ep, now, s| ep.send_rep(now, b, &sample_rep(0x22), 0, s))
         .unwrap();

@@ -78,8 +78,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             }
             if c.in_sidr_table {
                 sidr += 1;
-                let key = c.peer.map(|peer| (c.remote_id, peer));
-                if key.and_then(|k| self.sidr.get(&k)) != Some(&id) {
+                if c.sidr_key().and_then(|k| self.sidr.get(&k)) != Some(&id) {
                     return fail(id, "SIDR entry missing");
                 }
             }

@@ -283,6 +283,13 @@ impl<A: Copy> Connection<A> {
         [self.request, self.response.slot()].into_iter().flatten()
     }
 
+    /// The id's key in the SIDR table, when it has an entry there.
+    pub(crate) fn sidr_key(&self) -> Option<(u32, A)> {
+        self.peer
+            .filter(|_| self.in_sidr_table)
+            .map(|peer| (self.remote_id, peer))
+    }
+
     /// Whether the id is in the remote id / remote QPN / SIDR tables.
     pub fn in_remote_tables(&self) -> bool {
         self.remote_indexed || self.in_sidr_table

@@ -544,9 +544,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(conn) = self.conns.get_mut(id.0) else {
             return;
         };
-        if let (true, Some(peer)) = (conn.in_sidr_table, conn.peer) {
+        if let Some(key) = conn.sidr_key() {
             conn.in_sidr_table = false;
-            let key = (conn.remote_id, peer);
             self.sidr.remove(&key);
         }
     }
