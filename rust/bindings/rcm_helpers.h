@@ -65,6 +65,9 @@ void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
 /* rcm.reply_path_ms: how long a sender's reply path is reused. */
 u32 rcm_h_reply_path_ms(void);
 
+/* rcm.peer_window: requests to one peer awaiting their first answer. */
+u32 rcm_h_peer_window(void);
+
 /* The reply path of a received MAD (0 or -errno); may sleep. */
 int rcm_h_reply_path(struct ib_device *ibdev,
 		     const struct rcm_h_mad_origin *origin,

@@ -197,6 +197,13 @@ pub(crate) fn reply_path_reuse_ms() -> u64 {
     u64::from(unsafe { bindings::rcm_h_reply_path_ms() })
 }
 
+/// `rcm.peer_window`: the requests one peer may have awaiting their first
+/// answer (0: no limit).
+pub(crate) fn peer_window() -> u32 {
+    // SAFETY: reads a module parameter; any context.
+    unsafe { bindings::rcm_h_peer_window() }
+}
+
 /// A received MAD: the bytes and where it came from.
 #[derive(Clone, Copy)]
 pub(crate) struct ReceivedMad {

@@ -109,6 +109,22 @@ u32 rcm_h_reply_path_ms(void)
 	return READ_ONCE(rcm_reply_path_ms);
 }
 
+/*
+ * Requests (REQ, REP, DREQ, LAP, SIDR_REQ) one peer may have awaiting their
+ * first answer; more wait their turn in rcm (see the core's pacing.rs).
+ * A quarter of ib_mad's 512 receive buffers, so that a connection storm
+ * fits the peer's receive queue with room for its other traffic.
+ */
+static unsigned int rcm_peer_window = 128;
+module_param_named(peer_window, rcm_peer_window, uint, 0644);
+MODULE_PARM_DESC(peer_window,
+		 "requests to one peer awaiting their first answer at a time; more wait (default 128; 0: no limit)");
+
+u32 rcm_h_peer_window(void)
+{
+	return READ_ONCE(rcm_peer_window);
+}
+
 int rcm_h_reply_path(struct ib_device *ibdev,
 		     const struct rcm_h_mad_origin *origin,
 		     struct rcm_h_path *out)

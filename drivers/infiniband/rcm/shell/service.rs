@@ -35,12 +35,13 @@ use crate::proto::timer::IbaTime;
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
-use crate::rdma::mad::{MadAgent, MadHandler, ReceivedMad};
-use crate::rdma::sync::{wait_until, wake_waiters, IrqSpinLock};
+use crate::rdma::mad::{peer_window, MadAgent, MadHandler, ReceivedMad};
+use crate::rdma::sync::{wait_until, wake_waiters, IrqSaveBackend, IrqSpinLock};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
 use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::sync::lock::Guard;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
@@ -128,6 +129,7 @@ impl<C: EventConsumer> CmService<C> {
             id_operand: random_u32(),
             tid_high: random_u32(),
             hash_seed: u64::from(random_u32()) << 32 | u64::from(random_u32()),
+            peer_window: peer_window(),
         };
         try_pin_init!(CmService {
             endpoint <- new_irq_spinlock!(Endpoint::new(config), "rcm::endpoint"),
@@ -160,7 +162,7 @@ impl<C: EventConsumer> CmService<C> {
         op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
     ) -> Result<R, CmError> {
         let mut outbox = Outbox::reserve(1, GFP_KERNEL).map_err(|_| CmError::NoMemory)?;
-        let r = op(&mut self.endpoint.lock(), &mut outbox);
+        let r = op(&mut self.endpoint_for_calls(), &mut outbox);
         self.flush(outbox);
         r
     }
@@ -185,9 +187,17 @@ impl<C: EventConsumer> CmService<C> {
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
     ) -> R {
         let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
-        let r = op(&mut self.endpoint.lock(), now_ms(), &mut outbox);
+        let r = op(&mut self.endpoint_for_calls(), now_ms(), &mut outbox);
         self.flush(outbox);
         r
+    }
+
+    /// The endpoint, locked, for a consumer's call: the calls make the
+    /// requests, so they bring in a changed `rcm.peer_window`.
+    fn endpoint_for_calls(&self) -> Guard<'_, KernelEndpoint, IrqSaveBackend> {
+        let mut ep = self.endpoint.lock();
+        ep.set_peer_window(peer_window());
+        ep
     }
 
     /// Has the delivery work run (for events a consumer queued itself,

@@ -63,8 +63,36 @@ blocked_handler() {
 	[ $rc = 0 ] && [ $((mid - tx0)) = 4 ] && [ $((end - tx0)) = 4 ]
 }
 
+# rcm.peer_window=4 and 12 connects at once to the silent peer: the
+# window's 4 REQs go out, the rest wait for room. A request leaves the
+# window at its first retry (1152 ms in), so the 12 go out 4 at a time, a
+# timeout apart, each still sent twice before its REQ_ERROR.
+paced_storm() {
+	local param=/sys/module/rcm/parameters/peer_window old tx0 mid end pid rc=0 i
+	old=$(cat $param)
+	echo 4 > $param
+	tx0=$(cat $CNT/cm_tx_msgs/req)
+	dmesg -c > /dev/null
+	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=timeout conns=12 parallel=12 \
+		cm_timeout=18 retries=1 &
+	pid=$!
+	for ((i = 0; i < 200; i++)); do
+		[ "$(cat $CNT/cm_tx_msgs/req)" != "$tx0" ] && break
+		sleep 0.05
+	done
+	# Half a timeout after the first REQ.
+	sleep 0.5
+	mid=$(($(cat $CNT/cm_tx_msgs/req) - tx0))
+	wait $pid || rc=1
+	rmmod rcm_sample_conn
+	end=$(($(cat $CNT/cm_tx_msgs/req) - tx0))
+	echo "$old" > $param
+	echo "12 connects behind a window of 4: $mid REQs sent in the first 0.5 s, $end in all"
+	[ $rc = 0 ] && [ $mid = 4 ] && [ $end = 24 ]
+}
+
 # The test points of timeout_scenarios.
-TIMEOUT_POINTS=5
+TIMEOUT_POINTS=6
 
 # timeout_scenarios: this guest's CM (rcm or the C one) against a peer
 # without one.
@@ -82,5 +110,10 @@ timeout_scenarios() {
 		ktap_test_skip "a handler blocked 4 s holds up no retransmission of another id (C CM: counters only at completion)"
 	else
 		rcm_expect "a handler blocked 4 s holds up no retransmission of another id" blocked_handler
+	fi
+	if [ "${CM%% *}" = ib_cm ]; then
+		ktap_test_skip "a storm waits behind the window of requests per peer (rcm.peer_window)"
+	else
+		rcm_expect "12 REQs at once to a silent peer go out 4 at a time (rcm.peer_window=4)" paced_storm
 	fi
 }

@@ -69,7 +69,7 @@ last_count() {
 connect_scale() { rcm_full || [ "$1/$2" = rcm/rcm ]; }
 
 # The test points of connect_scenarios <this guest's CM> <the peer's>.
-connect_points() { connect_scale "$1" "$2" && echo 18 || echo 9; }
+connect_points() { connect_scale "$1" "$2" && echo 19 || echo 9; }
 
 # connect_scenarios <this guest's CM module> <the peer's>: rcm or ib_cm
 connect_scenarios() {
@@ -166,6 +166,27 @@ connect_scenarios() {
 		client conns=$sequential messages=1
 	rcm_expect "200 concurrent connections, one message each" \
 		client conns=200 parallel=200 messages=1
+
+	# rcm sends at most rcm.peer_window requests to one peer before their
+	# answers (the rest wait in rcm): 200 connects behind a window of 8
+	# all connect, and none of their REQs is sent twice.
+	windowed() {
+		local param=/sys/module/rcm/parameters/peer_window old rc=0
+		local cnt=/sys/class/infiniband/rxe0/ports/1 tx0 rt0 tx rt
+		old=$(cat $param)
+		tx0=$(cat $cnt/cm_tx_msgs/req) rt0=$(cat $cnt/cm_tx_retries/req)
+		echo 8 > $param
+		client conns=200 parallel=200 messages=1 > /dev/null || rc=1
+		echo "$old" > $param
+		tx=$(($(cat $cnt/cm_tx_msgs/req) - tx0)) rt=$(($(cat $cnt/cm_tx_retries/req) - rt0))
+		echo "behind a window of 8: $tx REQs sent for 200 connections, $rt of them retries"
+		[ $rc = 0 ] && [ $tx = 200 ] && [ $rt = 0 ]
+	}
+	if [ "$mine" = rcm ]; then
+		rcm_expect "200 concurrent connections behind a window of 8 REQs: each REQ sent once" windowed
+	else
+		ktap_test_skip "the window of requests per peer is rcm's (rcm.peer_window)"
+	fi
 
 	# rcm works out a sender's reply path (on RoCE an address resolution:
 	# ib_init_ah_attr_from_wc, counted by a kprobe on the peer) once and

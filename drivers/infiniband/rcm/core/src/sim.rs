@@ -71,6 +71,10 @@ pub struct Faults {
     pub delay_ms: u64,
     /// Extra random delay up to this many ms (reorders MADs).
     pub jitter_ms: u64,
+    /// MADs a node's receive queue holds (0: no limit): one arriving
+    /// while as many are on their way to it is dropped, as a device drops
+    /// what comes when ib_mad has no receive buffer posted.
+    pub receive_queue: usize,
 }
 
 /// A MAD on the wire.
@@ -162,6 +166,9 @@ impl Fabric {
                     id_operand: rng.next_u64() as u32,
                     tid_high: i,
                     hash_seed: rng.next_u64(),
+                    // Mostly tiny windows, so that requests park, wake and
+                    // end while parked in every kind of run.
+                    peer_window: [0, 1, 2, 3, 128][rng.below(5) as usize],
                 }),
                 guid: 0x1000 + u64::from(i),
                 events: Vec::new(),
@@ -180,6 +187,14 @@ impl Fabric {
             timer_retries: BTreeMap::new(),
             trace: Vec::new(),
             trace_limit: 0,
+        }
+    }
+
+    /// Sets every node's window of requests per peer (0: unpaced), which
+    /// [`Fabric::new`] draws at random.
+    pub fn set_peer_window(&mut self, window: u32) {
+        for node in &mut self.nodes {
+            node.ep.set_peer_window(window);
         }
     }
 
@@ -255,7 +270,9 @@ impl Fabric {
 
     fn send(&mut self, from: u32, to: u32, mad: Box<Mad>) {
         self.sent += 1;
-        if self.rng.chance(self.faults.loss) {
+        let queue_full = self.faults.receive_queue > 0
+            && self.queue.values().filter(|p| p.to == to).count() >= self.faults.receive_queue;
+        if queue_full || self.rng.chance(self.faults.loss) {
             self.lost += 1;
             return;
         }

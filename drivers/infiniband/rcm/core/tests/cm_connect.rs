@@ -471,6 +471,7 @@ fn only_a_request_needs_its_sender() {
         id_operand: 0x5A5A,
         tid_high: 1,
         hash_seed: 5,
+        peer_window: 0,
     });
     let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
     ep.listen(listener, ListenSpec::exact(SID)).expect("listen");

@@ -85,6 +85,13 @@ impl Sim {
             duplicate: rng.below(100) as u32,
             delay_ms: 1 + rng.below(3),
             jitter_ms: rng.below(20),
+            // Sometimes a receive queue small enough for bursts to
+            // overflow it (a loss like any other).
+            receive_queue: if lossy && rng.chance(300) {
+                2 + rng.below(6) as usize
+            } else {
+                0
+            },
         };
         let mut f = Fabric::new(nodes, seed ^ 0x5EED, faults);
         if trace {

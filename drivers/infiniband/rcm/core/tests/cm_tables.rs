@@ -199,6 +199,8 @@ fn api_errors_match_the_c_cm() {
 fn remote_indexes_find_each_of_many_connections() {
     const N: u32 = 300;
     let mut f = fabric();
+    // Every REQ is answered only once all have arrived.
+    f.set_peer_window(0);
     listen(&mut f, B, SID);
     let ids: Vec<CommId> = (0..N)
         .map(|i| connect(&mut f, A, B, SID, 0x1000 + i, 5))
@@ -291,6 +293,7 @@ fn comm_id_all_ones_is_an_ordinary_id() {
         id_operand: u32::MAX,
         tid_high: 1,
         hash_seed: 5,
+        peer_window: 0,
     });
     let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
     assert_eq!(listener, CommId(u32::MAX));

@@ -103,6 +103,7 @@ impl Sim {
             duplicate: rng.below(60) as u32,
             delay_ms: 1 + rng.below(3),
             jitter_ms: rng.below(10),
+            receive_queue: 0,
         };
         let resolve_failures = if rng.chance(300) { 100 } else { 0 };
         Sim {

@@ -227,6 +227,7 @@ impl Pair {
                 id_operand: 0x5a5a_0000 ^ i,
                 tid_high: i,
                 hash_seed: 0xA5A5_0000 ^ u64::from(i),
+                peer_window: 2,
             })
         };
         Pair {

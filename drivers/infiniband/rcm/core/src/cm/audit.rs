@@ -5,7 +5,9 @@
 //! not run them).
 
 use super::conn::Timer;
+use super::pacing::WindowPlace;
 use super::remote_index::Remote;
+use super::remote_index::NO_ID;
 use super::state::State;
 use super::store::{Collections, OrderedMap};
 use super::{CommId, Endpoint, NEVER};
@@ -25,6 +27,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let fail = |id: CommId, what| Err(AuditError { id, what });
         let (mut remote_ids, mut remote_qpns, mut sidr, mut listeners) = (0, 0, 0, 0);
         let mut kept_mads = 0;
+        // Ids in flight and parked in windows.
+        let mut windowed = [0u32; 2];
         for id in self.ids() {
             let Some(c) = self.get(id) else {
                 return fail(id, "id listed but not found");
@@ -35,13 +39,25 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             if c.deadline_key > c.deadline {
                 return fail(id, "deadline indexed after it is due");
             }
-            if (c.timer == Timer::Idle) != (c.deadline == NEVER) {
+            let parked = c.window == WindowPlace::Parked;
+            if (c.timer == Timer::Idle || parked) != (c.deadline == NEVER) {
                 return fail(id, "timer and deadline disagree");
             }
-            if matches!(c.timer, Timer::Retransmit { retries_left, .. } if retries_left > 0)
-                && c.request.is_none()
-            {
+            let retransmits =
+                matches!(c.timer, Timer::Retransmit { retries_left, .. } if retries_left > 0);
+            let paced = matches!(c.timer, Timer::Paced { .. });
+            if (retransmits || paced) && c.request.is_none() {
                 return fail(id, "retransmit timer without a request");
+            }
+            if parked && !paced {
+                return fail(id, "parked behind the window without its timer");
+            }
+            if c.window != WindowPlace::Outside {
+                let sending = paced || matches!(c.timer, Timer::Retransmit { .. });
+                if c.peer.is_none() || c.request.is_none() || !sending {
+                    return fail(id, "in a window without a request to send");
+                }
+                windowed[usize::from(parked)] += 1;
             }
             for slot in c.kept_slots() {
                 kept_mads += 1;
@@ -106,6 +122,56 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         if self.mads.in_use() != kept_mads {
             return fail(none, "MAD pool slots in use that no id keeps");
+        }
+        self.audit_windows(windowed)
+    }
+
+    /// Every window's count and parked list against the ids', given the
+    /// ids counted in flight and parked.
+    fn audit_windows(&self, windowed: [u32; 2]) -> Result<(), AuditError> {
+        let fail = |id: u32, what| {
+            Err(AuditError {
+                id: CommId(id),
+                what,
+            })
+        };
+        let mut listed = [0u32; 2];
+        for peer in self.windows.keys() {
+            let Some(w) = self.windows.get(&peer) else {
+                return fail(0, "window listed but not found");
+            };
+            if w.in_flight == 0 && w.first_parked == NO_ID {
+                return fail(0, "an unused window kept");
+            }
+            listed[0] += w.in_flight;
+            let in_flight = self.ids().filter(|id| {
+                self.get(*id)
+                    .is_some_and(|c| c.window == WindowPlace::InFlight && c.peer == Some(peer))
+            });
+            if in_flight.count() != w.in_flight as usize {
+                return fail(0, "a window's count is not its ids in flight");
+            }
+            let (mut prev, mut at) = (NO_ID, w.first_parked);
+            while at != NO_ID {
+                let Some(c) = self.conns.get(at) else {
+                    return fail(at, "parked id not found");
+                };
+                if c.window != WindowPlace::Parked || c.peer != Some(peer) || c.parked_prev != prev
+                {
+                    return fail(at, "parked list out of step");
+                }
+                listed[1] += 1;
+                if listed[1] > windowed[1] {
+                    return fail(at, "parked list longer than the parked ids");
+                }
+                (prev, at) = (at, c.parked_next);
+            }
+            if w.last_parked != prev {
+                return fail(prev, "a window's last parked id is not its list's end");
+            }
+        }
+        if listed != windowed {
+            return fail(0, "ids in a window that no window lists");
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! the `remote_*_next` links here and need nothing more per id.
 
 use super::mad_store::MadSlot;
+use super::pacing::WindowPlace;
 use super::state::{LapState, State};
 use super::transport::Transport;
 use super::{CommId, Destination, DeviceId, Millis, Sink, Transmit, NEVER};
@@ -31,6 +32,15 @@ pub(crate) enum Timer {
     },
     /// The end of TIMEWAIT.
     Timewait,
+    /// The request is kept but not sent yet: it waits for room in its
+    /// peer's window (`pacing.rs`; unarmed while parked), then the timer
+    /// sends it and becomes `Retransmit` with these settings.
+    Paced {
+        /// Sends of the request still allowed after the first.
+        retries_left: u8,
+        /// Time between sends.
+        interval_ms: u32,
+    },
 }
 
 /// The negotiated parameters a consumer's QP is programmed with
@@ -162,6 +172,11 @@ pub struct Connection<A> {
     pub(crate) response: Response,
     /// Retransmissions of requests so far, for statistics and invariants.
     pub(crate) retransmissions: u32,
+    /// The request's place in its peer's window (`pacing.rs`).
+    pub(crate) window: WindowPlace,
+    /// The ids parked before and after this one behind the peer's window.
+    pub(crate) parked_prev: u32,
+    pub(crate) parked_next: u32,
 }
 
 impl<A: Copy> Connection<A> {
@@ -195,6 +210,9 @@ impl<A: Copy> Connection<A> {
             request: None,
             response: Response::None,
             retransmissions: 0,
+            window: WindowPlace::Outside,
+            parked_prev: super::remote_index::NO_ID,
+            parked_next: super::remote_index::NO_ID,
         }
     }
 
@@ -270,7 +288,9 @@ impl<A: Copy> Connection<A> {
     /// Sends of the outstanding request still allowed.
     pub fn retries_left(&self) -> Option<u8> {
         match self.timer {
-            Timer::Retransmit { retries_left, .. } => Some(retries_left),
+            Timer::Retransmit { retries_left, .. } | Timer::Paced { retries_left, .. } => {
+                Some(retries_left)
+            }
             _ => None,
         }
     }

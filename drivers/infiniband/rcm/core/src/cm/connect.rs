@@ -517,7 +517,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         conn.lap_state = LapState::Idle;
         conn.qp.ack_timeout = conn.qp.alt_ack_timeout;
-        // The QP now runs on the alternate path, and so do our MADs.
+        // The QP now runs on the alternate path, and so do our MADs (a
+        // request counts in the window of the peer it went to).
+        self.leave_window(id);
+        let Some(conn) = self.conn_mut(id) else {
+            return Err(CmError::NoSuchId);
+        };
         if let Some(alternate) = conn.alternate {
             conn.peer = Some(alternate);
         }

@@ -4,13 +4,13 @@
 //! destruction. The per-message protocol lives in `connect.rs`,
 //! `disconnect.rs`, `lap.rs` and `sidr.rs`.
 
-use super::conn::{Connection, Response, Timer};
+use super::conn::{Connection, Timer};
 use super::error::CmError;
-use super::event::{Event, Failure};
 use super::listen::{ListenKey, MaskSet};
 use super::mad_store::MadStore;
+use super::pacing::PeerWindow;
 use super::remote_index::{Remote, RemoteIndex, RemoteKeys};
-use super::state::{LapState, State};
+use super::state::State;
 use super::store::{Collections, OrderedMap};
 use super::table::{IdTable, TableFull};
 use super::{CommId, Destination, DeviceId, Millis, Sink, Transmit, NEVER};
@@ -37,6 +37,10 @@ pub struct Config {
     /// Keys the hash of the remote id and QPN indexes, whose keys come
     /// from the wire (random, and unlike the two above never sent).
     pub hash_seed: u64,
+    /// Requests one peer may have awaiting their first answer; more wait
+    /// their turn (`pacing.rs`). 0: no limit. See
+    /// [`Endpoint::set_peer_window`].
+    pub peer_window: u32,
 }
 
 /// Where a received MAD came from.
@@ -110,6 +114,9 @@ pub struct Endpoint<A: Copy + Ord, C: Collections> {
     pub(crate) deadlines: C::Map<(Millis, u32), ()>,
     /// The MADs ids keep for retransmission and duplicates.
     pub(crate) mads: MadStore<C::Vec<Mad>>,
+    /// The peers with requests in their window or parked behind it.
+    pub(crate) windows: C::Map<A, PeerWindow>,
+    pub(crate) peer_window: u32,
     config: Config,
     pub(crate) next_service_id: u64,
 }
@@ -121,19 +128,6 @@ pub(crate) fn build(tid: u64, attr_mod: u32, message: CmMessage) -> Mad {
     mad
 }
 
-/// Moves `conn`'s entry in the deadline index to `at` (never allocates).
-fn move_deadline_entry<A>(
-    deadlines: &mut impl OrderedMap<(Millis, u32), ()>,
-    conn: &mut Connection<A>,
-    at: Millis,
-) {
-    let id = conn.id.0;
-    let moved = deadlines.rekey(&(conn.deadline_key, id), (at, id));
-    debug_assert!(moved, "deadline index out of step for {:?}", conn.id);
-    conn.deadline_key = at;
-}
-
-/// Copies private data (or additional info) into a message field of its
 /// size, which the message declares once; `None` if it does not fit.
 pub fn fill<const N: usize>(data: &[u8]) -> Option<[u8; N]> {
     if data.len() > N {
@@ -158,6 +152,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             sidr: OrderedMap::new_empty(),
             deadlines: OrderedMap::new_empty(),
             mads: MadStore::new(),
+            windows: OrderedMap::new_empty(),
+            peer_window: config.peer_window,
             config,
             next_service_id: super::listen::ASSIGN_SERVICE_ID,
         }
@@ -235,20 +231,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.get(id).is_some_and(|c| c.state == State::DreqSent)
     }
 
-    /// Sends the id's outstanding request no more: its current timeout
-    /// is its last (a departing device waits for one round of answers,
-    /// not for every retry to a peer that is gone).
-    pub fn last_try(&mut self, id: CommId) {
-        if let Some(conn) = self.conns.get_mut(id.0) {
-            if let Timer::Retransmit { interval_ms, .. } = conn.timer {
-                conn.timer = Timer::Retransmit {
-                    retries_left: 0,
-                    interval_ms,
-                };
-            }
-        }
-    }
-
     /// Every id (in table order).
     pub fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
         self.conns.ids()
@@ -287,246 +269,6 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// A transaction id for a request of ours.
     pub(crate) fn form_tid(&self, id: CommId) -> u64 {
         (u64::from(self.config.tid_high) << 32) | u64::from(id.0)
-    }
-
-    // ---- timers -------------------------------------------------------
-
-    /// Re-arms the id's single timer (never allocates). Only an earlier
-    /// deadline than the id's index entry moves the entry.
-    pub(crate) fn set_timer(&mut self, id: CommId, deadline: Millis, timer: Timer) {
-        let Some(conn) = self.conns.get_mut(id.0) else {
-            return;
-        };
-        conn.deadline = deadline;
-        conn.timer = timer;
-        if deadline < conn.deadline_key {
-            move_deadline_entry(&mut self.deadlines, conn, deadline);
-        }
-    }
-
-    pub(crate) fn cancel_timer(&mut self, id: CommId) {
-        self.set_timer(id, NEVER, Timer::Idle);
-        self.drop_request(id);
-    }
-
-    /// Sends `mad` as the id's request and retransmits it every
-    /// `timeout_ms` of the id until answered, `max_cm_retries` more times.
-    pub(crate) fn send_request<S: Sink<A>>(
-        &mut self,
-        now: Millis,
-        id: CommId,
-        mad: Mad,
-        sink: &mut S,
-    ) {
-        self.keep_request(id, &mad);
-        let Some(conn) = self.conns.get(id.0) else {
-            return;
-        };
-        let interval_ms = conn.timeout_ms.max(1);
-        // A request the pool had no room for is sent once: its timer only
-        // ends the exchange.
-        let retries = if conn.request.is_some() {
-            conn.max_cm_retries
-        } else {
-            0
-        };
-        conn.send_to_peer(&mad, false, sink);
-        self.set_timer(
-            id,
-            now.saturating_add(u64::from(interval_ms)),
-            Timer::Retransmit {
-                retries_left: retries,
-                interval_ms,
-            },
-        );
-    }
-
-    /// Sends a response of the id's and keeps it for duplicates.
-    pub(crate) fn send_response<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        self.keep_response(id, &mad);
-        self.send_once(id, mad, sink);
-    }
-
-    /// Sends a message of the id's that is neither kept nor repeated.
-    pub(crate) fn send_once<S: Sink<A>>(&mut self, id: CommId, mad: Mad, sink: &mut S) {
-        if let Some(conn) = self.conns.get(id.0) {
-            conn.send_to_peer(&mad, false, sink);
-        }
-    }
-
-    /// Re-sends the id's outstanding request (a retransmission, or the
-    /// answer to a duplicate when that request is the answer).
-    pub(crate) fn resend_request<S: Sink<A>>(&self, id: CommId, sink: &mut S) {
-        let Some(conn) = self.conns.get(id.0) else {
-            return;
-        };
-        if let Some(mad) = conn.request.and_then(|slot| self.mads.get(slot)) {
-            conn.send_to_peer(mad, true, sink);
-        }
-    }
-
-    /// Re-sends the id's last response (answer to a duplicate).
-    pub(crate) fn resend_response<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
-        let Some(conn) = self.conns.get(id.0) else {
-            return;
-        };
-        let rebuilt;
-        let mad = match conn.response {
-            Response::None => None,
-            Response::Kept(slot) => self.mads.get(slot),
-            Response::BareRtu { tid } => {
-                let rtu = Rtu {
-                    local_comm_id: id.0,
-                    remote_comm_id: conn.remote_id,
-                    private_data: core::array::from_fn(|_| 0),
-                };
-                rebuilt = build(tid, 0, CmMessage::Rtu(rtu));
-                Some(&rebuilt)
-            }
-        };
-        if let Some(mad) = mad {
-            conn.send_to_peer(mad, true, sink);
-        }
-    }
-
-    /// Delivers an event unless the consumer destroyed the id.
-    pub(crate) fn emit<S: Sink<A>>(&self, id: CommId, event: Event, sink: &mut S) {
-        if let Some(conn) = self.conns.get(id.0) {
-            if !conn.destroyed {
-                sink.event(id, event);
-            }
-        }
-    }
-
-    /// When [`Endpoint::handle_timeout`] should next be called: at the
-    /// earliest deadline or, when a timer was cancelled or postponed since,
-    /// a little earlier (that call then only updates the index).
-    pub fn poll_timeout(&self) -> Option<Millis> {
-        match self.deadlines.first_key() {
-            Some((deadline, _)) if deadline != NEVER => Some(deadline),
-            _ => None,
-        }
-    }
-
-    /// Runs every timer due at `now`: retransmissions, give-ups, the ends
-    /// of TIMEWAIT.
-    pub fn handle_timeout<S: Sink<A>>(&mut self, now: Millis, sink: &mut S) {
-        while self.handle_timeouts(now, usize::MAX, sink) {}
-    }
-
-    /// Runs at most `max` of the timers due at `now`; true if more are due.
-    /// Each produces at most [`super::MAX_EVENTS_PER_INPUT`] events and
-    /// [`super::MAX_SENDS_PER_INPUT`] MADs, so an embedding can reserve room for
-    /// the output of a bounded batch before it runs one.
-    pub fn handle_timeouts<S: Sink<A>>(&mut self, now: Millis, max: usize, sink: &mut S) -> bool {
-        // Each pass moves one id's index entry to its real deadline, past
-        // `now`, or removes it, so the loop ends.
-        let mut ran = 0;
-        while let Some((key, raw)) = self.deadlines.first_key() {
-            if key > now || key == NEVER {
-                return false;
-            }
-            let id = CommId(raw);
-            let Some(conn) = self.conns.get_mut(raw) else {
-                // Not reachable: ids and deadlines are removed together.
-                self.deadlines.remove(&(key, raw));
-                continue;
-            };
-            if conn.deadline != key {
-                // Cancelled or postponed since the entry was placed.
-                let deadline = conn.deadline;
-                move_deadline_entry(&mut self.deadlines, conn, deadline);
-                continue;
-            }
-            if ran == max {
-                return true;
-            }
-            ran += 1;
-            match conn.timer {
-                Timer::Retransmit {
-                    retries_left,
-                    interval_ms,
-                } if retries_left > 0 => {
-                    conn.retransmissions = conn.retransmissions.saturating_add(1);
-                    self.resend_request(id, sink);
-                    self.set_timer(
-                        id,
-                        now.saturating_add(u64::from(interval_ms)),
-                        Timer::Retransmit {
-                            retries_left: retries_left - 1,
-                            interval_ms,
-                        },
-                    );
-                }
-                Timer::Retransmit { .. } => self.give_up(now, id, Failure::Timeout, sink),
-                Timer::Timewait => self.timewait_over(id, sink),
-                Timer::Idle => self.set_timer(id, NEVER, Timer::Idle),
-            }
-        }
-        false
-    }
-
-    /// The transport could not send a message of attribute `attr_id` of
-    /// the id; if it is the outstanding request, the exchange fails now.
-    pub fn send_failed<S: Sink<A>>(&mut self, now: Millis, id: CommId, attr_id: u16, sink: &mut S) {
-        if let Some(conn) = self.conns.get(id.0) {
-            let current = conn
-                .request
-                .and_then(|slot| self.mads.get(slot))
-                .map(crate::wire::mad::peek_attr_id);
-            if matches!(conn.timer, Timer::Retransmit { .. }) && current == Some(attr_id) {
-                self.give_up(now, id, Failure::SendFailed, sink);
-            }
-        }
-    }
-
-    /// Our request got no answer: the state it was sent from fails.
-    fn give_up<S: Sink<A>>(&mut self, now: Millis, id: CommId, why: Failure, sink: &mut S) {
-        let Some(conn) = self.conns.get(id.0) else {
-            return;
-        };
-        let (state, lap) = (conn.state, conn.lap_state);
-        match state {
-            // Tell the peer we gave up (REJ "timeout", naming us by CA
-            // GUID), so that it does not complete a connection we dropped.
-            State::ReqSent | State::MraReqRcvd => {
-                self.send_timeout_rej(id, sink);
-                self.reset_to_idle(id);
-                self.emit(id, Event::ReqError(why), sink);
-            }
-            State::RepSent | State::MraRepRcvd => {
-                self.send_timeout_rej(id, sink);
-                self.reset_to_idle(id);
-                self.emit(id, Event::RepError(why), sink);
-            }
-            State::DreqSent => {
-                self.enter_timewait(now, id);
-                self.emit(id, Event::DreqError(why), sink);
-            }
-            State::SidrReqSent => {
-                self.reset_to_idle(id);
-                self.emit(id, Event::SidrReqError(why), sink);
-            }
-            State::Established if matches!(lap, LapState::Sent | LapState::MraRcvd) => {
-                self.cancel_timer(id);
-                if let Some(c) = self.conn_mut(id) {
-                    c.lap_state = LapState::Idle;
-                }
-                self.emit(id, Event::LapError(why), sink);
-            }
-            _ => self.cancel_timer(id),
-        }
-        self.reap(id);
-    }
-
-    fn timewait_over<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
-        self.set_timer(id, NEVER, Timer::Idle);
-        if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::Idle;
-        }
-        self.drop_response(id);
-        self.emit(id, Event::TimewaitExit, sink);
-        self.reap(id);
     }
 
     // ---- state helpers --------------------------------------------------
@@ -587,6 +329,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Removes the id and every table entry that refers to it.
     fn free(&mut self, id: CommId) {
+        self.leave_window(id);
         self.remove_remote(id);
         self.remove_sidr(id);
         if let Some(conn) = self.conns.remove(id.0) {

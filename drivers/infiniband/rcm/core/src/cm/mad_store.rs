@@ -132,8 +132,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
     }
 
-    /// Forgets the id's outstanding request.
+    /// Forgets the id's outstanding request (and its place in the peer's
+    /// window).
     pub(crate) fn drop_request(&mut self, id: CommId) {
+        self.leave_window(id);
         if let Some(slot) = self.conns.get_mut(id.0).and_then(|c| c.request.take()) {
             self.mads.release(slot);
         }

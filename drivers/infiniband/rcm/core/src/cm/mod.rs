@@ -25,12 +25,14 @@ mod event;
 mod lap;
 mod listen;
 mod mad_store;
+mod pacing;
 mod qp_attr;
 mod remote_index;
 mod sidr;
 mod state;
 pub mod store;
 pub(crate) mod table;
+mod timers;
 mod transport;
 
 pub use audit::AuditError;

@@ -42,6 +42,7 @@ impl Harness {
             duplicate: u32::from(setup.duplicate) % 101,
             delay_ms: 1 + u64::from(setup.delay % 4),
             jitter_ms: u64::from(setup.jitter % 16),
+            receive_queue: 0,
         };
         let nodes = 2 + u32::from(setup.nodes % 2);
         let mut f = Fabric::new(nodes, u64::from(setup.seed), faults);
