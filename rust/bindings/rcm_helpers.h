@@ -306,6 +306,9 @@ void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx);
 /* Something a sleeper may wait for happened: wakes them to re-check. */
 void rcm_h_wake_waiters(void);
 
+/* cond_resched(): lets other work run between batches (process context). */
+void rcm_h_cond_resched(void);
+
 /* spin_lock_irqsave / spin_unlock_irqrestore on a spinlock_t. */
 unsigned long rcm_h_spin_lock_irqsave(void *lock);
 void rcm_h_spin_unlock_irqrestore(void *lock, unsigned long flags);

@@ -81,6 +81,15 @@ pub(crate) fn wake_waiters() {
     unsafe { bindings::rcm_h_wake_waiters() };
 }
 
+/// Lets other tasks on this CPU run if they are due (`cond_resched`):
+/// a work item handling many batches calls it between them, as a
+/// workqueue does between work items. Process context, no lock held that
+/// forbids sleeping.
+pub(crate) fn yield_between_batches() {
+    // SAFETY: no preconditions beyond the documented context.
+    unsafe { bindings::rcm_h_cond_resched() };
+}
+
 /// # Safety
 ///
 /// `ctx` must point to a live `F`.

@@ -872,6 +872,7 @@ static int client_start_conn(struct conn *c)
 		.magic = cpu_to_be32(SAMPLE_MAGIC), .index = cpu_to_be32(c->index),
 		.flags = cpu_to_be32(HELLO_CHECK_EVENT),
 	};
+	struct sa_path_rec conn_path;
 	int ret;
 
 	init_completion(&c->data_done);
@@ -898,9 +899,16 @@ static int client_start_conn(struct conn *c)
 	ret = conn_alloc_qp(c, false);
 	if (ret)
 		return ret;
+	/*
+	 * Each connection its own flow label, as rdma_cm gives a RoCE v2
+	 * connection one hashed from its ports: the CM must still see one
+	 * peer behind them (rcm's window of requests per peer).
+	 */
+	conn_path = path;
+	conn_path.flow_label = cpu_to_be32((c->index + 1) & 0xfffff);
 	{
 		struct ib_cm_req_param req = {
-			.primary_path = &path, .ppath_sgid_attr = sgid_attr,
+			.primary_path = &conn_path, .ppath_sgid_attr = sgid_attr,
 			.alternate_path = alt ? &path : NULL,
 			.service_id = cpu_to_be64(service_id),
 			.qp_num = c->qp->qp_num, .qp_type = IB_QPT_RC,

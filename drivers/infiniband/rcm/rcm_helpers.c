@@ -486,3 +486,8 @@ void rcm_h_wake_waiters(void)
 {
 	wake_up_all(&rcm_h_waiters);
 }
+
+void rcm_h_cond_resched(void)
+{
+	cond_resched();
+}

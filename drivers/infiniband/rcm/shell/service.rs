@@ -36,7 +36,9 @@ use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::device::Device;
 use crate::rdma::mad::{peer_window, MadAgent, MadHandler, ReceivedMad};
-use crate::rdma::sync::{wait_until, wake_waiters, IrqSaveBackend, IrqSpinLock};
+use crate::rdma::sync::{
+    wait_until, wake_waiters, yield_between_batches, IrqSaveBackend, IrqSpinLock,
+};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
 use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -132,7 +134,14 @@ impl<C: EventConsumer> CmService<C> {
             peer_window: peer_window(),
         };
         try_pin_init!(CmService {
-            endpoint <- new_irq_spinlock!(Endpoint::new(config), "rcm::endpoint"),
+            endpoint <- new_irq_spinlock!(
+                {
+                    let mut ep = Endpoint::new(config);
+                    ep.set_window_key(Peer::node);
+                    ep
+                },
+                "rcm::endpoint"
+            ),
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
             timer <- new_irq_spinlock!(None, "rcm::timer"),
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
@@ -723,6 +732,11 @@ impl<C: EventConsumer> WorkHandler<MadIntake> for CmService<C> {
             }
             for batch in draining.queued().chunks(INTAKE_BATCH) {
                 self.handle_mads(batch);
+                // A storm fills the intake with hundreds of MADs: let
+                // ib_mad's completion work (which reposts the receive
+                // buffers) and rxe run between batches, or the device
+                // finds no buffer and drops MADs.
+                yield_between_batches();
             }
             draining.clear();
         }
@@ -746,6 +760,7 @@ impl<C: EventConsumer> TimerHandler for CmService<C> {
             if !more {
                 return;
             }
+            yield_between_batches();
         }
     }
 }

@@ -132,8 +132,34 @@ fn a_parked_request_destroyed_leaves_the_queue() {
     assert_eq!(f.in_flight(), 1);
     f.call(A, |ep, now, s| ep.destroy(now, ids[1], true, s))
         .expect("destroy");
+    // Its REQ never left, so no REJ follows it.
+    assert_eq!(f.in_flight(), 1);
     audit(&f);
     assert_eq!(answer_all(&mut f), 2);
     assert_eq!(state(&f, A, ids[2]), Some(State::Established));
     assert_eq!(state(&f, A, ids[1]), None);
+}
+
+/// The window is kept per key the embedding gives (the kernel: the peer
+/// node, whatever each connection's flow label): with one key for both
+/// peers, their REQs share one window.
+#[test]
+fn the_window_key_groups_addresses() {
+    for (shared, sent) in [(false, 4), (true, 2)] {
+        let mut f = Fabric::new(3, 7, Faults::default());
+        f.set_peer_window(2);
+        if shared {
+            for node in &mut f.nodes {
+                node.ep.set_window_key(|_| 0);
+            }
+        }
+        listen(&mut f, 1, SID);
+        listen(&mut f, 2, SID);
+        for i in 0..3 {
+            connect(&mut f, A, 1, SID, 0x100 + i, 3);
+            connect(&mut f, A, 2, SID, 0x200 + i, 3);
+        }
+        assert_eq!(f.in_flight(), sent, "one key for both: {shared}");
+        audit(&f);
+    }
 }

@@ -145,8 +145,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             }
             listed[0] += w.in_flight;
             let in_flight = self.ids().filter(|id| {
-                self.get(*id)
-                    .is_some_and(|c| c.window == WindowPlace::InFlight && c.peer == Some(peer))
+                self.get(*id).is_some_and(|c| {
+                    c.window == WindowPlace::InFlight && self.window_of(c) == Some(peer)
+                })
             });
             if in_flight.count() != w.in_flight as usize {
                 return fail(0, "a window's count is not its ids in flight");
@@ -156,7 +157,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 let Some(c) = self.conns.get(at) else {
                     return fail(at, "parked id not found");
                 };
-                if c.window != WindowPlace::Parked || c.peer != Some(peer) || c.parked_prev != prev
+                if c.window != WindowPlace::Parked
+                    || self.window_of(c) != Some(peer)
+                    || c.parked_prev != prev
                 {
                     return fail(at, "parked list out of step");
                 }

@@ -117,6 +117,9 @@ pub struct Endpoint<A: Copy + Ord, C: Collections> {
     /// The peers with requests in their window or parked behind it.
     pub(crate) windows: C::Map<A, PeerWindow>,
     pub(crate) peer_window: u32,
+    /// The peer node a request's window is keyed by (see
+    /// [`Endpoint::set_window_key`]).
+    pub(crate) window_key: fn(&A) -> A,
     config: Config,
     pub(crate) next_service_id: u64,
 }
@@ -154,6 +157,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             mads: MadStore::new(),
             windows: OrderedMap::new_empty(),
             peer_window: config.peer_window,
+            window_key: |peer| *peer,
             config,
             next_service_id: super::listen::ASSIGN_SERVICE_ID,
         }
@@ -428,6 +432,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 self.emit_sidr_rep(id, &rep, sink);
                 self.reset_to_idle(id);
             }
+            // A REQ still waiting behind the peer's window never left:
+            // nothing to reject.
+            State::ReqSent if matches!(conn.timer, Timer::Paced { .. }) => self.reset_to_idle(id),
             State::ReqSent | State::MraReqRcvd => {
                 self.cancel_timer(id);
                 let ari = guid.to_be_bytes();

@@ -66,14 +66,28 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.peer_window = window;
     }
 
+    /// Keys the windows by `node(peer)` rather than the whole address: an
+    /// embedding whose addresses carry per-connection path fields (the
+    /// kernel's RoCE flow label, hashed from each connection's ports)
+    /// maps them to the node whose receive queue they share.
+    pub fn set_window_key(&mut self, node: fn(&A) -> A) {
+        self.window_key = node;
+    }
+
+    /// The window the id's request counts in.
+    pub(crate) fn window_of(&self, conn: &Connection<A>) -> Option<A> {
+        conn.peer.as_ref().map(self.window_key)
+    }
+
     /// Counts the id's kept request in its peer's window if there is room
     /// (true: send it now) or parks it behind the window (false).
     pub(crate) fn enter_window(&mut self, id: CommId) -> bool {
         let limit = self.peer_window;
+        let key = self.window_key;
         let Some(conn) = self.conns.get_mut(id.0) else {
             return true;
         };
-        let (Some(peer), true) = (conn.peer, limit > 0) else {
+        let (Some(peer), true) = (conn.peer.as_ref().map(key), limit > 0) else {
             return true;
         };
         debug_assert_eq!(conn.window, WindowPlace::Outside);
@@ -109,6 +123,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// retransmitted or replaced); a request parked behind the window
     /// takes the place freed, and its timer sends it.
     pub(crate) fn leave_window(&mut self, id: CommId) {
+        let key = self.window_key;
         let Some(conn) = self.conns.get_mut(id.0) else {
             return;
         };
@@ -116,7 +131,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let (prev, next) = (conn.parked_prev, conn.parked_next);
         conn.parked_prev = NO_ID;
         conn.parked_next = NO_ID;
-        let Some(peer) = conn.peer.filter(|_| place != WindowPlace::Outside) else {
+        let Some(peer) = conn
+            .peer
+            .as_ref()
+            .map(key)
+            .filter(|_| place != WindowPlace::Outside)
+        else {
             return;
         };
         let Some(window) = self.windows.get_mut(&peer) else {
