@@ -140,7 +140,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             let Some(w) = self.windows.get(&peer) else {
                 return fail(0, "window listed but not found");
             };
-            if w.in_flight == 0 && w.first_parked == NO_ID {
+            if w.is_unused() {
                 return fail(0, "an unused window kept");
             }
             listed[0] += w.in_flight;

@@ -2,12 +2,14 @@
 
 //! What the CM keeps per communication id.
 //!
-//! Memory per id is bounded and fixed: the fields below, about 380 bytes
-//! with a 40-byte address, plus a slot of the endpoint's MAD pool for each
-//! MAD it keeps (the outstanding request, kept for retransmission, and the
-//! last response, re-sent when the peer repeats its message), and one
-//! entry in the deadline index. The remote id and QPN indexes chain through
-//! the `remote_*_next` links here and need nothing more per id.
+//! Memory per id is bounded and fixed: the fields below, 320 bytes with
+//! the kernel's 48-byte address, plus a slot of the endpoint's MAD pool
+//! for each MAD it keeps (the outstanding request, kept for
+//! retransmission, and the last response, re-sent when the peer repeats
+//! its message), and one entry in the deadline index. The remote id and
+//! QPN indexes, and the queues behind the peers' windows, chain through
+//! the `remote_*_next` and `parked_*` links here and need nothing more per
+//! id.
 
 use super::mad_store::MadSlot;
 use super::pacing::WindowPlace;

@@ -53,7 +53,8 @@ pub(crate) struct PeerWindow {
 }
 
 impl PeerWindow {
-    fn is_unused(&self) -> bool {
+    /// Neither a request in flight nor one parked: the entry goes.
+    pub(crate) fn is_unused(&self) -> bool {
         self.in_flight == 0 && self.first_parked == NO_ID
     }
 }

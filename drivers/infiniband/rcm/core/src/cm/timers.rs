@@ -102,22 +102,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             self.set_timer(id, NEVER, parked);
             return;
         }
-        self.send_first(now, id, &mad, retries_left, interval_ms, sink);
+        self.send_once(id, mad, sink);
+        self.arm_retransmit(now, id, retries_left, interval_ms);
     }
 
-    /// The first send of the id's request, and the retransmission timer.
-    fn send_first<S: Sink<A>>(
-        &mut self,
-        now: Millis,
-        id: CommId,
-        mad: &Mad,
-        retries_left: u8,
-        interval_ms: u32,
-        sink: &mut S,
-    ) {
-        if let Some(conn) = self.conns.get(id.0) {
-            conn.send_to_peer(mad, false, sink);
-        }
+    /// Arms the id's timer to resend its request `interval_ms` from now,
+    /// with `retries_left` sends still allowed after that.
+    fn arm_retransmit(&mut self, now: Millis, id: CommId, retries_left: u8, interval_ms: u32) {
         self.set_timer(
             id,
             now.saturating_add(u64::from(interval_ms)),
@@ -145,16 +136,25 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// answer to a duplicate when that request is the answer); one still
     /// waiting for its first send waits on.
     pub(crate) fn resend_request<S: Sink<A>>(&self, id: CommId, sink: &mut S) {
-        let Some(conn) = self
+        let paced = self
             .conns
             .get(id.0)
-            .filter(|c| !matches!(c.timer, Timer::Paced { .. }))
-        else {
-            return;
-        };
-        if let Some(mad) = conn.request.and_then(|slot| self.mads.get(slot)) {
-            conn.send_to_peer(mad, true, sink);
+            .is_some_and(|c| matches!(c.timer, Timer::Paced { .. }));
+        if !paced {
+            self.send_kept_request(id, true, sink);
         }
+    }
+
+    /// Sends the request the id keeps; false if it keeps none.
+    fn send_kept_request<S: Sink<A>>(&self, id: CommId, retry: bool, sink: &mut S) -> bool {
+        let Some(conn) = self.conns.get(id.0) else {
+            return false;
+        };
+        let Some(mad) = conn.request.and_then(|slot| self.mads.get(slot)) else {
+            return false;
+        };
+        conn.send_to_peer(mad, retry, sink);
+        true
     }
 
     /// Re-sends the id's last response (answer to a duplicate).
@@ -244,23 +244,16 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                     // waits for it.
                     self.leave_window(id);
                     self.resend_request(id, sink);
-                    self.set_timer(
-                        id,
-                        now.saturating_add(u64::from(interval_ms)),
-                        Timer::Retransmit {
-                            retries_left: retries_left - 1,
-                            interval_ms,
-                        },
-                    );
+                    self.arm_retransmit(now, id, retries_left - 1, interval_ms);
                 }
                 Timer::Retransmit { .. } => self.give_up(now, id, Failure::Timeout, sink),
                 Timer::Paced {
                     retries_left,
                     interval_ms,
                 } => {
-                    let mad = conn.request.and_then(|slot| self.mads.get(slot)).copied();
-                    if let Some(mad) = mad {
-                        self.send_first(now, id, &mad, retries_left, interval_ms, sink);
+                    // Its first send, now that the window has room.
+                    if self.send_kept_request(id, false, sink) {
+                        self.arm_retransmit(now, id, retries_left, interval_ms);
                     } else {
                         self.cancel_timer(id);
                     }
