@@ -4,8 +4,11 @@
 //! caller is in process context: consumers' calls, the CM's delivery work,
 //! ib_core's address resolution work), over the CM service's endpoint, with
 //! the consumers' QPs moved through a [`QpControl`] and iWARP connections
-//! run through an [`IwarpCm`], both provided by the rdma_cm surface. Events queue here, in order, and go out from the CM service's
-//! delivery work ([`crate::shell::EventConsumer::deliver_pending`]).
+//! run through an [`IwarpCm`], both provided by the rdma_cm surface. Events
+//! queue here, in order, and go out from the CM service's delivery work
+//! ([`crate::shell::EventConsumer::deliver_pending`]). The MADs a call
+//! makes are posted after the mutex is released: posting runs the
+//! driver's send inline, and other ids' calls wait for the mutex.
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
 //! [`Host::cm`]); the event queue's lock is taken last and held briefly.
@@ -97,6 +100,9 @@ pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl + IwarpCm + IpMu
     /// [`RdmaService::call_taking`]), and that event once produced.
     take_for: Option<RdmaId>,
     taken: Option<RdmaEvent>,
+    /// The CM's output of the call, sent once the core's lock is released
+    /// (other ids' calls and address results need that lock meanwhile).
+    unsent: Option<Outbox>,
 }
 
 impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, C, Q> {
@@ -104,7 +110,13 @@ impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for Kern
     type Out = Outbox;
 
     fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
-        self.cm.run(f)
+        let (r, outbox) = self.cm.run_unsent(f);
+        // A call that reaches the CM twice sends the first output now,
+        // keeping the order of its MADs and events.
+        if let Some(earlier) = self.unsent.replace(outbox) {
+            self.cm.send(earlier);
+        }
+        r
     }
 
     fn qp_ready(
@@ -233,12 +245,16 @@ impl RdmaService {
             lost: 0,
             take_for,
             taken: None,
+            unsent: None,
         };
         let r = f(&mut core, &mut host);
-        let (lost, taken) = (host.lost, host.taken);
+        let (lost, taken, unsent) = (host.lost, host.taken, host.unsent);
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
+        if let Some(outbox) = unsent {
+            cm.send(outbox);
+        }
         if lost > 0 {
             self.lost
                 .fetch_add(lost, core::sync::atomic::Ordering::Relaxed);

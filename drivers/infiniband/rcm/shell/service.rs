@@ -189,16 +189,23 @@ impl<C: EventConsumer> CmService<C> {
     }
 
     /// Runs `op` on the endpoint as [`CmService::call`] does, for callers
-    /// that must go ahead whatever the memory (rdma_cm): without room its
-    /// MADs and events are best effort.
-    pub(crate) fn run<R>(
+    /// that must go ahead whatever the memory (rdma_cm: without room its
+    /// MADs and events are best effort), and hands the output back unsent,
+    /// for the caller to pass to [`CmService::send`] once it has released
+    /// its own locks (posting a MAD runs the driver's send inline).
+    pub(crate) fn run_unsent<R>(
         &self,
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
-    ) -> R {
+    ) -> (R, Outbox) {
         let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
         let r = op(&mut self.endpoint_for_calls(), now_ms(), &mut outbox);
+        (r, outbox)
+    }
+
+    /// Sends the output of [`CmService::run_unsent`] and has its events
+    /// delivered (process context).
+    pub(crate) fn send(&self, outbox: Outbox) {
         self.flush(outbox);
-        r
     }
 
     /// The endpoint, locked, for a consumer's call: the calls make the

@@ -117,7 +117,20 @@ wildcard_listener_across_device_changes() {
 	wait "$pid"
 	cat /tmp/rping-any.out
 	[ "$(grep -c '^server ping data: rdma-ping-' /tmp/rping-any.out)" = 2 ] || rc=1
+	[ $rc = 0 ] || siw_diagnostics
 	return $rc
+}
+
+# What both guests hold when a connection over siw failed: TCP sockets
+# (siw's listeners and connections are kernel sockets), rdma_cm's ids, and
+# the stacks of blocked tasks (an iw_cm work that never returns stalls
+# every iWARP event after it).
+siw_diagnostics() {
+	local cmd='cat /proc/net/tcp; rdma res show cm_id; echo w > /proc/sysrq-trigger; dmesg | tail -60'
+	echo "# this guest:"
+	sh -c "$cmd" 2>&1 | sed 's/^/#   /'
+	echo "# the peer:"
+	peer_run "$cmd" 2>&1 | sed 's/^/#   /'
 }
 
 # The test points of siw_scenarios.
