@@ -130,7 +130,9 @@ wildcard_listener_across_device_changes() {
 # the stacks of blocked tasks (an iw_cm work that never returns stalls
 # every iWARP event after it).
 siw_diagnostics() {
-	local cmd='cat /proc/net/tcp; rdma res show cm_id; echo w > /proc/sysrq-trigger; dmesg | tail -60'
+	local cmd='cat /proc/net/tcp; rdma res show cm_id; dmesg | tail -40
+		for p in /proc/[0-9]*; do grep -q "^State:.*D" $p/status 2> /dev/null &&
+			{ echo "blocked: $(cat $p/comm)"; cat $p/stack; }; done'
 	echo "# this guest:"
 	sh -c "$cmd" 2>&1 | sed 's/^/#   /'
 	echo "# the peer:"
