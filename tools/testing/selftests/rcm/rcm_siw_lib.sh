@@ -117,7 +117,7 @@ wildcard_listener_across_device_changes() {
 	wait "$pid"
 	cat /tmp/rping-any.out
 	[ "$(grep -c '^server ping data: rdma-ping-' /tmp/rping-any.out)" = 2 ] || rc=1
-	[ $rc = 0 ] || siw_diagnostics
+	[ $rc = 0 ] || siw_diagnostics > "$SIW_DIAGNOSTICS" 2>&1
 	return $rc
 }
 
@@ -128,9 +128,11 @@ wildcard_listener_across_device_changes() {
 # What both guests hold when a connection over siw failed: TCP sockets
 # (siw's listeners and connections are kernel sockets), rdma_cm's ids, and
 # the stacks of blocked tasks (an iw_cm work that never returns stalls
-# every iWARP event after it).
+# every iWARP event after it). Written to a file that siw_scenarios prints
+# whole (rcm_expect keeps the last 40 lines of a failed point's output).
+SIW_DIAGNOSTICS=/tmp/siw-diagnostics.note
 siw_diagnostics() {
-	local cmd='cat /proc/net/tcp; rdma res show cm_id; dmesg | tail -40
+	local cmd='cat /proc/net/tcp; rdma res show cm_id; dmesg | tail -30
 		for p in /proc/[0-9]*; do grep -q "^State:.*D" $p/status 2> /dev/null &&
 			{ echo "blocked: $(cat $p/comm)"; cat $p/stack; }; done'
 	echo "# this guest:"
@@ -160,8 +162,10 @@ siw_scenarios() {
 	[ ! -s "$RES_CLIENT_NOTE" ] || { rcm_log "the listing's rping client:"; sed 's/^/#   /' "$RES_CLIENT_NOTE"; }
 	rcm_expect "a wildcard listener is listed on siw0 (state LISTEN), and gone after it" \
 		wildcard_listener_listed
+	rm -f "$SIW_DIAGNOSTICS"
 	rcm_expect "a wildcard listener: siw0 removed and added under it, then a connection" \
 		wildcard_listener_across_device_changes
+	[ ! -s "$SIW_DIAGNOSTICS" ] || { rcm_log "both guests after the failure:"; sed 's/^/#   /' "$SIW_DIAGNOSTICS"; }
 
 	rcm_modprobe nvme-rdma
 	rcm_expect "the target ($peer_mode) exports $NQN over siw" nvme_target_up
