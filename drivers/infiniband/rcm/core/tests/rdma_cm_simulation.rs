@@ -29,6 +29,8 @@ use rcm_core::sim::rdma::{node_addr, RdmaFabric, SIM_DEVICE, SIM_NET};
 use rcm_core::sim::{Faults, Rng};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod seed_sweep;
+
 const PORT: u16 = 7174;
 
 /// What a consumer does later.
@@ -590,58 +592,21 @@ fn params(data: &[u8], qp_num: u32) -> ConnParams<'_> {
 
 fn run_seed(seed: u64) -> Check {
     let mut sim = Sim::new(seed);
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run())).unwrap_or_else(|p| {
-        Err(format!(
-            "panic: {}",
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        ))
-    })
+    seed_sweep::catch(|| sim.run())
 }
 
 #[test]
 fn random_rdma_cm_consumers_keep_every_invariant() {
-    if let Ok(seed) = std::env::var("RCM_SIM_SEED") {
-        let seed: u64 = seed.parse().expect("RCM_SIM_SEED is a number");
+    if let Some(seed) = seed_sweep::replay_seed() {
         if let Err(e) = run_seed(seed) {
             panic!("seed {seed}: {e}");
         }
         return;
     }
-    let seeds: u64 = std::env::var("RCM_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000)
-        / 10;
-    let first: u64 = std::env::var("RCM_SIM_FIRST")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let start = std::time::Instant::now();
-    let mut failures = Vec::new();
-    for seed in first..first.saturating_add(seeds) {
-        if let Err(e) = run_seed(seed) {
-            failures.push((seed, e));
-            if failures.len() >= 5 {
-                break;
-            }
-        }
-    }
-    eprintln!(
-        "rdma_cm simulation: {seeds} seeds in {:.1} s",
-        start.elapsed().as_secs_f64()
+    seed_sweep::sweep(
+        "rdma_cm simulation",
+        10,
+        "cargo test --profile sim -p rcm-core --test rdma_cm_simulation",
+        run_seed,
     );
-    if let Some((seed, e)) = failures.first() {
-        let all: Vec<String> = failures
-            .iter()
-            .map(|(s, e)| format!("  seed {s}: {e}"))
-            .collect();
-        panic!(
-            "{} failing seed(s):\n{}\nreplay: RCM_SIM_SEED={seed} cargo test --profile sim -p rcm-core --test rdma_cm_simulation\n(first: {e})",
-            failures.len(),
-            all.join("\n")
-        );
-    }
 }

@@ -24,6 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod consumer;
 mod invariants;
+#[path = "../seed_sweep/mod.rs"]
+mod seed_sweep;
 
 const SERVICES: [u64; 3] = [
     0x0106_0000_0000_0001,
@@ -49,7 +51,6 @@ enum Reply {
 
 struct Sim {
     f: Fabric,
-    seed: u64,
     chaos: bool,
     lossy: bool,
     /// (node, id) of ids the consumer holds.
@@ -100,7 +101,6 @@ impl Sim {
         }
         Sim {
             f,
-            seed,
             chaos: seed % 10 == 9,
             lossy,
             live: BTreeSet::new(),
@@ -422,25 +422,13 @@ impl Sim {
 
 fn run_seed(seed: u64, trace: bool) -> Result<(), (String, Vec<String>)> {
     let mut sim = Sim::new(seed, trace);
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run()));
-    let result = match outcome {
-        Ok(r) => r,
-        Err(p) => Err(format!(
-            "panic: {}",
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
-    };
-    let _ = sim.seed;
+    let result = seed_sweep::catch(|| sim.run());
     result.map_err(|e| (e, sim.f.trace.clone()))
 }
 
 #[test]
 fn random_interactions_keep_every_invariant() {
-    if let Ok(seed) = std::env::var("RCM_SIM_SEED") {
-        let seed: u64 = seed.parse().expect("RCM_SIM_SEED is a number");
+    if let Some(seed) = seed_sweep::replay_seed() {
         let sim = Sim::new(seed, false);
         eprintln!(
             "seed {seed}: {} nodes, faults {:?}, chaos {}",
@@ -453,37 +441,10 @@ fn random_interactions_keep_every_invariant() {
         }
         return;
     }
-    let seeds: u64 = std::env::var("RCM_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000);
-    let first: u64 = std::env::var("RCM_SIM_FIRST")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let start = std::time::Instant::now();
-    let mut failures = Vec::new();
-    for seed in first..first.saturating_add(seeds) {
-        if let Err((e, _)) = run_seed(seed, false) {
-            failures.push((seed, e));
-            if failures.len() >= 5 {
-                break;
-            }
-        }
-    }
-    eprintln!(
-        "cm simulation: {seeds} seeds in {:.1} s",
-        start.elapsed().as_secs_f64()
+    seed_sweep::sweep(
+        "cm simulation",
+        1,
+        "cargo test --release -p rcm-core --test cm_simulation -- --nocapture",
+        |seed| run_seed(seed, false).map_err(|(e, _)| e),
     );
-    if let Some((seed, e)) = failures.first() {
-        let all: Vec<String> = failures
-            .iter()
-            .map(|(s, e)| format!("  seed {s}: {e}"))
-            .collect();
-        panic!(
-            "{} failing seed(s):\n{}\nreplay: RCM_SIM_SEED={seed} cargo test --release -p rcm-core --test cm_simulation -- --nocapture\n(first: {e})",
-            failures.len(),
-            all.join("\n")
-        );
-    }
 }
