@@ -3,9 +3,10 @@
 """Boot rcm's QEMU test guests and run one kselftest (or a guest script) in them.
 
 One or two TCG guests per run. Each has a virtio-net NIC with a static
-address and an rxe device on it. Two guests are wired back to back by a QEMU
-stream netdev over a unix socket in a private temp directory, so no host
-address is ever involved. The peer guest starts first (it owns the socket)
+address and an rxe device on it (a test that asks for devices=2 gets a
+second NIC on a second wire, with rxe1 on it). Two guests are wired back to
+back by a QEMU stream netdev per wire over a unix socket in a private temp
+directory, so no host address is ever involved. The peer guest starts first (it owns the socket)
 and serves the driver guest's commands; the driver runs the test and powers
 off. Each guest's kernel log goes to its first serial port, test output to
 the second, so the host gets results and the full dmesg separately.
@@ -35,8 +36,13 @@ SPLAT_RE = re.compile(
     r"kernel BUG|Call Trace:|blocked for more than|detected stalls? on CPU"
 )
 
+# Wire n (eth<n>, rxe<n>) is the subnet 10.0.<n>.0/24.
 GUEST_ADDRS = {"driver": "10.0.0.1", "peer": "10.0.0.2"}
 GUEST_MACS = {"driver": "52:54:00:00:00:01", "peer": "52:54:00:00:00:02"}
+
+
+def guest_mac(role, wire):
+    return GUEST_MACS[role][:-5] + f"{wire:02x}" + GUEST_MACS[role][-3:]
 
 
 def log(msg):
@@ -44,8 +50,9 @@ def log(msg):
 
 
 def test_header(path):
-    """Read the 'rcm-vm:' line of a test: guests, CM modes and timeout."""
-    spec = {"guests": 1, "modes": ["c"], "timeout": 120}
+    """Read the 'rcm-vm:' line of a test: guests, CM modes, RDMA devices
+    per guest and timeout."""
+    spec = {"guests": 1, "modes": ["c"], "timeout": 120, "devices": 1}
     with open(path) as f:
         for line in f:
             m = re.match(r"#\s*rcm-vm:\s*(.*)", line)
@@ -59,6 +66,8 @@ def test_header(path):
                     spec["modes"] = val.split(",")
                 elif key == "timeout":
                     spec["timeout"] = int(val)
+                elif key == "devices":
+                    spec["devices"] = int(val)
             break
     if len(spec["modes"]) < spec["guests"]:
         spec["modes"] += spec["modes"][-1:] * (spec["guests"] - len(spec["modes"]))
@@ -66,7 +75,7 @@ def test_header(path):
 
 
 class Guest:
-    def __init__(self, role, args, workdir, mode, extra_cmdline, netdev, pcap=None):
+    def __init__(self, role, args, workdir, mode, extra_cmdline, netdevs, pcap=None):
         self.role = role
         self.console = os.path.join(workdir, f"{role}-console.log")
         self.output = os.path.join(workdir, f"{role}-output.log")
@@ -85,11 +94,11 @@ class Guest:
             "-serial", f"file:{self.output}",
             "-device", "virtio-rng-pci",
         ]
-        if netdev:
-            self.argv += ["-netdev", netdev,
-                          "-device", f"virtio-net-pci,netdev=n0,mac={GUEST_MACS[role]}"]
-            if pcap:
-                self.argv += ["-object", f"filter-dump,id=f0,netdev=n0,file={pcap}"]
+        for wire, netdev in enumerate(netdevs or []):
+            self.argv += ["-netdev", f"{netdev},id=n{wire}",
+                          "-device", f"virtio-net-pci,netdev=n{wire},mac={guest_mac(role, wire)}"]
+        if netdevs and pcap:
+            self.argv += ["-object", f"filter-dump,id=f0,netdev=n0,file={pcap}"]
         self.proc = None
 
     def start(self, interactive=False):
@@ -236,10 +245,11 @@ def run(args):
     workdir = args.logdir or tempfile.mkdtemp(prefix="rcm-vm-")
     os.makedirs(workdir, exist_ok=True)
     sockdir = tempfile.mkdtemp(prefix="rcm-wire-")
-    sock = os.path.join(sockdir, "wire.sock")
+    devices = spec["devices"]
+    socks = [os.path.join(sockdir, f"wire{n}.sock") for n in range(devices)]
 
     two = spec["guests"] == 2
-    common = [f"rcmvm.timeout={timeout}"]
+    common = [f"rcmvm.timeout={timeout}", f"rcmvm.devices={devices}"]
     if os.environ.get("RCM_CAMPAIGN_SEED", "").isdigit():
         # replays a seeded test (the MAD campaign in rcm_cm_wire.sh)
         common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
@@ -268,17 +278,18 @@ def run(args):
     guests = []
     if two:
         peer = Guest("peer", args, workdir, spec["modes"][1], common + [f"rcmvm.peer={GUEST_ADDRS['driver']}"],
-                     f"stream,id=n0,server=on,addr.type=unix,addr.path={sock}")
+                     [f"stream,server=on,addr.type=unix,addr.path={s}" for s in socks])
         driver = Guest("driver", args, workdir, spec["modes"][0], driver_cmd,
-                       f"stream,id=n0,server=off,addr.type=unix,addr.path={sock}", args.pcap)
+                       [f"stream,server=off,addr.type=unix,addr.path={s}" for s in socks], args.pcap)
         guests = [peer, driver]
     else:
         # A lone guest still gets a NIC (rxe needs a netdev): a port on a
         # QEMU hub with nothing else on it, so its link is up and leads nowhere.
-        driver = Guest("driver", args, workdir, spec["modes"][0], driver_cmd, "hubport,id=n0,hubid=0")
+        driver = Guest("driver", args, workdir, spec["modes"][0], driver_cmd,
+                       [f"hubport,hubid={n}" for n in range(devices)])
         guests = [driver]
 
-    log(f"{name}: {spec['guests']} guest(s), CM mode(s) {','.join(spec['modes'][:spec['guests']])}, "
+    log(f"{name}: {spec['guests']} guest(s), {devices} RDMA device(s) each, CM mode(s) {','.join(spec['modes'][:spec['guests']])}, "
         f"accel {args.accel}, timeout {timeout}s, logs in {workdir}")
     start = time.monotonic()
     result, reason = 1, ""
@@ -286,9 +297,9 @@ def run(args):
         for g in guests:
             g.start(interactive=args.shell and g is driver)
             if g.role == "peer":
-                # the driver's QEMU connects at start-up: wait for the socket
+                # the driver's QEMU connects at start-up: wait for the sockets
                 for _ in range(100):
-                    if os.path.exists(sock) or not g.running():
+                    if all(map(os.path.exists, socks)) or not g.running():
                         break
                     time.sleep(0.05)
         if args.shell:
@@ -357,7 +368,7 @@ def probe_accel(args):
         probe = argparse.Namespace(**vars(args))
         probe.accel, probe.cpus, probe.memory = "kvm", 1, 512
         workdir = tempfile.mkdtemp(prefix="rcm-probe-")
-        g = Guest("driver", probe, workdir, "c", ["rcmvm.probe=1"], None)
+        g = Guest("driver", probe, workdir, "c", ["rcmvm.probe=1"], [])
         g.start()
         deadline = time.monotonic() + 20
         while g.running() and time.monotonic() < deadline:
