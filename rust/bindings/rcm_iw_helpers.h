@@ -37,10 +37,11 @@ struct rcm_h_iw_event {
 	const struct sockaddr *remote;
 };
 
-/* The device and port of an iWARP id whose address is resolved: the GID
- * entry of the port's network device (0, or -ENODEV). */
-int rcm_h_iw_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
-		    u32 port);
+/* The GID entry of an iWARP port for the id's resolved address (that of
+ * the port's network device), held; NULL if the port does not serve it. */
+const struct ib_gid_attr *
+rcm_h_iw_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
+		  u32 port);
 
 /* Listens on `ibdev` at the id's source address for id `token`, with a
  * type of service (-1: not set); an iw_cm id or an ERR_PTR. */

@@ -58,15 +58,26 @@ void rcm_h_rdma_handler_lock_nested(struct rdma_id_private *priv);
  * are held (see rcm_rdma_helpers.c). */
 void rcm_h_rdma_handler_lock_to_destroy(struct rdma_id_private *priv);
 void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv);
+/* The id's QP lock (6.12's qp_mutex): its QP is moved and destroyed
+ * under it. Taken inside rdma_cm's core lock, never around it. */
+void rcm_h_rdma_qp_lock(struct rdma_id_private *priv);
+void rcm_h_rdma_qp_unlock(struct rdma_id_private *priv);
 
 /*
- * Binds the id to `port` of `ibdev` if that port has a GID for the id's
- * source address on its network device (RoCE v2 GIDs first, then v1):
- * sets device and port, holds the GID entry, starts tracking the id.
- * 0 or -ENODEV.
+ * The GID entry of `port` of `ibdev` for the id's source address on its
+ * network device (RoCE v2 GIDs first, then v1), held; NULL if the port
+ * has none. The id is not changed: it takes the entry with
+ * rcm_h_rdma_take_gid() once its bind is accepted.
  */
-int rcm_h_rdma_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
-		      u32 port);
+const struct ib_gid_attr *
+rcm_h_rdma_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
+		    u32 port);
+/*
+ * The id lets go of its device (its destroy, before a device removal
+ * waiting for it is woken): its tracking entry and GID entry go, its
+ * device is NULL.
+ */
+void rcm_h_rdma_id_detach(struct rdma_id_private *priv);
 /*
  * The network device an IP source address belongs to, into the id's
  * device address (rdma_translate_ip); 0 or -EADDRNOTAVAIL / -ENODEV.
@@ -180,8 +191,9 @@ struct net *rcm_h_current_net(void);
 void rcm_h_net_port_range(struct net *net, int *low, int *high);
 /* The namespace's net.ipv6.bindv6only. */
 bool rcm_h_net_bindv6only(struct net *net);
-/* The caller may bind ports below 1024. */
-bool rcm_h_capable_net_bind_service(void);
+/* The caller may bind ports below 1024 in `net` (its user namespace's
+ * CAP_NET_BIND_SERVICE). */
+bool rcm_h_capable_net_bind_service(struct net *net);
 
 /*
  * The GIDs of an id's addresses (rdma_read_gids): from the IP addresses on

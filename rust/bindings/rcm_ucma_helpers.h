@@ -21,6 +21,9 @@
 /* One open file of the device. */
 struct rcm_ucma_file {
 	wait_queue_head_t poll_wait;	/* woken when an event is queued */
+	/* GET_EVENTs of this file, one at a time (held across the copy out,
+	 * which may fault; no other file's work takes it). */
+	struct mutex reader;
 	struct file *filp;
 	u64 token;			/* the Rust side's name of the file */
 };
@@ -40,6 +43,10 @@ void rcm_h_ucma_unregister(void);
  * non-blocking file, -ERESTARTSYS on a signal.
  */
 int rcm_h_ucma_wait_event(struct rcm_ucma_file *f);
+
+/* The file's reader lock: 0, or -EINTR if the task is killed waiting. */
+int rcm_h_ucma_reader_lock(struct rcm_ucma_file *f);
+void rcm_h_ucma_reader_unlock(struct rcm_ucma_file *f);
 
 /* Wakes the file's readers and pollers (any context). */
 void rcm_h_ucma_wake(struct rcm_ucma_file *f);

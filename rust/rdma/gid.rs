@@ -45,6 +45,13 @@ impl GidAttr {
         NonNull::new(attr.cast_mut()).map(|attr| GidAttr { attr })
     }
 
+    /// Hands the reference over to a C structure that puts it later.
+    pub(crate) fn into_raw(self) -> *const bindings::ib_gid_attr {
+        let attr = self.attr.as_ptr();
+        core::mem::forget(self);
+        attr
+    }
+
     /// The entry, for C structures that borrow it while `self` lives.
     pub(crate) fn as_ptr(&self) -> *const bindings::ib_gid_attr {
         self.attr.as_ptr()

@@ -66,11 +66,33 @@ impl UcmaFile {
         unsafe { (*self.ptr).token = token };
     }
 
+    /// Takes the file's reader lock: its GET_EVENTs run one at a time,
+    /// and a copy out that faults holds up no other file (`-EINTR` if
+    /// the task is killed while waiting).
+    pub(crate) fn lock_reader(&self) -> Result<ReaderGuard<'_>> {
+        // SAFETY: valid (invariant); the mutex was set up at open.
+        to_result(unsafe { bindings::rcm_h_ucma_reader_lock(self.ptr) })?;
+        Ok(ReaderGuard { file: self })
+    }
+
     /// Waits for an event (`-EAGAIN` if the file is non-blocking,
     /// `-ERESTARTSYS` on a signal); takes no lock of the surface.
     pub(crate) fn wait_event(&self) -> Result {
         // SAFETY: valid (invariant); the helper sleeps on the file's wait
         // queue, evaluating `rcm_ucma_file_has_event`.
         to_result(unsafe { bindings::rcm_h_ucma_wait_event(self.ptr) })
+    }
+}
+
+/// The reader lock of a file, held until dropped.
+pub(crate) struct ReaderGuard<'a> {
+    file: &'a UcmaFile,
+}
+
+impl Drop for ReaderGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the file is valid (its invariant) and this guard holds
+        // its reader lock.
+        unsafe { bindings::rcm_h_ucma_reader_unlock(self.file.ptr) };
     }
 }

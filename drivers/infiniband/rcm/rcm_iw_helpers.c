@@ -41,10 +41,11 @@ static int rcm_iw_request_handler(struct iw_cm_id *cm_id,
 	return rcm_rdma_iw_request((u64)(uintptr_t)cm_id->context, cm_id, &e);
 }
 
-int rcm_h_iw_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
-		    u32 port)
+const struct ib_gid_attr *
+rcm_h_iw_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
+		  u32 port)
 {
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	const struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
 	const struct ib_gid_attr *attr;
 	struct net_device *ndev;
 	int ifindex = da->bound_dev_if;
@@ -52,11 +53,11 @@ int rcm_h_iw_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
 
 	if (!rdma_protocol_iwarp(ibdev, port) ||
 	    !rdma_dev_access_netns(ibdev, da->net))
-		return -ENODEV;
+		return NULL;
 	/* An iWARP port has one GID entry, for its network device. */
 	attr = rdma_get_gid_attr(ibdev, port, 0);
 	if (IS_ERR(attr))
-		return -ENODEV;
+		return NULL;
 	rcu_read_lock();
 	ndev = rcu_dereference(attr->ndev);
 	ok = ndev && net_eq(dev_net(ndev), da->net);
@@ -72,11 +73,9 @@ int rcm_h_iw_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
 	rcu_read_unlock();
 	if (!ok) {
 		rdma_put_gid_attr(attr);
-		return -ENODEV;
+		return NULL;
 	}
-	rcm_h_rdma_take_gid(priv, attr, ibdev, port);
-	rcm_h_rdma_track(priv);
-	return 0;
+	return attr;
 }
 
 static void rcm_iw_set_tos(struct iw_cm_id *cm_id, int tos)

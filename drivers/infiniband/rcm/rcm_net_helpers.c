@@ -1,19 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Network changes for rcm's rdma_cm (see rcm_net_helpers.h). The notifiers
- * copy what changed into a work item of their own; rcm's ordered work
- * queue hands the changes to Rust one at a time, in the order they came.
+ * copy what changed into a bounded set of pending changes; a work item on
+ * rcm's ordered work queue hands them to Rust one at a time, in the order
+ * they came.
  */
 #include <linux/if_bonding.h>
 #include <linux/netdevice.h>
-#include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/neighbour.h>
 #include <net/netevent.h>
 #include "../../../rust/bindings/rcm_net_helpers.h"
 
+/*
+ * Changes wait in a bounded set that one work item drains, in the order
+ * they came. Neighbour updates arrive in atomic context as fast as anyone
+ * can make them (a user flapping neighbours in a namespace of its own), so
+ * a change replaces a pending one of the same neighbour (or bond) instead
+ * of taking more room, and one for another neighbour while the set is full
+ * is dropped and counted: the notifiers never allocate, and the work never
+ * runs behind an unbounded queue.
+ */
+#define RCM_NET_PENDING 256
+
 struct rcm_net_change {
-	struct work_struct work;
 	const void *net;
 	int ifindex;
 	bool failover;			/* else a neighbour update */
@@ -22,7 +33,12 @@ struct rcm_net_change {
 	u8 ha[MAX_ADDR_LEN];
 };
 
+static DEFINE_SPINLOCK(rcm_net_lock);
+static struct rcm_net_change rcm_net_pending[RCM_NET_PENDING];
+static unsigned int rcm_net_head, rcm_net_count;
+static unsigned long rcm_net_dropped;
 static struct workqueue_struct *rcm_net_wq;
+static struct work_struct rcm_net_work;
 
 /* Network changes seen so far: neighbour updates and netdev events. */
 static atomic_t rcm_net_generation = ATOMIC_INIT(0);
@@ -32,30 +48,75 @@ u32 rcm_h_net_generation(void)
 	return atomic_read(&rcm_net_generation);
 }
 
-static void rcm_net_change_work(struct work_struct *work)
+static bool rcm_net_same_subject(const struct rcm_net_change *a,
+				 const struct rcm_net_change *b)
 {
-	struct rcm_net_change *c = container_of(work, struct rcm_net_change, work);
-
-	if (c->failover)
-		rcm_rdma_netdev_failover(c->net, c->ifindex, c->ha, c->ha_len);
-	else
-		rcm_rdma_neigh_update(c->net, c->ifindex, &c->ip, c->ha, c->ha_len);
-	kfree(c);
+	return a->net == b->net && a->ifindex == b->ifindex &&
+	       a->failover == b->failover && a->ip.family == b->ip.family &&
+	       !memcmp(a->ip.addr, b->ip.addr, sizeof(a->ip.addr));
 }
 
-static struct rcm_net_change *rcm_net_change_new(struct net_device *ndev,
-						 const u8 *ha, gfp_t gfp)
+/* Any context. */
+static void rcm_net_post(const struct rcm_net_change *c)
 {
-	struct rcm_net_change *c = kzalloc(sizeof(*c), gfp);
+	struct rcm_net_change *slot = NULL;
+	unsigned long flags;
+	unsigned int i;
 
-	if (!c)
-		return NULL;
-	INIT_WORK(&c->work, rcm_net_change_work);
+	spin_lock_irqsave(&rcm_net_lock, flags);
+	for (i = 0; i < rcm_net_count && !slot; i++) {
+		struct rcm_net_change *p =
+			&rcm_net_pending[(rcm_net_head + i) % RCM_NET_PENDING];
+
+		if (rcm_net_same_subject(p, c))
+			slot = p;
+	}
+	if (!slot && rcm_net_count < RCM_NET_PENDING)
+		slot = &rcm_net_pending[(rcm_net_head + rcm_net_count++) %
+					RCM_NET_PENDING];
+	if (slot)
+		*slot = *c;
+	else
+		rcm_net_dropped++;
+	spin_unlock_irqrestore(&rcm_net_lock, flags);
+	queue_work(rcm_net_wq, &rcm_net_work);
+}
+
+static void rcm_net_change_work(struct work_struct *work)
+{
+	struct rcm_net_change c;
+	unsigned long flags, dropped;
+
+	for (;;) {
+		spin_lock_irqsave(&rcm_net_lock, flags);
+		if (!rcm_net_count)
+			break;
+		c = rcm_net_pending[rcm_net_head];
+		rcm_net_head = (rcm_net_head + 1) % RCM_NET_PENDING;
+		rcm_net_count--;
+		spin_unlock_irqrestore(&rcm_net_lock, flags);
+		if (c.failover)
+			rcm_rdma_netdev_failover(c.net, c.ifindex, c.ha, c.ha_len);
+		else
+			rcm_rdma_neigh_update(c.net, c.ifindex, &c.ip, c.ha, c.ha_len);
+		cond_resched();
+	}
+	dropped = rcm_net_dropped;
+	rcm_net_dropped = 0;
+	spin_unlock_irqrestore(&rcm_net_lock, flags);
+	if (dropped)
+		pr_warn_ratelimited("rcm: %lu network change(s) dropped: more than %d neighbours changed at once\n",
+				    dropped, RCM_NET_PENDING);
+}
+
+static void rcm_net_change_fill(struct rcm_net_change *c,
+				struct net_device *ndev, const u8 *ha)
+{
+	memset(c, 0, sizeof(*c));
 	c->net = dev_net(ndev);
 	c->ifindex = ndev->ifindex;
 	c->ha_len = min_t(u32, ndev->addr_len, MAX_ADDR_LEN);
 	memcpy(c->ha, ha, c->ha_len);
-	return c;
 }
 
 /* Atomic context: neighbour updates come with the entry's lock held. */
@@ -63,7 +124,7 @@ static int rcm_netevent(struct notifier_block *nb, unsigned long event,
 			void *ptr)
 {
 	struct neighbour *n = ptr;
-	struct rcm_net_change *c;
+	struct rcm_net_change c;
 	u16 family;
 
 	if (event != NETEVENT_NEIGH_UPDATE || !n->dev)
@@ -72,12 +133,10 @@ static int rcm_netevent(struct notifier_block *nb, unsigned long event,
 	family = n->tbl->family;
 	if (family != AF_INET && family != AF_INET6)
 		return NOTIFY_DONE;
-	c = rcm_net_change_new(n->dev, n->ha, GFP_ATOMIC);
-	if (!c)
-		return NOTIFY_DONE;
-	c->ip.family = family;
-	memcpy(c->ip.addr, n->primary_key, family == AF_INET ? 4 : 16);
-	queue_work(rcm_net_wq, &c->work);
+	rcm_net_change_fill(&c, n->dev, n->ha);
+	c.ip.family = family;
+	memcpy(c.ip.addr, n->primary_key, family == AF_INET ? 4 : 16);
+	rcm_net_post(&c);
 	return NOTIFY_DONE;
 }
 
@@ -85,16 +144,14 @@ static int rcm_netdev_event(struct notifier_block *nb, unsigned long event,
 			    void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
-	struct rcm_net_change *c;
+	struct rcm_net_change c;
 
 	atomic_inc(&rcm_net_generation);
 	if (event != NETDEV_BONDING_FAILOVER || !netif_is_bond_master(ndev))
 		return NOTIFY_DONE;
-	c = rcm_net_change_new(ndev, ndev->dev_addr, GFP_KERNEL);
-	if (!c)
-		return NOTIFY_DONE;
-	c->failover = true;
-	queue_work(rcm_net_wq, &c->work);
+	rcm_net_change_fill(&c, ndev, ndev->dev_addr);
+	c.failover = true;
+	rcm_net_post(&c);
 	return NOTIFY_DONE;
 }
 
@@ -105,6 +162,7 @@ int rcm_h_net_watch_start(void)
 {
 	int ret;
 
+	INIT_WORK(&rcm_net_work, rcm_net_change_work);
 	rcm_net_wq = alloc_ordered_workqueue("rcm_net", WQ_MEM_RECLAIM);
 	if (!rcm_net_wq)
 		return -ENOMEM;

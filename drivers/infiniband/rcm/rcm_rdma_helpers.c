@@ -172,6 +172,16 @@ void rcm_h_rdma_handler_lock_to_destroy(struct rdma_id_private *priv)
 	mutex_lock_nested(&priv->handler_mutex, SINGLE_DEPTH_NESTING + 1);
 }
 
+void rcm_h_rdma_qp_lock(struct rdma_id_private *priv)
+{
+	mutex_lock(&priv->qp_mutex);
+}
+
+void rcm_h_rdma_qp_unlock(struct rdma_id_private *priv)
+{
+	mutex_unlock(&priv->qp_mutex);
+}
+
 void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv)
 {
 	mutex_unlock(&priv->handler_mutex);
@@ -236,29 +246,38 @@ void rcm_h_listen_row_del(struct rdma_id_private *row)
 	kfree(row);
 }
 
-int rcm_h_rdma_attach(struct rdma_id_private *priv, struct ib_device *ibdev,
-		      u32 port)
+const struct ib_gid_attr *
+rcm_h_rdma_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
+		    u32 port)
 {
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	const struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
 	const struct ib_gid_attr *attr;
 	struct net_device *ndev;
 	union ib_gid gid;
 
 	if (!rdma_protocol_roce(ibdev, port) ||
 	    !rdma_dev_access_netns(ibdev, da->net) || !da->bound_dev_if)
-		return -ENODEV;
+		return NULL;
 	ndev = dev_get_by_index(da->net, da->bound_dev_if);
 	if (!ndev)
-		return -ENODEV;
+		return NULL;
 	rdma_ip2gid((struct sockaddr *)&priv->id.route.addr.src_addr, &gid);
 	attr = rdma_find_gid_by_port(ibdev, &gid, rcm_h_roce_gid_type(ibdev, port),
 				     port, ndev);
 	dev_put(ndev);
-	if (IS_ERR(attr))
-		return -ENODEV;
-	rcm_h_rdma_take_gid(priv, attr, ibdev, port);
-	rcm_h_rdma_track(priv);
-	return 0;
+	return IS_ERR(attr) ? NULL : attr;
+}
+
+void rcm_h_rdma_id_detach(struct rdma_id_private *priv)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+
+	rdma_restrack_del(&priv->res);
+	if (da->sgid_attr) {
+		rdma_put_gid_attr(da->sgid_attr);
+		da->sgid_attr = NULL;
+	}
+	WRITE_ONCE(priv->id.device, NULL);
 }
 
 int rcm_h_rdma_translate(struct rdma_id_private *priv)
@@ -567,9 +586,9 @@ bool rcm_h_net_bindv6only(struct net *net)
 #endif
 }
 
-bool rcm_h_capable_net_bind_service(void)
+bool rcm_h_capable_net_bind_service(struct net *net)
 {
-	return capable(CAP_NET_BIND_SERVICE);
+	return ns_capable(net->user_ns, CAP_NET_BIND_SERVICE);
 }
 
 void rcm_h_rdma_read_gids(struct rdma_cm_id *id, union ib_gid *sgid,

@@ -49,6 +49,7 @@ static int rcm_ucma_open(struct inode *inode, struct file *filp)
 	if (!f)
 		return -ENOMEM;
 	init_waitqueue_head(&f->poll_wait);
+	mutex_init(&f->reader);
 	f->filp = filp;
 	ret = rcm_ucma_file_open(f);
 	if (ret) {
@@ -101,6 +102,16 @@ static struct miscdevice rcm_ucma_misc = {
 	.mode		= 0666,
 	.fops		= &rcm_ucma_fops,
 };
+
+int rcm_h_ucma_reader_lock(struct rcm_ucma_file *f)
+{
+	return mutex_lock_killable(&f->reader);
+}
+
+void rcm_h_ucma_reader_unlock(struct rcm_ucma_file *f)
+{
+	mutex_unlock(&f->reader);
+}
 
 int rcm_h_ucma_wait_event(struct rcm_ucma_file *f)
 {

@@ -79,6 +79,8 @@ struct DeviceEntry<C: EventConsumer> {
     /// into freed counters.
     agents: KVec<MadAgent<CmService<C>>>,
     counters: PortCounters,
+    /// Its removal has begun: new ids no longer find it.
+    going: bool,
 }
 
 /// The CM of this host, handing its events to `C`.
@@ -293,6 +295,7 @@ impl<C: EventConsumer> CmService<C> {
             },
             agents,
             counters: PortCounters::new(device)?,
+            going: false,
         };
         let ports = entry.agents.len();
         {
@@ -329,24 +332,60 @@ impl<C: EventConsumer> CmService<C> {
         found
     }
 
-    /// The served devices: id and identity (`ib_device` address).
+    /// The devices new ids may use: id and identity (`ib_device`
+    /// address). A device whose removal has begun is not among them.
     pub(crate) fn devices(&self) -> Result<KVec<(DeviceId, usize)>> {
         let devices = self.devices.lock();
         let mut out = KVec::with_capacity(devices.len(), GFP_KERNEL)?;
-        for d in devices.iter().flatten() {
+        for d in devices.iter().flatten().filter(|d| !d.going) {
             out.push((d.id, d.identity), GFP_KERNEL)?;
         }
         Ok(out)
     }
 
-    /// The served iWARP devices: id and identity.
+    /// The iWARP devices new ids may use: id and identity.
     pub(crate) fn iwarp_devices(&self) -> Result<KVec<(DeviceId, usize)>> {
         let devices = self.devices.lock();
         let mut out = KVec::new();
-        for d in devices.iter().flatten().filter(|d| d.info.iwarp) {
+        for d in devices
+            .iter()
+            .flatten()
+            .filter(|d| d.info.iwarp && !d.going)
+        {
             out.push((d.id, d.identity), GFP_KERNEL)?;
         }
         Ok(out)
+    }
+
+    /// The identity of served device `id`, going or not (ids already on
+    /// it use it until they are destroyed).
+    pub(crate) fn device_identity(&self, id: DeviceId) -> Option<usize> {
+        let devices = self.devices.lock();
+        let found = devices
+            .iter()
+            .flatten()
+            .find(|d| d.id == id)
+            .map(|d| d.identity);
+        found
+    }
+
+    /// The device's removal begins: [`CmService::devices`] no longer
+    /// lists it, and `is_going` says so. Returns its id.
+    pub(crate) fn begin_removal(&self, identity: usize) -> Option<DeviceId> {
+        let mut devices = self.devices.lock();
+        let d = devices
+            .iter_mut()
+            .flatten()
+            .find(|d| d.identity == identity)?;
+        d.going = true;
+        Some(d.id)
+    }
+
+    /// Whether served device `id`'s removal has begun (or it is gone).
+    pub(crate) fn is_going(&self, id: DeviceId) -> bool {
+        let devices = self.devices.lock();
+        let going = !devices.iter().flatten().any(|d| d.id == id && !d.going);
+        going
     }
 
     /// Unregisters the device's agents (waiting for their callbacks).

@@ -10,6 +10,7 @@ use super::{net_id, resolve, RdmaCmAbi};
 use crate::abi::service::{Consumers, Service};
 use crate::bindings;
 use crate::proto::cm::{CommId, DeviceId, Event};
+use crate::proto::rdma_cm::bind::PRIVILEGED_PORTS;
 use crate::proto::rdma_cm::{Arrival, BindContext, CmEventOutcome, IdState, RdmaCmError, SockAddr};
 use crate::rdma::device::Device;
 use crate::rdma::sync::{wait_until, wake_waiters};
@@ -103,7 +104,10 @@ impl RdmaCmAbi {
         }
         // The core no longer reports on the id: its iw_cm ids can go.
         self.release_iw(b);
-        self.drop_listen_rows(Some(b.core), None);
+        self.drop_listen_rows_of(b.core);
+        // Its hold on the device goes now, not at the last reference,
+        // which a delivery or a call may keep after the removal is over.
+        b.detach_device();
         drop(self.unregister(b.core));
         // A device removal may be waiting for this id.
         self.destroyed.fetch_add(1, Ordering::AcqRel);
@@ -111,76 +115,76 @@ impl RdmaCmAbi {
     }
 
     /// A device is going (ib_client removal, before the CM service lets
-    /// it go): every id on it hears DEVICE_REMOVAL, and this waits until
-    /// their consumers have destroyed them all, as 6.12 does (ib_core then
-    /// finds no id, tracking entry or GID reference left on the device).
+    /// it go). First no new id finds it (6.12 takes a device off its list
+    /// before telling anyone): binds, resolutions, wildcard listeners and
+    /// requests arriving on it are refused from here on. Then every id on
+    /// it hears DEVICE_REMOVAL, and this waits until their consumers have
+    /// destroyed them all, as 6.12 does (ib_core then finds no id,
+    /// tracking entry or GID reference left on the device).
     pub(crate) fn remove_device(&self, s: &Service, device: &Device<'_>) {
-        let Some(dev) = s.device_id(device.identity()) else {
+        let Some(dev) = s.begin_removal(device.identity()) else {
             return;
         };
         self.remove_iw_listeners(dev);
-        self.drop_listen_rows(None, Some(dev));
-        let told = self.call(s, |core, host| {
-            let mut told = 0u32;
-            // Each call removes the id from `ids_on`'s answer only by
-            // changing its state, so walk from the first id each time.
-            loop {
-                let next = core.ids_on(dev).find(|id| {
-                    core.get(*id)
-                        .is_some_and(|r| r.state() != IdState::DeviceRemoval)
-                });
-                let Some(id) = next else {
-                    return told;
-                };
-                if core.device_removal(host, id).is_none() {
-                    return told;
-                }
-                told += 1;
-            }
-        });
-        if told == 0 {
-            return;
-        }
+        self.drop_listen_rows_on(dev);
+        let told = self.call(s, |core, host| core.device_going(host, dev));
         let start = now_ms();
         loop {
             let seen = self.destroyed.load(Ordering::Acquire);
-            if self.read(|core| core.ids_on(dev).next().is_none()) {
+            if !self.read(|core| core.has_ids_on(dev)) {
                 break;
             }
             // Sleeps until an id is destroyed (a lock-free check).
             wait_until(&|| self.destroyed.load(Ordering::Acquire) != seen);
         }
-        pr_info!(
-            "{}: going: {} rdma_cm id(s) released in {} ms\n",
-            device.name(),
-            told,
-            now_ms().saturating_sub(start)
-        );
+        self.call(s, |core, _| core.device_removed(dev));
+        if told > 0 {
+            pr_info!(
+                "{}: going: {} rdma_cm id(s) released in {} ms\n",
+                device.name(),
+                told,
+                now_ms().saturating_sub(start)
+            );
+        }
     }
 
     /// What a bind needs to know: the device that owns `addr` (found
-    /// through the id's device address), the namespace's port range and
-    /// IPv6 setting, randomness, the caller's capability.
-    pub(super) fn bind_context(&self, s: &Service, b: &RdmaIdBox, addr: &SockAddr) -> BindContext {
+    /// through the id's device address, and handed back to be attached
+    /// once the core takes the bind), the namespace's port range and IPv6
+    /// setting, randomness, the caller's capability.
+    pub(super) fn bind_context(
+        &self,
+        s: &Service,
+        b: &RdmaIdBox,
+        addr: &SockAddr,
+    ) -> (BindContext, Option<resolve::Found>) {
         // SAFETY: the id's namespace lives with it.
         let net = unsafe { bindings::rcm_h_rdma_id_net(b.private()) };
         let (mut low, mut high) = (0, 0);
         // SAFETY: `net` is live (held by the id); the outputs are ours.
         unsafe { bindings::rcm_h_net_port_range(net, &mut low, &mut high) };
-        let device = if addr.is_any() {
-            Err(RdmaCmError::NoDevice)
+        let (device, found) = if addr.is_any() {
+            (Err(RdmaCmError::NoDevice), None)
         } else {
-            resolve::own_device(s, b, addr)
+            match resolve::own_device(s, b, addr) {
+                Ok(found) => (Ok(found.device), Some(found)),
+                Err(e) => (Err(e), None),
+            }
         };
-        BindContext {
+        let cx = BindContext {
             device,
             local_ports: (low as u16, high as u16),
             random: random_u32(),
-            // SAFETY: plain queries.
-            privileged: unsafe { bindings::rcm_h_capable_net_bind_service() },
+            // Asked only for a privileged port, as 6.12 does (a capability
+            // check is audited).
+            privileged: !addr.is_any_port()
+                && addr.port() < PRIVILEGED_PORTS
+                // SAFETY: `net` is live (above).
+                && unsafe { bindings::rcm_h_capable_net_bind_service(net) },
             // SAFETY: as above.
             bindv6only: unsafe { bindings::rcm_h_net_bindv6only(net) },
-        }
+        };
+        (cx, found)
     }
 }
 
@@ -208,12 +212,8 @@ fn arrival(s: &Service, comm: CommId) -> Arrival {
     }
 }
 
-/// The `ib_device` of a served device.
+/// The `ib_device` of a served device (going or not).
 pub(crate) fn device_ptr(s: &Service, id: DeviceId) -> Option<*mut bindings::ib_device> {
-    let devices = s.devices().ok()?;
-    let found = devices
-        .iter()
-        .find(|(d, _)| *d == id)
-        .map(|(_, identity)| *identity as *mut bindings::ib_device);
-    found
+    s.device_identity(id)
+        .map(|identity| identity as *mut bindings::ib_device)
 }

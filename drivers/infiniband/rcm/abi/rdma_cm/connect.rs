@@ -5,6 +5,7 @@
 //! and the options, as thin calls on the core.
 
 use super::id::RdmaIdBox;
+use super::resolve;
 use super::types::ret;
 use super::RdmaCmAbi;
 use crate::abi::ib_cm::qp::notify_connection;
@@ -76,7 +77,8 @@ impl RdmaCmAbi {
                 return r;
             }
         }
-        let cx = self.bind_context(s, b, &any);
+        // A wildcard names no device: nothing is found to attach.
+        let (cx, _) = self.bind_context(s, b, &any);
         let backlog = u32::try_from(backlog).unwrap_or(0);
         let r = self.call(s, |core, host| core.listen(host, b.core, backlog, &cx));
         self.sync(b);
@@ -97,8 +99,19 @@ impl RdmaCmAbi {
         if self.read(|core| core.get(b.core).map(|r| r.state())) != Some(IdState::Idle) {
             return EINVAL.to_errno();
         }
-        let cx = self.bind_context(s, b, &addr);
-        let r = self.call(s, |core, _| core.bind_addr(b.core, addr, &cx).map(|_| ()));
+        let (cx, found) = self.bind_context(s, b, &addr);
+        let device_found = cx.device.is_ok() || addr.is_any();
+        let r = self.call(s, |core, _| {
+            let r = core.bind_addr(b.core, addr, &cx).map(|_| ());
+            resolve::attach_if_taken(core, b, found);
+            r
+        });
+        // As 6.12: an id that got as far as its port (bound or not) has
+        // the source address it asked for and a zero destination of its
+        // family.
+        if device_found {
+            b.write_addrs(Some(addr), Some(addr.zero_of_family()));
+        }
         self.sync(b);
         ret(r)
     }
@@ -124,7 +137,9 @@ impl RdmaCmAbi {
     }
 
     /// `rdma_notify`: what the id's QP saw, passed to its connection's
-    /// CM id. From any context (QP event handlers), so no sleeping lock.
+    /// CM id. From any context (QP event handlers, some in hard IRQ): it
+    /// reads only the id's own fields and takes only the CM's IRQ-safe
+    /// spinlock.
     pub(crate) fn notify(
         &self,
         s: &Service,
@@ -134,7 +149,7 @@ impl RdmaCmAbi {
         match b.comm() {
             Some(comm) => notify_connection(s, comm, event),
             // iw_cm needs no news (6.12 answers 0 for its ids).
-            None if self.read(|core| core.get(b.core).is_some_and(|r| r.iwarp())) => 0,
+            None if b.on_iwarp() => 0,
             None => EINVAL.to_errno(),
         }
     }

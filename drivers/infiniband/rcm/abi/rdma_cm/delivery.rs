@@ -10,13 +10,13 @@
 
 use super::calls::device_ptr;
 use super::id::{NewId, RdmaIdBox};
+use super::resolve::find_device;
 use super::types::event_status;
 use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
-use crate::rdma::device::Device;
 use crate::shell::Peer;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -183,18 +183,12 @@ fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: boo
 /// A passive iWARP id's device and port: the GID entry of the network
 /// device its address is on (6.12's `cma_iw_acquire_dev`).
 fn iwarp_device(s: &Service, b: &RdmaIdBox, device: Option<DeviceId>) -> Result {
-    let ibdev = device.and_then(|d| device_ptr(s, d)).ok_or(ENODEV)?;
+    let device = device.ok_or(ENODEV)?;
     // SAFETY: the id's fields are ours; its source address is written.
     kernel::error::to_result(unsafe { bindings::rcm_h_rdma_translate(b.private()) })?;
-    // SAFETY: a served device is registered.
-    let ports = unsafe { Device::from_raw(ibdev) }.ports();
-    for port in ports {
-        // SAFETY: as above.
-        if unsafe { bindings::rcm_h_iw_attach(b.private(), ibdev, port) } == 0 {
-            return Ok(());
-        }
-    }
-    Err(ENODEV)
+    let found = find_device(s, b, Some(device)).map_err(|_| ENODEV)?;
+    found.attach(b);
+    Ok(())
 }
 
 /// A route path as the C helper's plain values.

@@ -420,18 +420,24 @@ pub(crate) unsafe extern "C" fn rdma_disconnect(id: *mut bindings::rdma_cm_id) -
     unsafe { on_id(id, |s, abi, b| abi.disconnect(s, b)) }
 }
 
-/// `rdma_notify`.
+/// `rdma_notify`: from any context, hard IRQ included (nvmet, srpt,
+/// isert and RDS call it from QP event handlers), so it takes no sleeping
+/// lock, not even the registry's: the caller's id is live for the call.
 ///
 /// # Safety
 ///
-/// `id` from rcm.
+/// `id` from rcm, not destroyed before the call returns.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_notify(
     id: *mut bindings::rdma_cm_id,
     event: bindings::ib_event_type,
 ) -> c_int {
+    if id.is_null() {
+        return EINVAL.to_errno();
+    }
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.notify(s, b, event)) }
+    let b = unsafe { RdmaIdBox::from_id(id) };
+    with_service(|s| s.consumer().rdma_cm.notify(&s, b, event)).unwrap_or(ENODEV.to_errno())
 }
 
 /// `rdma_lock_handler`.

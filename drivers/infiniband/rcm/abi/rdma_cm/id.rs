@@ -5,10 +5,11 @@
 //! state, addresses and QP number through that layout), in an `Arc` with
 //! the core's id.
 
-use super::types::{c_sockaddr, kernel_state};
+use super::types::{c_sockaddr, core_sockaddr, kernel_state};
 use crate::bindings;
 use crate::proto::cm::CommId;
 use crate::proto::rdma_cm::{IdState, RdmaId, SockAddr};
+use crate::rdma::device::Device;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::ffi::{c_char, c_void};
 use kernel::prelude::*;
@@ -181,6 +182,30 @@ impl RdmaIdBox {
         }
     }
 
+    /// The addresses consumers read (`route.addr.src_addr` and
+    /// `dst_addr`); `None` for an unset (AF_UNSPEC) one.
+    pub(crate) fn addrs(&self) -> (Option<SockAddr>, Option<SockAddr>) {
+        let p = self.private();
+        let read = |sa: *const bindings::sockaddr| {
+            let mut c = bindings::rcm_h_sockaddr::default();
+            // SAFETY: the field lives with `self`; the helper reads a
+            // sockaddr_storage by its family.
+            let ret = unsafe { bindings::rcm_h_sockaddr_read(sa, &mut c) };
+            if ret == 0 {
+                core_sockaddr(&c)
+            } else {
+                None
+            }
+        };
+        // SAFETY: `private` lives with `self`.
+        unsafe {
+            (
+                read(core::ptr::addr_of!((*p).id.route.addr.src_addr).cast()),
+                read(core::ptr::addr_of!((*p).id.route.addr.dst_addr).cast()),
+            )
+        }
+    }
+
     /// Mirrors the QP number for ib_core's resource tracking.
     pub(crate) fn set_qp(&self, qp: *mut bindings::ib_qp, qp_num: u32) {
         let p = self.private();
@@ -207,6 +232,18 @@ impl RdmaIdBox {
                 core::ptr::addr_of!((*p).id.port_num).read_volatile(),
             )
         }
+    }
+
+    /// Whether the id is on an iWARP port (lock-free: its device and port
+    /// fields).
+    pub(crate) fn on_iwarp(&self) -> bool {
+        let (ibdev, port) = self.device_port();
+        if ibdev.is_null() {
+            return false;
+        }
+        // SAFETY: a device an id is on stays registered while the id is
+        // (its removal waits for the id's destroy).
+        unsafe { Device::from_raw(ibdev) }.is_iwarp(port)
     }
 
     /// The ACK timeout the consumer set (`rdma_set_ack_timeout`), if any.
@@ -257,6 +294,16 @@ impl RdmaIdBox {
         }
     }
 
+    /// Lets go of the id's device: its resource-tracking entry and GID
+    /// entry (its destroy, before a removal waiting for it is woken: at
+    /// the last reference, the device may be gone).
+    pub(crate) fn detach_device(&self) {
+        // SAFETY: the id is destroyed in the core (nothing attaches it
+        // again) and its handler no longer runs; the device is registered
+        // until the removal that waits for this destroy returns.
+        unsafe { bindings::rcm_h_rdma_id_detach(self.private()) };
+    }
+
     /// Takes the id's handler lock (`rdma_lock_handler`).
     pub(crate) fn lock_handler(&self) {
         // SAFETY: the mutex was set up at creation and lives with `self`.
@@ -270,10 +317,30 @@ impl RdmaIdBox {
         unsafe { bindings::rcm_h_rdma_handler_lock_to_destroy(self.private()) };
     }
 
+    /// Takes the id's QP lock: the QP is moved and destroyed under it
+    /// (6.12's `qp_mutex`).
+    pub(crate) fn lock_qp(&self) -> QpLock<'_> {
+        // SAFETY: the mutex was set up at creation and lives with `self`.
+        unsafe { bindings::rcm_h_rdma_qp_lock(self.private()) };
+        QpLock { id: self }
+    }
+
     /// Releases the id's handler lock.
     pub(crate) fn unlock_handler(&self) {
         // SAFETY: as in `lock_handler`; the caller holds it.
         unsafe { bindings::rcm_h_rdma_handler_unlock(self.private()) };
+    }
+}
+
+/// An id's QP lock, held until dropped.
+pub(crate) struct QpLock<'a> {
+    id: &'a RdmaIdBox,
+}
+
+impl Drop for QpLock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: this guard holds the lock.
+        unsafe { bindings::rcm_h_rdma_qp_unlock(self.id.private()) };
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::id::RdmaIdBox;
 use super::types::{read_sockaddr, ECONNREFUSED};
-use super::RdmaCmAbi;
+use super::{take_column, RdmaCmAbi};
 use crate::abi::service::{with_service, Service};
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
@@ -47,6 +47,14 @@ pub(crate) struct IwId(*mut bindings::iw_cm_id);
 // map that holds one is its only owner.
 unsafe impl Send for IwId {}
 
+/// Whether an iWARP listener was kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Yes,
+    /// Its device is going: it must not outlive the removal.
+    DeviceGoing,
+}
+
 impl RdmaCmAbi {
     /// Keeps `cm_id` for `id` under `slot`; `false` if out of memory.
     fn keep_iw(&self, id: RdmaId, slot: u32, cm_id: *mut bindings::iw_cm_id) -> bool {
@@ -54,6 +62,25 @@ impl RdmaCmAbi {
             .lock()
             .try_insert((id.0, slot), IwId(cm_id))
             .is_ok()
+    }
+
+    /// Keeps listener `cm_id` of `id` on `dev`, unless `dev` is going (its
+    /// removal takes its listeners under this lock once it has begun, so
+    /// one kept later would outlive the device) or there is no memory.
+    fn keep_iw_listener(
+        &self,
+        id: RdmaId,
+        dev: DeviceId,
+        cm_id: *mut bindings::iw_cm_id,
+    ) -> Result<Kept, c_int> {
+        let mut ids = self.iw_ids.lock();
+        if with_service(|s| s.is_going(dev)).unwrap_or(true) {
+            return Ok(Kept::DeviceGoing);
+        }
+        match ids.try_insert((id.0, dev.0), IwId(cm_id)) {
+            Ok(()) => Ok(Kept::Yes),
+            Err(_) => Err(ENOMEM.to_errno()),
+        }
     }
 
     /// The iw_cm id of a request `id` came from, until it is delivered.
@@ -117,6 +144,9 @@ impl RdmaCmAbi {
         let Some(dev) = s.device_id(device.identity()) else {
             return;
         };
+        // Reserves the core's record of the device (its removal then
+        // needs no memory); without it the removal makes it then.
+        let _ = self.call(s, |core, _| core.device_added(dev));
         self.add_listen_rows_on(s, dev);
         if !s.device_info(dev).is_some_and(|i| i.iwarp) {
             return;
@@ -153,15 +183,9 @@ impl RdmaCmAbi {
     /// A departing device's iWARP listeners (of wildcard listeners, which
     /// stay) go before the device does.
     pub(super) fn remove_iw_listeners(&self, dev: DeviceId) {
-        loop {
-            let next = {
-                let mut ids = self.iw_ids.lock();
-                let key = ids.keys().find(|k| k.1 == dev.0);
-                key.and_then(|k| ids.remove(&k))
-            };
-            let Some(listener) = next else {
-                return;
-            };
+        let mut taken = KVec::new();
+        take_column(&mut self.iw_ids.lock(), dev.0, &mut taken);
+        for listener in taken {
             // SAFETY: taken out of the map: ours alone.
             unsafe { bindings::rcm_h_iw_destroy(listener.0) };
         }
@@ -316,11 +340,13 @@ impl IwarpCm for RdmaCmAbi {
                 )
             };
             kernel::error::from_err_ptr(cm_id).map_err(|e| e.to_errno())?;
-            if !self.keep_iw(id, dev.0, cm_id) {
+            let kept = self.keep_iw_listener(id, *dev, cm_id);
+            if kept != Ok(Kept::Yes) {
                 // SAFETY: just created and not shared; a listener nobody
                 // has connected to yet has no work queued.
                 unsafe { bindings::rcm_h_iw_destroy(cm_id) };
-                return Err(ENOMEM.to_errno());
+                // A going device is simply not listened on.
+                kept?;
             }
         }
         Ok(())

@@ -8,12 +8,11 @@
 //! to know a server listens.
 
 use super::id::RdmaIdBox;
-use super::RdmaCmAbi;
+use super::{take_column, RdmaCmAbi};
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::DeviceId;
-use crate::proto::rdma_cm::IdState;
 use crate::proto::rdma_cm::RdmaId;
 use kernel::prelude::*;
 
@@ -32,36 +31,45 @@ impl Drop for ListenRow {
 }
 
 impl RdmaCmAbi {
-    /// Adds `b`'s rows (a wildcard listener) on `only` or on every served
-    /// device. Best effort: a row is what a dump shows, not the listen.
+    /// Adds `b`'s rows (a wildcard listener) on `only` or on every device
+    /// new ids may use. Best effort: a row is what a dump shows, not the
+    /// listen. Each row is made under the rows' lock while the core still
+    /// has `b` listening: its destroy drops its rows under that lock
+    /// before it lets go of the tracking entry a row copies its owner
+    /// from.
     pub(super) fn add_listen_rows(&self, s: &Service, b: &RdmaIdBox, only: Option<DeviceId>) {
-        let wildcard = self.read(|core| {
-            core.get(b.core)
-                .is_some_and(|r| r.state() == IdState::Listen)
-                && core.wildcard_listeners().any(|(id, _, _)| id == b.core)
-        });
-        if !wildcard {
-            return;
-        }
         let Ok(devices) = s.devices() else {
             return;
         };
         for (dev, identity) in devices.iter() {
             let key = (b.core.0, dev.0);
-            if only.is_some_and(|d| d != *dev) || self.listen_rows.lock().get(&key).is_some() {
+            if only.is_some_and(|d| d != *dev) {
                 continue;
             }
+            let mut rows = self.listen_rows.lock();
+            if rows.get(&key).is_some() {
+                continue;
+            }
+            // A device whose removal has begun gets no row: the removal
+            // drops its rows under this lock once, after it began.
+            if s.is_going(*dev) {
+                continue;
+            }
+            if self.read(|core| core.wildcard_listener(b.core)).is_none() {
+                return;
+            }
             // SAFETY: a served device stays registered during the call;
-            // the listener's address is written (it listens).
+            // the listener's address is written (it listens) and its
+            // tracking entry is live (above).
             let row = unsafe {
                 bindings::rcm_h_listen_row_add(b.private(), *identity as *mut bindings::ib_device)
             };
             if row.is_null() || kernel::error::from_err_ptr(row).is_err() {
                 continue;
             }
-            // Taken meanwhile or out of memory: the row goes again, once
-            // the lock is released (its free waits for dumps).
-            let refused = self.listen_rows.lock().try_insert(key, ListenRow(row));
+            // Out of memory: the row goes again, here (its free waits for
+            // dumps).
+            let refused = rows.try_insert(key, ListenRow(row));
             drop(refused);
         }
     }
@@ -84,20 +92,27 @@ impl RdmaCmAbi {
         }
     }
 
-    /// Drops the rows of listener `id` (`Some`) or of device `dev`.
-    pub(super) fn drop_listen_rows(&self, id: Option<RdmaId>, dev: Option<DeviceId>) {
+    /// Drops the rows of listener `id`: found by key, without looking at
+    /// other listeners' rows.
+    pub(super) fn drop_listen_rows_of(&self, id: RdmaId) {
         loop {
             // Freed outside the lock: the free waits for dumps reading it.
             let next = {
                 let mut rows = self.listen_rows.lock();
-                let key = rows
-                    .keys()
-                    .find(|k| id.is_none_or(|i| k.0 == i.0) && dev.is_none_or(|d| k.1 == d.0));
+                let key = rows.first_key_from(&(id.0, 0)).filter(|k| k.0 == id.0);
                 key.and_then(|k| rows.remove(&k))
             };
             if next.is_none() {
                 return;
             }
         }
+    }
+
+    /// Drops device `dev`'s rows (its removal): one look per listener.
+    pub(super) fn drop_listen_rows_on(&self, dev: DeviceId) {
+        let mut taken = KVec::new();
+        take_column(&mut self.listen_rows.lock(), dev.0, &mut taken);
+        // Freed outside the lock: the free waits for dumps reading them.
+        drop(taken);
     }
 }

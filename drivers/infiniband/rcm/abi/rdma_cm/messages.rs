@@ -4,8 +4,10 @@
 //! `rdma_event_msg`, `rdma_reject_msg`, `rdma_consumer_reject_data`.
 
 use super::id::RdmaIdBox;
+use super::types::ECONNREFUSED;
 use crate::bindings;
 use crate::proto::rdma_cm::event::UNRECOGNIZED_EVENT_NUL;
+use crate::proto::rdma_cm::iwarp::iw_reject_message_nul;
 use crate::proto::rdma_cm::EventKind;
 use crate::proto::reason::RejectReason;
 use kernel::ffi::{c_char, c_int, c_void};
@@ -17,8 +19,19 @@ pub(crate) extern "C" fn rdma_event_msg(event: bindings::rdma_cm_event_type) -> 
     msg.as_ptr().cast()
 }
 
+/// Whether `id` is on an iWARP port (a REJECTED status is then an errno,
+/// not a REJ reason).
+///
+/// # Safety
+///
+/// `id` must be NULL or come from rcm.
+unsafe fn iwarp(id: *mut bindings::rdma_cm_id) -> bool {
+    // SAFETY: per this function's contract.
+    !id.is_null() && unsafe { RdmaIdBox::from_id(id) }.on_iwarp()
+}
+
 /// The meaning of a reject reason (`rdma_reject_msg`): the CM's REJ
-/// reasons on IB and RoCE.
+/// reasons on IB and RoCE, iw_cm's errnos on iWARP.
 ///
 /// # Safety
 ///
@@ -28,17 +41,24 @@ pub(crate) unsafe extern "C" fn rdma_reject_msg(
     id: *mut bindings::rdma_cm_id,
     reason: c_int,
 ) -> *const c_char {
-    let _ = id;
-    let msg = u16::try_from(reason)
-        .map(|r| RejectReason::from_wire(r).message_nul())
-        .unwrap_or("unrecognized reason\0");
+    // SAFETY: per this function's contract.
+    let msg = if unsafe { iwarp(id) } {
+        iw_reject_message_nul(reason)
+    } else {
+        u16::try_from(reason)
+            .map(|r| RejectReason::from_wire(r).message_nul())
+            .unwrap_or("unrecognized reason\0")
+    };
     msg.as_ptr().cast()
 }
 
-/// Whether a REJECTED event's status is the consumer's own reason
-/// (`IB_CM_REJ_CONSUMER_DEFINED`), so that its private data is the peer
-/// consumer's.
-fn consumer_reject(status: c_int) -> bool {
+/// Whether a REJECTED event's status is the peer consumer's refusal
+/// (`IB_CM_REJ_CONSUMER_DEFINED`; `-ECONNREFUSED` on iWARP), so that its
+/// private data is the peer consumer's.
+fn consumer_reject(iwarp: bool, status: c_int) -> bool {
+    if iwarp {
+        return status == ECONNREFUSED;
+    }
     u16::try_from(status).is_ok_and(|r| RejectReason::from_wire(r) == RejectReason::ConsumerDefined)
 }
 
@@ -54,10 +74,10 @@ pub(crate) unsafe extern "C" fn rdma_consumer_reject_data(
     ev: *mut bindings::rdma_cm_event,
     data_len: *mut u8,
 ) -> *const c_void {
-    let _ = id;
     // SAFETY: valid per this function's contract.
     let ev = unsafe { &*ev };
-    let (data, len) = if consumer_reject(ev.status) {
+    // SAFETY: as above.
+    let (data, len) = if consumer_reject(unsafe { iwarp(id) }, ev.status) {
         // SAFETY: a REJECTED event carries connection parameters.
         let conn = unsafe { &ev.param.conn };
         (conn.private_data, conn.private_data_len)

@@ -111,6 +111,25 @@ impl RdmaCmAbi {
     }
 }
 
+/// Takes out of `map` (keyed by (id, column)) every entry of `column`,
+/// looking once per id rather than at every entry each time.
+fn take_column<V>(map: &mut KernelMap<(u32, u32), V>, column: u32, out: &mut KVec<V>) {
+    let mut from = (0, column);
+    while let Some(k) = map.first_key_from(&from) {
+        if k.1 == column {
+            if let Some(v) = map.remove(&k) {
+                // Without room to hand it out, dropped here.
+                let _ = out.push(v, GFP_KERNEL);
+            }
+        }
+        from = match (k.1 < column, k.0.checked_add(1)) {
+            (true, _) => (k.0, column),
+            (false, Some(next)) => (next, column),
+            (false, None) => break,
+        };
+    }
+}
+
 /// The core's name for a network namespace: its address.
 pub(crate) fn net_id(net: *mut bindings::net) -> u64 {
     net as usize as u64

@@ -40,11 +40,11 @@ impl RdmaCmAbi {
         &self,
         s: &Service,
         change: &NetChange,
-        pick: impl FnOnce(&KernelRdmaCm, &mut KVec<RdmaId>),
+        pick: impl FnOnce(&mut KernelRdmaCm, &mut KVec<RdmaId>),
         compare: Compare,
         report: fn(&mut KernelRdmaCm, &mut Host<'_>, RdmaId) -> bool,
     ) {
-        let ids = self.read(|core| {
+        let ids = self.call(s, |core, _| {
             let mut v = KVec::new();
             pick(core, &mut v);
             v
@@ -78,8 +78,11 @@ impl RdmaCmAbi {
         let Some(ip) = core_sockaddr(ip) else {
             return;
         };
-        let pick =
-            |core: &KernelRdmaCm, v: &mut KVec<RdmaId>| push_all(v, core.neighbour_watchers(ip));
+        // As many as memory allows (a change that cannot be told to
+        // every id is told to those it can).
+        let pick = |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| {
+            core.neighbour_watchers(ip, |id| v.push(id, GFP_KERNEL).is_ok())
+        };
         self.tell(
             s,
             change,
@@ -92,7 +95,8 @@ impl RdmaCmAbi {
     /// A bond failed over to another hardware address: the ids bound to
     /// it get ADDR_CHANGE.
     fn netdev_failover(&self, s: &Service, change: &NetChange) {
-        let pick = |core: &KernelRdmaCm, v: &mut KVec<RdmaId>| push_all(v, core.ids_with_device());
+        let pick =
+            |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| push_all(v, core.ids_with_device());
         self.tell(
             s,
             change,

@@ -34,7 +34,7 @@ impl RdmaCmAbi {
         let Some((comm, qp_type, psn)) = rec else {
             return Err(EINVAL.to_errno());
         };
-        if on_iwarp(bx) {
+        if bx.on_iwarp() {
             let mut mask: c_int = 0;
             // SAFETY: the id's fields; `a` and `mask` are the caller's.
             let ret = unsafe { b::rcm_h_iw_qp_attr(bx.private(), a, &mut mask) };
@@ -107,19 +107,30 @@ impl RdmaCmAbi {
         }
         // SAFETY: a live QP.
         let (qp_num, srq) = unsafe { ((*qp).qp_num, !(*qp).srq.is_null()) };
-        bx.set_qp(qp, qp_num);
+        {
+            let _qp = bx.lock_qp();
+            bx.set_qp(qp, qp_num);
+        }
         super::types::ret(self.call(s, |core, _| core.set_qp(bx.core, qp_num, srq)))
     }
 
-    /// `rdma_destroy_qp`.
+    /// `rdma_destroy_qp`: the core stops moving the QP, then it goes
+    /// under the id's QP lock, so a move rcm started meanwhile (a REJ or
+    /// a disconnect's move to ERROR, a connection's to RTS) has ended or
+    /// finds no QP.
     pub(super) fn destroy_qp(&self, s: &Service, bx: &RdmaIdBox) {
+        if bx.qp().is_null() {
+            return;
+        }
+        self.call(s, |core, _| core.clear_qp(bx.core));
+        let _qp = bx.lock_qp();
         let qp = bx.qp();
         if qp.is_null() {
             return;
         }
-        self.call(s, |core, _| core.clear_qp(bx.core));
         bx.set_qp(core::ptr::null_mut(), 0);
-        // SAFETY: the id's QP, no longer reachable through the id.
+        // SAFETY: the id's QP, no longer reachable through the id; moves
+        // take the QP lock held here.
         unsafe { b::rcm_h_destroy_qp(qp) };
     }
 
@@ -163,6 +174,7 @@ impl QpControl for RdmaCmAbi {
         let Some(bx) = self.id_box(id) else {
             return Ok(());
         };
+        let _qp = bx.lock_qp();
         if bx.qp().is_null() {
             return Ok(());
         }
@@ -188,6 +200,7 @@ impl QpControl for RdmaCmAbi {
         let Some(bx) = self.id_box(id) else {
             return;
         };
+        let _qp = bx.lock_qp();
         let qp = bx.qp();
         if qp.is_null() {
             return;
@@ -253,16 +266,6 @@ fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qkey: Option<u32>) -> Result<
         mask |= b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
     }
     Ok(mask)
-}
-
-/// Whether the id's device port speaks iWARP.
-pub(super) fn on_iwarp(bx: &RdmaIdBox) -> bool {
-    let (ibdev, port) = bx.device_port();
-    if ibdev.is_null() {
-        return false;
-    }
-    // SAFETY: the id's device is registered while the id has it.
-    unsafe { Device::from_raw(ibdev) }.is_iwarp(port)
 }
 
 /// The consumer's ACK timeout and minimum RNR timer, where the

@@ -18,11 +18,55 @@ use crate::proto::rdma_cm::{
 };
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
 use crate::rdma::mad::MadPath;
 use crate::rdma::path::route_path;
+use crate::shell::rdma_cm::KernelRdmaCm;
 use crate::shell::Peer;
 use kernel::ffi::{c_int, c_ulong};
 use kernel::prelude::*;
+
+/// A served device's port whose GID table has an id's source address,
+/// with that entry held: found for a bind, and the id's only once the core
+/// has taken the bind ([`attach_if_taken`]). Dropped, it lets the entry
+/// go, so a refused bind leaves the id as it was (6.12 attaches only after
+/// the port is taken, and releases on every error path).
+pub(super) struct Found {
+    pub(super) device: DeviceId,
+    ibdev: *mut bindings::ib_device,
+    port: u32,
+    gid: GidAttr,
+}
+
+impl Found {
+    /// The id takes the device, port and GID entry, and enters ib_core's
+    /// resource tracking.
+    pub(super) fn attach(self, b: &RdmaIdBox) {
+        let attr = self.gid.into_raw();
+        // SAFETY: the id's fields are ours during its own call (or under
+        // the core's lock, which its destroy takes first); the device is
+        // registered while an id is on it; the GID reference is handed
+        // over.
+        unsafe {
+            bindings::rcm_h_rdma_take_gid(b.private(), attr, self.ibdev, self.port);
+            bindings::rcm_h_rdma_track(b.private());
+        }
+    }
+}
+
+/// Under the core's lock, after a bind or resolution: `b` takes what was
+/// `found` for it if the core put the id on that device (and it has none
+/// in C yet). An id destroyed meanwhile is not in the core, so nothing
+/// attaches after its destroy has let go of its device.
+pub(super) fn attach_if_taken(core: &KernelRdmaCm, b: &RdmaIdBox, found: Option<Found>) {
+    let Some(found) = found else {
+        return;
+    };
+    let on = core.get(b.core).and_then(|r| r.device()) == Some(found.device);
+    if on && b.device_port().0.is_null() {
+        found.attach(b);
+    }
+}
 
 /// The served device and port whose GID table has the id's source
 /// address (written into the id first), through the id's device address
@@ -32,36 +76,48 @@ pub(super) fn own_device(
     s: &Service,
     b: &RdmaIdBox,
     addr: &SockAddr,
-) -> Result<DeviceId, RdmaCmError> {
+) -> Result<Found, RdmaCmError> {
     b.write_addrs(Some(*addr), None);
     // SAFETY: the id's fields are ours to write during its own call.
     if unsafe { bindings::rcm_h_rdma_translate(b.private()) } != 0 {
         return Err(RdmaCmError::NoDevice);
     }
-    attach(s, b)
+    find_device(s, b, None)
 }
 
-/// Binds the id to the first served device and port with a GID for its
-/// source address on its network device.
-fn attach(s: &Service, b: &RdmaIdBox) -> Result<DeviceId, RdmaCmError> {
+/// The first port of a device new ids may use (of `only`, if given) with
+/// a GID for the id's source address on its network device.
+pub(super) fn find_device(
+    s: &Service,
+    b: &RdmaIdBox,
+    only: Option<DeviceId>,
+) -> Result<Found, RdmaCmError> {
     let devices = s.devices().map_err(|_| RdmaCmError::NoMemory)?;
     for (id, identity) in devices.iter() {
+        if only.is_some_and(|d| d != *id) {
+            continue;
+        }
         let ibdev = *identity as *mut bindings::ib_device;
         // SAFETY: a served device stays registered during the call (its
         // removal waits for the client callbacks, which take the service).
         let device = unsafe { Device::from_raw(ibdev) };
         for port in device.ports() {
-            // SAFETY: the id's fields are ours to write; the device is
-            // registered.
-            let ret = unsafe {
+            // SAFETY: reads the id's addresses; the device is registered.
+            let attr = unsafe {
                 if device.is_iwarp(port) {
-                    bindings::rcm_h_iw_attach(b.private(), ibdev, port)
+                    bindings::rcm_h_iw_find_gid(b.private(), ibdev, port)
                 } else {
-                    bindings::rcm_h_rdma_attach(b.private(), ibdev, port)
+                    bindings::rcm_h_rdma_find_gid(b.private(), ibdev, port)
                 }
             };
-            if ret == 0 {
-                return Ok(*id);
+            // SAFETY: the helpers return a held entry or NULL.
+            if let Some(gid) = unsafe { GidAttr::from_owned(attr) } {
+                return Ok(Found {
+                    device: *id,
+                    ibdev,
+                    port,
+                    gid,
+                });
             }
         }
     }
@@ -90,9 +146,11 @@ impl RdmaCmAbi {
                 port: 0,
             },
         };
-        let cx = self.bind_context(s, b, &bind_to);
+        let (cx, found) = self.bind_context(s, b, &bind_to);
         let work = self.call(s, |core, _| {
-            core.resolve_addr(b.core, src, dst, timeout_ms, &cx)
+            let work = core.resolve_addr(b.core, src, dst, timeout_ms, &cx);
+            attach_if_taken(core, b, found);
+            work
         });
         self.sync(b);
         let work = match work {
@@ -131,32 +189,37 @@ impl RdmaCmAbi {
         let Some(b) = self.id_box(id) else {
             return;
         };
+        let mut taken = None;
         let outcome = if status != 0 {
             Err(status)
         } else {
             // SAFETY: ib_core passes the resolved source address.
             match unsafe { read_sockaddr(src) } {
                 Err(e) => Err(e),
-                Ok(found) => {
+                Ok(addr) => {
                     let (port, device) = self
                         .read(|core| {
                             core.get(id)
                                 .map(|r| (r.src().map(|a| a.port()), r.device()))
                         })
                         .unwrap_or((None, None));
-                    b.write_addrs(Some(found.with_port(port.unwrap_or(0))), None);
+                    b.write_addrs(Some(addr.with_port(port.unwrap_or(0))), None);
                     match device {
                         // Bound to a device already: the address is on it.
-                        Some(device) => Ok(AddrResolution { src: found, device }),
-                        None => attach(s, &b)
-                            .map(|device| AddrResolution { src: found, device })
-                            .map_err(errno),
+                        Some(device) => Ok(AddrResolution { src: addr, device }),
+                        None => find_device(s, &b, None).map_err(errno).map(|found| {
+                            let device = found.device;
+                            taken = Some(found);
+                            AddrResolution { src: addr, device }
+                        }),
                     }
                 }
             }
         };
         let (_, event) = self.service.call_taking(s, self, id, |core, host| {
-            core.addr_resolved(host, id, outcome)
+            let resolved = core.addr_resolved(host, id, outcome);
+            attach_if_taken(core, &b, taken);
+            resolved
         });
         // Without an event the core changed nothing; the delivery mirrors
         // the id's new state.

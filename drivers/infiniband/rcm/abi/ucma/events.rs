@@ -87,8 +87,12 @@ impl UcmaAbi {
         }
     }
 
-    /// GET_EVENT: waits (without the lock) for the file's next event,
-    /// copies it out, then counts it as delivered.
+    /// GET_EVENT: waits for the file's next event, copies it out, then
+    /// counts it as delivered. The copy runs under the file's own reader
+    /// lock only: a response buffer whose fault never completes holds up
+    /// this file's readers, not the surface's lock that every command and
+    /// every id's event handler (kernel consumers' deliveries among them)
+    /// take. A copy that faults delivers nothing (6.12 keeps the event).
     pub(super) fn get_event(
         &self,
         f: &UcmaFile,
@@ -96,10 +100,13 @@ impl UcmaAbi {
         out_len: u32,
         response: u64,
     ) -> Result {
+        let out = UserPtr::try_from(response).map_err(|_| code::EFAULT)?;
         loop {
             f.wait_event()?;
-            let mut st = self.state.lock();
-            let Some(event) = st.table.peek(file) else {
+            let _reader = f.lock_reader()?;
+            // The surface's lock is held for the look only.
+            let peeked = self.state.lock().table.peek(file);
+            let Some((ticket, event)) = peeked else {
                 // Another reader took it first.
                 continue;
             };
@@ -107,9 +114,10 @@ impl UcmaAbi {
             let n = usize::try_from(out_len)
                 .unwrap_or(usize::MAX)
                 .min(bytes.len());
-            let out = UserPtr::try_from(response).map_err(|_| code::EFAULT)?;
             UserSlice::new(out, n).writer().write_slice(&bytes[..n])?;
-            st.table.take(file);
+            // Gone meanwhile only if its context was destroyed: then
+            // userspace has a copy of an event of a context it destroyed.
+            self.state.lock().table.take(file, ticket);
             return Ok(());
         }
     }

@@ -127,11 +127,13 @@ fn query_path(b: &RdmaIdBox, out_len: usize, response: u64) -> Result {
 
 /// What the core and the id's C fields say about it.
 fn facts(s: &Service, b: &RdmaIdBox) -> IdFacts {
-    let (src, dst, port_space) = rdma_cm(s).read(|core| {
+    let port_space = rdma_cm(s).read(|core| {
         core.get(b.core)
-            .map(|r| (r.src(), r.dst(), r.port_space()))
-            .unwrap_or((None, None, crate::proto::rdma_cm::PortSpace::Tcp))
+            .map_or(crate::proto::rdma_cm::PortSpace::Tcp, |r| r.port_space())
     });
+    // What the in-tree rdma_ucm reports: the id's own fields (a refused
+    // bind leaves the address it asked for there, as in 6.12).
+    let (src, dst) = b.addrs();
     let mut d = BoundDevice {
         node_guid: 0,
         ibdev_index: 0,

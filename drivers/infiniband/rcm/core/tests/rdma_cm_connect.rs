@@ -407,6 +407,88 @@ fn device_removal_reaches_every_id_on_the_device_once() {
     assert!(f.nodes[SERVER as usize].rdma.audit().is_ok());
 }
 
+#[test]
+fn a_going_device_takes_no_new_id() {
+    let mut f = RdmaFabric::new(2, 9, Faults::default());
+    let (l, c) = resolved_pair(&mut f, any(PORT));
+    // A client id whose resolution is under way when the device goes.
+    let dst = node_addr(SERVER, PORT);
+    let late = f.call(CLIENT, |cm, _| {
+        let id = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 7)
+            .unwrap();
+        cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
+        id
+    });
+    // The client's device goes: the resolved id hears it; the one still
+    // resolving has no device yet.
+    assert_eq!(f.call(CLIENT, |cm, h| cm.device_going(h, SIM_DEVICE)), 1);
+    assert_eq!(kinds(&mut f, CLIENT), vec![(c, EventKind::DeviceRemoval)]);
+    assert_eq!(
+        f.call(CLIENT, |cm, h| cm.device_going(h, SIM_DEVICE)),
+        0,
+        "told once"
+    );
+    // Its resolution finding the device now fails, and attaches nothing.
+    let src = node_addr(CLIENT, 0);
+    let took = f.call(CLIENT, |cm, h| {
+        cm.addr_resolved(
+            h,
+            late,
+            Ok(rcm_core::rdma_cm::AddrResolution {
+                src,
+                device: SIM_DEVICE,
+            }),
+        )
+    });
+    assert!(took);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0].1.kind, EventKind::AddrError);
+    assert_eq!(evs[0].1.status, EventStatus::Errno(-19));
+    // A bind to an address of the device fails as if nobody had it.
+    let bound = f.call(CLIENT, |cm, _| {
+        let id = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 8)
+            .unwrap();
+        cm.bind_addr(id, node_addr(CLIENT, 7000), &cx())
+    });
+    assert_eq!(bound, Err(RdmaCmError::NoDevice));
+    // Only the resolved id is on the device; once it is destroyed the
+    // removal has nothing left to wait for.
+    assert!(f.nodes[CLIENT as usize].rdma.has_ids_on(SIM_DEVICE));
+    f.call(CLIENT, |cm, h| cm.destroy(h, c).unwrap());
+    assert!(!f.nodes[CLIENT as usize].rdma.has_ids_on(SIM_DEVICE));
+    f.call(CLIENT, |cm, _| cm.device_removed(SIM_DEVICE));
+    assert!(f.nodes[CLIENT as usize].rdma.audit().is_ok());
+    // On the server, a wildcard listener is on no device; a request that
+    // arrives on a going device makes no id.
+    f.call(SERVER, |cm, h| cm.device_going(h, SIM_DEVICE));
+    let c2 = f.call(CLIENT, |cm, _| {
+        cm.device_added(SIM_DEVICE).unwrap();
+        let id = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 9)
+            .unwrap();
+        cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
+        id
+    });
+    resolve(&mut f, c2, dst);
+    f.call(CLIENT, |cm, h| cm.connect(h, c2, &params(b"")).unwrap());
+    f.run_for(50);
+    assert!(
+        f.take_events(SERVER)
+            .iter()
+            .all(|(_, e)| e.kind != EventKind::ConnectRequest),
+        "no request on a going device"
+    );
+    assert!(!f.nodes[SERVER as usize].rdma.has_ids_on(SIM_DEVICE));
+    assert_eq!(
+        f.nodes[SERVER as usize].rdma.get(l).map(|r| r.state()),
+        Some(IdState::Listen)
+    );
+    assert!(f.nodes[SERVER as usize].rdma.audit().is_ok());
+}
+
 /// A UD listener (PS_UDP) on the server and a resolved UD client id.
 fn resolved_ud_pair(f: &mut RdmaFabric) -> (RdmaId, RdmaId) {
     let l = f.call(SERVER, |cm, h| {

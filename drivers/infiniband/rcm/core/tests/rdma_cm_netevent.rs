@@ -59,7 +59,14 @@ fn routed_client(f: &mut RdmaFabric) -> RdmaId {
 }
 
 fn watchers(f: &mut RdmaFabric, n: u32, ip: SockAddr) -> Vec<RdmaId> {
-    f.call(n, |cm, _| cm.neighbour_watchers(ip).collect())
+    f.call(n, |cm, _| {
+        let mut v = Vec::new();
+        cm.neighbour_watchers(ip, |id| {
+            v.push(id);
+            true
+        });
+        v
+    })
 }
 
 #[test]

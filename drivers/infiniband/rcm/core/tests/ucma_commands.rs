@@ -106,6 +106,12 @@ fn create_id_maps_port_spaces_to_qp_types() {
         );
     }
     assert_eq!(create(0x107, 0).parse(), Err(UcmaError::Invalid));
+    // QP types rcm's rdma_cm does not connect (XRC initiator and target,
+    // raw packet) are refused, as its rdma_create_user_id refuses them to
+    // the in-tree rdma_ucm, not taken as RC.
+    for qpt in [0, 1, 8, 9, 10] {
+        assert_eq!(create(0x13F, qpt).parse(), Err(UcmaError::Invalid), "{qpt}");
+    }
     // The response is checked before the input is read.
     let short = Write::new(0, 24, 3).u16(16, 0x107);
     assert_eq!(short.parse(), Err(UcmaError::NoSpace));

@@ -14,6 +14,12 @@ use rcm_core::ucma::{CtxId, Ece, FileId, McId, UcmaError, UcmaTable};
 
 type Table = UcmaTable<Std, u32>;
 
+/// GET_EVENT: the next event of `f`, delivered.
+fn next(t: &mut Table, f: FileId) -> Option<EventResp> {
+    let (ticket, _) = t.peek(f)?;
+    t.take(f, ticket)
+}
+
 const CONNECT_REQUEST: u32 = 4;
 const ESTABLISHED: u32 = 9;
 const DISCONNECTED: u32 = 10;
@@ -71,19 +77,43 @@ fn events_are_per_file_in_order_and_counted_when_delivered() {
     assert_eq!(t.event(a, ev(ESTABLISHED)), Delivery::Queued(f1));
     assert_eq!(t.event(b, ev(ESTABLISHED)), Delivery::Queued(f2));
     assert_eq!(t.event(a, ev(DISCONNECTED)), Delivery::Queued(f1));
-    let first = t.peek(f1).unwrap();
+    let (ticket, first) = t.peek(f1).unwrap();
     assert_eq!((first.uid, first.id, first.event), (0xA, a.0, ESTABLISHED));
     // Peeking (a copy-out that faults) does not deliver.
-    assert_eq!(t.peek(f1), Some(first));
-    assert_eq!(t.take(f1).map(|e| e.event), Some(ESTABLISHED));
-    assert_eq!(t.take(f1).map(|e| e.event), Some(DISCONNECTED));
-    assert_eq!(t.take(f1), None);
+    assert_eq!(t.peek(f1), Some((ticket, first)));
+    assert_eq!(t.take(f1, ticket).map(|e| e.event), Some(ESTABLISHED));
+    assert_eq!(t.take(f1, ticket), None, "a ticket delivers once");
+    let (second, _) = t.peek(f1).unwrap();
+    assert_eq!(t.take(f1, second).map(|e| e.event), Some(DISCONNECTED));
+    assert_eq!(t.peek(f1), None);
     assert!(t.has_event(f2));
     // One event on b undelivered: destroy reports none and drops it.
     assert_eq!(destroy(&mut t, f2, b), (0, vec![2]));
     assert!(!t.has_event(f2));
     assert_eq!(destroy(&mut t, f1, a), (2, vec![1]));
     assert_eq!(t.counts(), (0, 0, 0));
+}
+
+#[test]
+fn a_copy_out_racing_a_destroy_delivers_nothing_else() {
+    // GET_EVENT copies an event out without the lock; the event's context
+    // is destroyed meanwhile: its ticket then takes nothing, and the next
+    // event of the file (another context's) stays queued.
+    let mut t = Table::new();
+    let f = t.open();
+    let a = ctx(&mut t, f, 0xA, 1);
+    let b = ctx(&mut t, f, 0xB, 2);
+    t.event(a, ev(ESTABLISHED));
+    t.event(b, ev(DISCONNECTED));
+    let (ticket, copied) = t.peek(f).unwrap();
+    assert_eq!(copied.id, a.0);
+    assert_eq!(destroy(&mut t, f, a), (0, vec![1]));
+    assert_eq!(t.take(f, ticket), None);
+    assert_eq!(
+        next(&mut t, f).map(|e| (e.id, e.event)),
+        Some((b.0, DISCONNECTED))
+    );
+    t.audit().unwrap();
 }
 
 #[test]
@@ -121,7 +151,7 @@ fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
         t.request(l, 102, ev(CONNECT_REQUEST)),
         Err(Refusal::Backlog)
     );
-    let r = t.take(f).unwrap();
+    let r = next(&mut t, f).unwrap();
     // The listener's uid, the new context's id.
     assert_eq!((r.uid, r.id, r.event), (0x11, c1.0, CONNECT_REQUEST));
     // Delivery frees a slot.
@@ -138,7 +168,7 @@ fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
     assert_eq!(t.find(f, c2), Err(UcmaError::NoEntry));
     assert_eq!(t.find(f, c3), Err(UcmaError::NoEntry));
     assert_eq!(
-        t.take(f).map(|e| (e.uid, e.event)),
+        next(&mut t, f).map(|e| (e.uid, e.event)),
         Some((0x77, ESTABLISHED))
     );
     assert_eq!(destroy(&mut t, f, c1), (1, vec![100]));
@@ -158,7 +188,7 @@ fn memberships_count_on_both_and_leave_drops_their_events() {
     t.publish_membership(m2);
     assert_eq!(t.mc_event(m1, ev(MULTICAST_JOIN)), Delivery::Queued(f));
     assert_eq!(t.mc_event(m2, ev(MULTICAST_JOIN)), Delivery::Queued(f));
-    let j = t.take(f).unwrap();
+    let j = next(&mut t, f).unwrap();
     assert_eq!((j.uid, j.id), (0x51, m1.0));
     assert_eq!(t.unpublish_membership(other, m2), Err(UcmaError::Invalid));
     assert_eq!(t.unpublish_membership(f, McId(99)), Err(UcmaError::NoEntry));
@@ -181,7 +211,7 @@ fn migrate_moves_the_context_and_its_events_in_order() {
     let b = ctx(&mut t, old, 2, 2);
     let n = ctx(&mut t, new, 3, 3);
     t.event(a, ev(ESTABLISHED));
-    t.take(old);
+    next(&mut t, old);
     t.event(n, ev(ESTABLISHED));
     t.event(a, ev(DISCONNECTED));
     t.event(b, ev(ESTABLISHED));
@@ -190,7 +220,7 @@ fn migrate_moves_the_context_and_its_events_in_order() {
     t.audit().unwrap();
     assert_eq!(t.find(old, a), Err(UcmaError::Invalid));
     assert_eq!(t.find(new, a), Ok(1));
-    let order: Vec<_> = std::iter::from_fn(|| t.take(new))
+    let order: Vec<_> = std::iter::from_fn(|| next(&mut t, new))
         .map(|e| (e.id, e.event))
         .collect();
     assert_eq!(
@@ -201,11 +231,11 @@ fn migrate_moves_the_context_and_its_events_in_order() {
             (a.0, DEVICE_REMOVAL)
         ]
     );
-    assert_eq!(t.take(old).map(|e| e.id), Some(b.0));
+    assert_eq!(next(&mut t, old).map(|e| e.id), Some(b.0));
     // Migrating to the same file keeps the events and terminates.
     t.event(b, ev(DISCONNECTED));
     assert_eq!(t.migrate(old, old, b), Ok(1));
-    assert_eq!(t.take(old).map(|e| e.event), Some(DISCONNECTED));
+    assert_eq!(next(&mut t, old).map(|e| e.event), Some(DISCONNECTED));
     t.audit().unwrap();
 }
 
@@ -289,7 +319,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
                     queues.entry(m.file).or_default().push_back((c.0, stamp));
                 }
                 3 => {
-                    if let Some(e) = t.take(f) {
+                    if let Some(e) = next(&mut t, f) {
                         let (c, s) = queues.get_mut(&f.0).unwrap().pop_front().unwrap();
                         assert_eq!((e.id, e.status as u64), (c, s), "seed {seed}: order");
                         let m = model.get_mut(&c).unwrap();

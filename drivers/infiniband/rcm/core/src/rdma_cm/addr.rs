@@ -120,6 +120,31 @@ impl SockAddr {
         }
     }
 
+    /// The all-zero address of this one's family (what 6.12 leaves as an
+    /// id's destination once it is bound).
+    pub const fn zero_of_family(&self) -> SockAddr {
+        match self {
+            SockAddr::V4 { .. } => SockAddr::V4 {
+                addr: [0; 4],
+                port: 0,
+            },
+            SockAddr::V6 { .. } => SockAddr::V6 {
+                addr: [0; 16],
+                port: 0,
+                flowinfo: 0,
+                scope_id: 0,
+            },
+            SockAddr::Ib { .. } => SockAddr::Ib {
+                gid: [0; 16],
+                sid: 0,
+                sid_mask: 0,
+                pkey: 0,
+                flowinfo: 0,
+                scope_id: 0,
+            },
+        }
+    }
+
     /// Port 0: bind picks one.
     pub const fn is_any_port(&self) -> bool {
         self.port() == 0
@@ -178,6 +203,33 @@ impl SockAddr {
             (SockAddr::V4 { addr: a, .. }, SockAddr::V4 { addr: b, .. }) => a == b,
             (SockAddr::V6 { addr: a, .. }, SockAddr::V6 { addr: b, .. }) => a == b,
             _ => false,
+        }
+    }
+}
+
+/// An IP address as an ordered key, port and scope aside (a neighbour's
+/// address; IPv4 in the first four bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IpKey {
+    v6: bool,
+    addr: [u8; 16],
+}
+
+impl SockAddr {
+    /// The address as an [`IpKey`] (`None` for AF_IB): equal keys are
+    /// [`SockAddr::same_ip`].
+    pub fn ip_key(&self) -> Option<IpKey> {
+        match *self {
+            SockAddr::V4 { addr, .. } => {
+                let mut key = [0; 16];
+                key[..4].copy_from_slice(&addr);
+                Some(IpKey {
+                    v6: false,
+                    addr: key,
+                })
+            }
+            SockAddr::V6 { addr, .. } => Some(IpKey { v6: true, addr }),
+            SockAddr::Ib { .. } => None,
         }
     }
 }

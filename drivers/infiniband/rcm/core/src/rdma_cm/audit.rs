@@ -23,6 +23,8 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         let fail = |id: RdmaId, what| Err(RdmaAuditError { id, what });
         let mut connections = 0;
         let mut bound = 0;
+        let mut on_devices = 0;
+        let mut watching = 0;
         for id in self.ids.keys() {
             let Some(r) = self.ids.get(&id) else {
                 return fail(id, "id listed but not found");
@@ -55,6 +57,25 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             if r.listener.is_some_and(|l| l == id) {
                 return fail(id, "its own listener");
             }
+            if r.watches_neighbour {
+                watching += 1;
+                let key = r.dst.and_then(|d| d.ip_key());
+                if key.is_none_or(|k| self.watchers.get(&(k, id)).is_none()) {
+                    return fail(id, "watching a neighbour it is not indexed under");
+                }
+            }
+            if let Some(dev) = r.device {
+                on_devices += 1;
+                if !self.devices.holds(dev, id) {
+                    return fail(id, "not in its device's index");
+                }
+            }
+        }
+        if self.watchers.len() != watching {
+            return fail(RdmaId(0), "neighbour index lists an id not watching");
+        }
+        if let Err(what) = self.devices.check(on_devices) {
+            return fail(RdmaId(0), what);
         }
         if self.by_comm.len() != connections {
             return fail(RdmaId(0), "CM id map has entries of no id");
@@ -88,6 +109,12 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             {
                 return fail(m.id, "a multicast membership of no UD id");
             }
+            if self.groups_of.get(&(m.id, group)).is_none() {
+                return fail(m.id, "a membership missing from its id's index");
+            }
+        }
+        if self.groups_of.len() != self.groups.len() {
+            return fail(RdmaId(0), "membership index lists no membership");
         }
         Ok(())
     }

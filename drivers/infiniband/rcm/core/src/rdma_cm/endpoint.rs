@@ -6,9 +6,9 @@
 //! What the kernel decides (which device owns an address, the namespace's
 //! port range, randomness, capabilities) comes in as arguments.
 
-use super::addr::{Family, SockAddr};
+use super::addr::{Family, IpKey, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
-use super::event::{EventKind, EventStatus, RdmaEvent};
+use super::devices::DeviceIndex;
 use super::host::{Host, IwOptions};
 use super::id_slots::IdSlots;
 use super::multicast::{GroupId, Membership};
@@ -250,7 +250,14 @@ pub struct RdmaCm<C: Collections, A> {
     pub(crate) cm_listeners: C::Map<CommId, u32>,
     /// Multicast memberships.
     pub(crate) groups: C::Map<GroupId, Membership>,
+    /// Each id's memberships (the keys of `groups`, by id).
+    pub(crate) groups_of: C::Map<(RdmaId, GroupId), ()>,
     pub(crate) next_group: u32,
+    /// The ids on each device, and the devices that are going.
+    pub(crate) devices: DeviceIndex<C>,
+    /// The ids that watch their destination's neighbour entry, by its
+    /// address (see `netevent`).
+    pub(crate) watchers: C::Map<(IpKey, RdmaId), ()>,
 }
 
 impl<C: Collections, A: Copy + Ord> Default for RdmaCm<C, A> {
@@ -268,7 +275,10 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             by_comm: OrderedMap::new_empty(),
             cm_listeners: OrderedMap::new_empty(),
             groups: OrderedMap::new_empty(),
+            groups_of: OrderedMap::new_empty(),
             next_group: 1,
+            devices: DeviceIndex::new(),
+            watchers: OrderedMap::new_empty(),
         }
     }
 
@@ -285,9 +295,22 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         self.insert_id(Id::new(net, ps, qp_type, psn))
     }
 
-    /// Adds an id.
+    /// Adds an id (on its device, if it has one: `NoDevice` if that is
+    /// going).
     pub(crate) fn insert_id(&mut self, record: Id<A>) -> Result<RdmaId, RdmaCmError> {
-        self.ids.insert(record)
+        if let Some(dev) = record.device {
+            if self.devices.is_going(dev) {
+                return Err(RdmaCmError::NoDevice);
+            }
+        }
+        let id = self.ids.insert(record)?;
+        if let Some(dev) = record.device {
+            if let Err(e) = self.devices.attach(dev, id) {
+                self.ids.remove(&id);
+                return Err(e);
+            }
+        }
+        Ok(id)
     }
 
     /// An id.
@@ -381,10 +404,19 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             afonly,
             privileged: cx.privileged,
         };
+        if device.is_some_and(|d| self.devices.is_going(d)) {
+            return Err(RdmaCmError::NoDevice);
+        }
         let port = self
             .ports
             .bind(id.0, &req, cx.local_ports, cx.random)
             .map_err(RdmaCmError::from)?;
+        if let Some(dev) = device {
+            if let Err(e) = self.devices.attach(dev, id) {
+                self.ports.unbind(id.0);
+                return Err(e);
+            }
+        }
         if let Some(rec) = self.ids.get_mut(&id) {
             rec.state = IdState::AddrBound;
             rec.src = Some(addr.with_port(port));
@@ -409,6 +441,12 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         }
         self.leave_all(host, id);
         let rec = self.ids.remove(&id).ok_or(RdmaCmError::NoSuchId)?;
+        if let Some(dev) = rec.device {
+            self.devices.detach(dev, id);
+        }
+        if let Some(key) = rec.dst.and_then(|d| d.ip_key()) {
+            self.watchers.remove(&(key, id));
+        }
         if let Some(holder) = rec.cm_listener {
             self.drop_cm_listener(host, holder);
         }
@@ -421,30 +459,12 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         Ok(rec.state)
     }
 
-    /// The ids bound to `device` (for its removal).
+    /// The ids on `device`, by a scan of every id (tests and audits; a
+    /// removal walks the device's index: [`RdmaCm::device_going`]).
     pub fn ids_on(&self, device: DeviceId) -> impl Iterator<Item = RdmaId> + '_ {
         self.ids
             .keys()
             .filter(move |id| self.ids.get(id).is_some_and(|r| r.device == Some(device)))
-    }
-
-    /// `id`'s device is going: the id enters DEVICE_REMOVAL (the CM's news
-    /// about its connection is no longer reported) and its consumer gets
-    /// the DEVICE_REMOVAL event, after which it must destroy the id.
-    /// Returns the state the id was in; `None` if it is gone or was told
-    /// already.
-    pub fn device_removal<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) -> Option<IdState> {
-        let rec = self.ids.get_mut(&id)?;
-        if rec.state == IdState::DeviceRemoval {
-            return None;
-        }
-        let was = rec.state;
-        rec.state = IdState::DeviceRemoval;
-        host.event(
-            id,
-            RdmaEvent::plain(EventKind::DeviceRemoval, EventStatus::Ok),
-        );
-        Some(was)
     }
 
     /// Number of ids.

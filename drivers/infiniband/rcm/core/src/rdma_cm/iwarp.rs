@@ -25,6 +25,17 @@ pub const ETIMEDOUT: i32 = -110;
 /// `-ECONNREFUSED`: the peer's consumer refused (`iw_cm_reject`).
 pub const ECONNREFUSED: i32 = -111;
 
+/// The meaning of an iWARP reject reason (a negative errno), NUL-ended
+/// (`iwcm_reject_msg`).
+pub fn iw_reject_message_nul(reason: i32) -> &'static str {
+    match reason {
+        ECONNRESET => "reset by remote host\0",
+        ECONNREFUSED => "refused by remote application\0",
+        ETIMEDOUT => "setup timeout\0",
+        _ => "unrecognized reason\0",
+    }
+}
+
 /// What an iWARP CM reports about a connection (`enum iw_cm_event_type`
 /// after the request).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@ pub mod audit;
 pub mod bind;
 pub mod cm_event;
 pub mod connect;
+mod devices;
 pub mod endpoint;
 pub mod event;
 pub mod host;

@@ -65,8 +65,13 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         self.groups
             .try_insert(group, m)
             .map_err(|_| RdmaCmError::NoMemory)?;
+        if self.groups_of.try_insert((id, group), ()).is_err() {
+            self.groups.remove(&group);
+            return Err(RdmaCmError::NoMemory);
+        }
         if let Err(e) = host.join_group(id, &addr, send_only) {
             self.groups.remove(&group);
+            self.groups_of.remove(&(id, group));
             return Err(RdmaCmError::Qp(e));
         }
         let conn = ConnData {
@@ -91,28 +96,33 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// `addr` ends (the host leaves the IP group); nothing if there is
     /// none.
     pub fn leave_multicast<H: Host<A>>(&mut self, host: &mut H, id: RdmaId, addr: &SockAddr) {
-        let found = self.groups.keys().find(|g| {
-            self.groups
-                .get(g)
-                .is_some_and(|m| m.id == id && m.addr == *addr)
-        });
-        if let Some(group) = found {
+        let mut from = GroupId(0);
+        while let Some(group) = self.next_group_of(id, from) {
+            if self.groups.get(&group).is_some_and(|m| m.addr == *addr) {
+                self.drop_group(host, group);
+                return;
+            }
+            match group.0.checked_add(1) {
+                Some(next) => from = GroupId(next),
+                None => return,
+            }
+        }
+    }
+
+    /// Every membership of `id` ends (it is being destroyed): found by
+    /// the id's own index, whatever other ids have joined.
+    pub(crate) fn leave_all<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) {
+        while let Some(group) = self.next_group_of(id, GroupId(0)) {
             self.drop_group(host, group);
         }
     }
 
-    /// Every membership of `id` ends (it is being destroyed).
-    pub(crate) fn leave_all<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) {
-        loop {
-            let found = self
-                .groups
-                .keys()
-                .find(|g| self.groups.get(g).is_some_and(|m| m.id == id));
-            let Some(group) = found else {
-                return;
-            };
-            self.drop_group(host, group);
-        }
+    /// The first membership of `id` numbered `from` or later.
+    fn next_group_of(&mut self, id: RdmaId, from: GroupId) -> Option<GroupId> {
+        self.groups_of
+            .first_key_from(&(id, from))
+            .filter(|k| k.0 == id)
+            .map(|k| k.1)
     }
 
     /// A membership, while it lasts (its events are delivered only then).
@@ -127,6 +137,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
 
     fn drop_group<H: Host<A>>(&mut self, host: &mut H, group: GroupId) {
         if let Some(m) = self.groups.remove(&group) {
+            self.groups_of.remove(&(m.id, group));
             host.leave_group(m.id, &m.addr, m.send_only);
         }
     }

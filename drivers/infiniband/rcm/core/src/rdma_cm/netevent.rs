@@ -19,18 +19,28 @@ use super::endpoint::{RdmaCm, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::state::IdState;
-use crate::cm::store::Collections;
+use crate::cm::store::{Collections, OrderedMap};
 
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// The ids whose resolved RoCE route goes to the neighbour `ip` (its
     /// port and scope aside): the candidates when that neighbour's
     /// hardware address changes.
-    pub fn neighbour_watchers(&self, ip: SockAddr) -> impl Iterator<Item = RdmaId> + '_ {
-        self.ids.keys().filter(move |id| {
-            self.ids
-                .get(id)
-                .is_some_and(|r| r.watches_neighbour && r.dst.is_some_and(|dst| dst.same_ip(&ip)))
-        })
+    /// Found by their destination's address, whatever other ids exist;
+    /// `each` is called for each (in id order) until it returns false.
+    pub fn neighbour_watchers(&mut self, ip: SockAddr, mut each: impl FnMut(RdmaId) -> bool) {
+        let Some(key) = ip.ip_key() else {
+            return;
+        };
+        let mut from = RdmaId(0);
+        while let Some((k, id)) = self.watchers.first_key_from(&(key, from)) {
+            if k != key || !each(id) {
+                return;
+            }
+            match id.0.checked_add(1) {
+                Some(next) => from = RdmaId(next),
+                None => return,
+            }
+        }
     }
 
     /// The ids bound to a device: the candidates when a netdev's hardware

@@ -139,11 +139,16 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// The listening ids bound to no device, with their backlog and
     /// iWARP options: an iWARP device that comes later listens for them.
     pub fn wildcard_listeners(&self) -> impl Iterator<Item = (RdmaId, u32, IwOptions)> + '_ {
-        self.ids.keys().filter_map(move |id| {
-            let r = self.ids.get(&id)?;
-            (r.state == IdState::Listen && r.device.is_none())
-                .then(|| (id, r.backlog, r.iw_options()))
-        })
+        self.ids
+            .keys()
+            .filter_map(move |id| self.wildcard_listener(id).map(|(b, o)| (id, b, o)))
+    }
+
+    /// `id`'s backlog and iWARP options if it listens on a wildcard
+    /// address (on every device).
+    pub fn wildcard_listener(&self, id: RdmaId) -> Option<(u32, IwOptions)> {
+        let r = self.ids.get(&id)?;
+        (r.state == IdState::Listen && r.device.is_none()).then(|| (r.backlog, r.iw_options()))
     }
 
     /// Gives up one share of a CM listener.

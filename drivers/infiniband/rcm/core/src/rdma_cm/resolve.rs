@@ -15,6 +15,11 @@ use super::state::IdState;
 use crate::cm::store::Collections;
 use crate::cm::DeviceId;
 
+/// `-ENODEV`: the device the address resolved to is going.
+pub const ENODEV: i32 = -19;
+/// `-ENOMEM`.
+pub const ENOMEM: i32 = -12;
+
 /// What resolving a destination takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AddrWork {
@@ -110,19 +115,30 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         id: RdmaId,
         outcome: Result<AddrResolution, i32>,
     ) -> bool {
-        let Some(rec) = self.ids.get_mut(&id) else {
+        let Some(rec) = self.ids.get(&id) else {
             return false;
         };
         if rec.state != IdState::AddrQuery {
             return false;
         }
+        // An id that resolved to a device takes it, unless the device is
+        // going (or there is no memory to record it): then the resolution
+        // failed.
+        let outcome = match outcome {
+            Ok(found) if rec.device.is_none() => match self.set_device(id, found.device) {
+                Ok(()) => Ok(found),
+                Err(RdmaCmError::NoMemory) => Err(ENOMEM),
+                Err(_) => Err(ENODEV),
+            },
+            other => other,
+        };
+        let Some(rec) = self.ids.get_mut(&id) else {
+            return false;
+        };
         let event = match outcome {
             Ok(found) => {
                 let port = rec.src.map_or(0, |s| s.port());
                 rec.src = Some(found.src.with_port(port));
-                if rec.device.is_none() {
-                    rec.device = Some(found.device);
-                }
                 rec.state = IdState::AddrResolved;
                 RdmaEvent::plain(EventKind::AddrResolved, EventStatus::Ok)
             }

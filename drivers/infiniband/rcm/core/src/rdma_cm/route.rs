@@ -8,8 +8,9 @@
 use super::endpoint::{RdmaCm, RdmaCmError, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
+use super::resolve::ENOMEM;
 use super::state::IdState;
-use crate::cm::store::Collections;
+use crate::cm::store::{Collections, InsertError, OrderedMap};
 use crate::cm::DeviceId;
 use crate::timer::{ack_timeout, IbaTime};
 use crate::wire::req::ReqPath;
@@ -193,15 +194,32 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         id: RdmaId,
         outcome: Result<Route<A>, i32>,
     ) -> bool {
-        let Some(rec) = self.ids.get_mut(&id) else {
+        let Some(rec) = self.ids.get(&id) else {
             return false;
         };
         if rec.state != IdState::RouteQuery {
             return false;
         }
+        // A RoCE route watches its destination's neighbour entry, found by
+        // its address when the entry changes (no room to record that: the
+        // route is not resolved).
+        let watch = match (&outcome, rec.dst.and_then(|d| d.ip_key())) {
+            (Ok(route), Some(key)) if route.path.kind != PathKind::Ib => Some(key),
+            _ => None,
+        };
+        let outcome = match (outcome, watch) {
+            (Ok(route), Some(key)) => match self.watchers.try_insert((key, id), ()) {
+                Ok(()) | Err(InsertError::Occupied(())) => Ok(route),
+                Err(InsertError::NoMemory(())) => Err(ENOMEM),
+            },
+            (other, _) => other,
+        };
+        let Some(rec) = self.ids.get_mut(&id) else {
+            return false;
+        };
         let event = match outcome {
             Ok(route) => {
-                rec.watches_neighbour = route.path.kind != PathKind::Ib;
+                rec.watches_neighbour = watch.is_some();
                 rec.route = Some(route);
                 rec.state = IdState::RouteResolved;
                 RdmaEvent::plain(EventKind::RouteResolved, EventStatus::Ok)

@@ -14,8 +14,9 @@ use super::sockaddr::{self, read_array};
 use super::UcmaError;
 use crate::rdma_cm::{PortSpace, RdmaQpType, SockAddr};
 
-/// `IB_QPT_UC` and `IB_QPT_UD`: the QP types an AF_IB-space id may name
-/// besides RC.
+/// `IB_QPT_RC`, `IB_QPT_UC` and `IB_QPT_UD`: the QP types an
+/// AF_IB-space id may name.
+const IB_QPT_RC: u8 = 2;
 const IB_QPT_UC: u8 = 3;
 const IB_QPT_UD: u8 = 4;
 /// `IB_QPS_ERR`: the last QP state INIT_QP_ATTR takes.
@@ -372,12 +373,14 @@ pub fn parse(header: &Header, body: &[u8]) -> Result<Command, UcmaError> {
             let qp_type = match port_space {
                 PortSpace::Tcp => RdmaQpType::Rc,
                 PortSpace::Udp | PortSpace::Ipoib => RdmaQpType::Ud,
-                // The IB space takes the caller's type; rdma_cm treats
-                // every type but UD (and UC) as connected, as RC.
+                // The IB space takes the caller's type, one rcm's rdma_cm
+                // connects (as its rdma_create_user_id answers the in-tree
+                // rdma_ucm: no XRC or raw packet QPs).
                 PortSpace::Ib => match b.u8(18)? {
+                    IB_QPT_RC => RdmaQpType::Rc,
                     IB_QPT_UD => RdmaQpType::Ud,
                     IB_QPT_UC => RdmaQpType::Uc,
-                    _ => RdmaQpType::Rc,
+                    _ => return Err(UcmaError::Invalid),
                 },
             };
             Command::CreateId {

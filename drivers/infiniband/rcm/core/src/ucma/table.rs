@@ -90,6 +90,11 @@ struct Queued {
     resp: EventResp,
 }
 
+/// Names a queued event between [`UcmaTable::peek`] and
+/// [`UcmaTable::take`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventTicket(u64);
+
 /// What became of an event given to [`UcmaTable::event`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Delivery {
@@ -119,6 +124,9 @@ pub struct UcmaTable<C: Collections, H: Copy> {
     /// Each file's contexts, for closing a file.
     by_file: C::Map<(FileId, CtxId), ()>,
     memberships: C::Map<McId, Membership>,
+    /// Each context's memberships (the keys of `memberships`, by context),
+    /// so that a destroy finds its own without looking at others'.
+    memberships_of: C::Map<(CtxId, McId), ()>,
     /// Each file's queue, in order of `seq`.
     events: C::Map<(FileId, u64), Queued>,
     next_ctx: u32,
@@ -140,6 +148,7 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
             contexts: OrderedMap::new_empty(),
             by_file: OrderedMap::new_empty(),
             memberships: OrderedMap::new_empty(),
+            memberships_of: OrderedMap::new_empty(),
             events: OrderedMap::new_empty(),
             next_ctx: 0,
             next_mc: 0,
@@ -408,16 +417,21 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
         self.front(file).is_some()
     }
 
-    /// The event GET_EVENT would deliver next on `file`.
-    pub fn peek(&mut self, file: FileId) -> Option<EventResp> {
+    /// The event GET_EVENT would deliver next on `file`, with its ticket
+    /// for [`UcmaTable::take`]. The copy out happens between the two,
+    /// without the embedding's lock (a faulting buffer stalls only its
+    /// own file's readers).
+    pub fn peek(&mut self, file: FileId) -> Option<(EventTicket, EventResp)> {
         let key = self.front(file)?;
-        self.events.get(&key).map(|q| q.resp)
+        self.events.get(&key).map(|q| (EventTicket(key.1), q.resp))
     }
 
-    /// Delivers `file`'s next event (after it was copied out): counts it
-    /// and frees a request's backlog slot.
-    pub fn take(&mut self, file: FileId) -> Option<EventResp> {
-        let key = self.front(file)?;
+    /// Delivers the event `ticket` names on `file` (after it was copied
+    /// out): counts it and frees a request's backlog slot. `None` if it
+    /// is no longer queued (its context was destroyed meanwhile, or
+    /// another reader took it).
+    pub fn take(&mut self, file: FileId, ticket: EventTicket) -> Option<EventResp> {
+        let key = (file, ticket.0);
         let q = self.events.remove(&key)?;
         if let Some(c) = self.contexts.get_mut(&q.ctx) {
             c.events_reported = c.events_reported.wrapping_add(1);
@@ -468,15 +482,13 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
                 self.destroy_unaccepted(child, release);
             }
         }
-        let mut mc = self.memberships.first_key();
-        while let Some(m) = mc {
-            mc = self
-                .memberships
-                .first_key_from(&McId(m.0.wrapping_add(1)))
-                .filter(|n| n.0 > m.0);
-            if self.memberships.get(&m).is_some_and(|x| x.ctx == ctx) {
-                self.memberships.remove(&m);
-            }
+        while let Some(k) = self
+            .memberships_of
+            .first_key_from(&(ctx, McId(0)))
+            .filter(|k| k.0 == ctx)
+        {
+            self.memberships_of.remove(&k);
+            self.memberships.remove(&k.1);
         }
         c.events_reported
     }
@@ -537,6 +549,10 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
             public: false,
         };
         self.memberships.try_insert(mc, m).map_err(|_| NoMemory)?;
+        if self.memberships_of.try_insert((ctx, mc), ()).is_err() {
+            self.memberships.remove(&mc);
+            return Err(NoMemory);
+        }
         Ok(mc)
     }
 
@@ -579,6 +595,7 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
         let Some(m) = self.memberships.remove(&mc) else {
             return 0;
         };
+        self.memberships_of.remove(&(m.ctx, mc));
         if let Some(file) = self.contexts.get(&m.ctx).map(|c| c.file) {
             let mut key = self.front(file);
             while let Some(k) = key {
@@ -654,6 +671,12 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
             if ctx.and_then(|c| self.contexts.get(&c)).is_none() {
                 return Err("a membership outlives its context");
             }
+            if ctx.is_some_and(|c| self.memberships_of.get(&(c, mc)).is_none()) {
+                return Err("a membership missing from its context's index");
+            }
+        }
+        if self.memberships_of.len() != self.memberships.len() {
+            return Err("the membership index lists no membership");
         }
         for key in self.events.keys() {
             let Some(q) = self.events.get(&key) else {
