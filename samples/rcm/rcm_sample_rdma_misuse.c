@@ -7,7 +7,9 @@
  * kmemleak it also catches what the bug did (use after free, a hang, a
  * leak). It uses only the exported rdma_cm API, so it runs the same on
  * rcm.ko and on the in-tree rdma_cm, which is the reference for the
- * errnos.
+ * errnos. The last case is not a C bug but what consumers do: rdma_notify
+ * with interrupts off, as from a QP event handler in hard IRQ (under
+ * CONFIG_DEBUG_ATOMIC_SLEEP a sleeping call is reported in the log).
  *
  *   insmod rcm_sample_rdma_misuse.ko local=10.0.0.1 peer=10.0.0.2 \
  *          silent=10.0.0.99
@@ -21,8 +23,10 @@
 
 #include <linux/delay.h>
 #include <linux/inet.h>
+#include <linux/irqflags.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 #include <rdma/rdma_cm.h>
 
 static char *local = "";
@@ -433,6 +437,164 @@ static void join_leave_race(void)
 	kfree(s);
 }
 
+/* What the notify case's handler saw, for one side of its connection. */
+struct notify_side {
+	wait_queue_head_t wq;
+	unsigned long seen;		/* a bit per event type */
+	struct rdma_cm_id *passive;	/* the listener's: the request's id */
+	int accept_ret;
+};
+
+static void notify_conn_param(struct rdma_conn_param *p, u32 qp_num)
+{
+	memset(p, 0, sizeof(*p));
+	p->responder_resources = 1;
+	p->initiator_depth = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+	p->qp_num = qp_num;	/* no QP: its number in the parameters */
+}
+
+/* The listener and the id of its request share this handler and its
+ * context; it accepts the first request and refuses any other. */
+static int notify_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct notify_side *s = id->context;
+	struct rdma_conn_param p;
+	int ret = 0;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (READ_ONCE(s->passive)) {
+			ret = -EBUSY;
+		} else {
+			notify_conn_param(&p, 0x8765);
+			ret = rdma_accept(id, &p);
+		}
+		s->accept_ret = ret;
+		if (!ret)
+			WRITE_ONCE(s->passive, id);
+	}
+	set_bit(ev->event, &s->seen);
+	wake_up(&s->wq);
+	return ret ? 1 : 0;
+}
+
+static bool notify_wait(struct notify_side *s, enum rdma_cm_event_type ev)
+{
+	return wait_event_timeout(s->wq, test_bit(ev, &s->seen),
+				  msecs_to_jiffies(3 * TIMEOUT_MS)) > 0;
+}
+
+/* rdma_notify with interrupts off answers 0, -EISCONN or -EINVAL. */
+static bool notify_ret_ok(int ret)
+{
+	return !ret || ret == -EISCONN || ret == -EINVAL;
+}
+
+static int notify_irqs_off_call(struct rdma_cm_id *id)
+{
+	unsigned long flags;
+	int ret;
+
+	local_irq_save(flags);
+	ret = rdma_notify(id, IB_EVENT_COMM_EST);
+	local_irq_restore(flags);
+	return ret;
+}
+
+/* nvmet, srpt, isert and RDS call rdma_notify(IB_EVENT_COMM_EST) from QP
+ * event handlers, which some drivers run in hard IRQ: with interrupts off
+ * it must not sleep (CONFIG_DEBUG_ATOMIC_SLEEP reports it, the tests'
+ * kernel log check fails on the report). An RC connection without QPs to
+ * this host's own address; the passive id is notified from process
+ * context with interrupts off, first between its REP and the RTU (where a
+ * QP's COMM_EST event comes from: the C CM establishes the id then) and
+ * again once established. The in-tree rdma_cm's answers, logged, are
+ * the reference (0, then -EISCONN). */
+static void notify_irqs_off(void)
+{
+	const char *name = "rdma_notify with interrupts off, before the RTU and once established";
+	struct sockaddr_in at = addr_of(local, PORT + 1);
+	struct rdma_cm_id *listener, *client, *passive = NULL;
+	struct notify_side srv = {}, cli = {};
+	struct rdma_conn_param p;
+	int before = 0, after = 0;
+	long ret;
+
+	init_waitqueue_head(&srv.wq);
+	init_waitqueue_head(&cli.wq);
+	listener = rdma_create_id(&init_net, notify_handler, &srv, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(listener)) {
+		CHECK(name, false, "no listener id");
+		return;
+	}
+	client = rdma_create_id(&init_net, notify_handler, &cli, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(client)) {
+		CHECK(name, false, "no client id");
+		rdma_destroy_id(listener);
+		return;
+	}
+	ret = rdma_bind_addr(listener, (struct sockaddr *)&at);
+	if (!ret)
+		ret = rdma_listen(listener, 4);
+	if (!ret)
+		ret = rdma_resolve_addr(client, NULL, (struct sockaddr *)&at, TIMEOUT_MS);
+	if (!ret && !notify_wait(&cli, RDMA_CM_EVENT_ADDR_RESOLVED))
+		ret = -ETIMEDOUT;
+	if (!ret)
+		ret = rdma_resolve_route(client, TIMEOUT_MS);
+	if (!ret && !notify_wait(&cli, RDMA_CM_EVENT_ROUTE_RESOLVED))
+		ret = -ETIMEDOUT;
+	if (!ret) {
+		notify_conn_param(&p, 0x4321);
+		ret = rdma_connect(client, &p);
+	}
+	/* The request accepted; the client has the REP, its RTU not sent. */
+	if (!ret && !(notify_wait(&srv, RDMA_CM_EVENT_CONNECT_REQUEST) &&
+		      notify_wait(&cli, RDMA_CM_EVENT_CONNECT_RESPONSE)))
+		ret = -ETIMEDOUT;
+	passive = READ_ONCE(srv.passive);
+	if (!ret && !passive)
+		ret = srv.accept_ret ? srv.accept_ret : -ENOTCONN;
+	CHECK("notify: a connection to this host's own address, REP received", !ret,
+	      "failed: %ld", ret);
+	if (ret)
+		goto out;
+
+	before = notify_irqs_off_call(passive);
+	pr_info("notify: rdma_notify(COMM_EST) with interrupts off before the RTU returned %d\n",
+		before);
+	rdma_lock_handler(client);
+	ret = rdma_accept(client, NULL);	/* the RTU */
+	rdma_unlock_handler(client);
+	CHECK_RET("notify: the RTU (accept without parameters on the active id)", ret, 0L);
+	CHECK("notify: the passive id is established",
+	      notify_wait(&srv, RDMA_CM_EVENT_ESTABLISHED), "no ESTABLISHED");
+	after = notify_irqs_off_call(passive);
+	pr_info("notify: rdma_notify(COMM_EST) with interrupts off once established returned %d\n",
+		after);
+	CHECK(name, notify_ret_ok(before) && notify_ret_ok(after),
+	      "returned %d before the RTU, %d once established", before, after);
+
+	/* The client's DREQ, the passive side's DREP. */
+	ret = rdma_disconnect(client);
+	if (!ret)
+		ret = notify_wait(&srv, RDMA_CM_EVENT_DISCONNECTED) ? rdma_disconnect(passive) :
+								      -ETIMEDOUT;
+	if (!ret && !notify_wait(&cli, RDMA_CM_EVENT_DISCONNECTED))
+		ret = -ETIMEDOUT;
+	CHECK_RET("notify: the connection disconnects", ret, 0L);
+out:
+	rdma_destroy_id(client);
+	passive = READ_ONCE(srv.passive);
+	if (passive)
+		rdma_destroy_id(passive);
+	rdma_destroy_id(listener);
+	/* A request accepted while the listener went is ours too. */
+	if (!passive && READ_ONCE(srv.passive))
+		rdma_destroy_id(srv.passive);
+}
+
 static int __init misuse_init(void)
 {
 	if (!*local || !*peer || !*silent)
@@ -444,6 +606,7 @@ static int __init misuse_init(void)
 	destroy_during_handler();
 	resolve_beside_blocked_handler();
 	join_leave_race();
+	notify_irqs_off();
 	pr_info("%d case(s) failed\n", failures);
 	return failures ? -EIO : 0;
 }

@@ -1,0 +1,328 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rcm-vm: guests=2 modes=ucma,c devices=2 timeout=1500
+#
+# Issue 27's hardening checks of rcm's /dev/infiniband/rdma_cm, in one boot
+# of two guests with two RDMA devices each: rxe0 on eth0 (10.0.0.x) and
+# rxe1 on eth1 (10.0.1.x), each pair on a wire of its own. This guest runs
+# CM mode ucma (rcm.ko alone, its own rdma_cm device); the peer runs the
+# in-tree C ib_cm/rdma_cm/rdma_ucm, the reference. The commands are written
+# raw by rcm_harden (rcm_harden.c):
+#  - a refused bind leaves the id without a device (on both stacks, their
+#    answers compared), resource tracking and the kernel log stay clean;
+#  - rxe1 removed while an id whose bind was refused exists, that id
+#    destroyed afterwards;
+#  - rxe1 removed and added back 20 times (RCM_HARDEN_ROUNDS) while four
+#    threads create, bind, resolve and listen on it and close files with
+#    live ids, and rping connections over rxe0 keep moving data; then rxe1
+#    serves again;
+#  - one user's GET_EVENT blocked on a userfaultfd page stalls no other
+#    user's commands or connections.
+# Every point also checks the kernel logs since it began (KASAN, lockdep,
+# WARN, hung tasks); the final points check them whole, and kmemleak.
+. "$(dirname "$(readlink -f "$0")")/rcm_tools_lib.sh"
+
+HARDEN=$RCM_TEST_DIR/rcm_harden	# the same path on the peer
+ADDR1=${RCM_ADDR1:-10.0.1.1}
+PEER1=${RCM_PEER1:-10.0.1.2}
+ROUNDS=${RCM_HARDEN_ROUNDS:-20}
+CHURN_SECONDS=8
+STALL_HOLD=25
+BIND_PORT=7610
+HOLD_PORT=7620
+NOTES=/tmp/harden.notes
+
+# ---- helpers ----
+
+# The kernel logs of both guests are marked when a point begins; a point
+# then checks what they logged since (or all of it if the mark is gone).
+LOG_MARK=""
+mark_logs() {
+	LOG_MARK="rcm_harden: point $1 begins at $(date +%s)"
+	echo "$LOG_MARK" > /dev/kmsg
+	peer_run "echo '$LOG_MARK' > /dev/kmsg" > /dev/null
+}
+since_mark() {
+	awk -v m="$LOG_MARK" '{ l[NR] = $0 } index($0, m) { s = NR } END { for (i = s + 1; i <= NR; i++) print l[i] }'
+}
+logs_clean_since_mark() {
+	local report
+	report=$({
+		dmesg | since_mark | rcm_find_splats
+		peer_run dmesg | since_mark | rcm_find_splats | sed 's/^/peer: /'
+	})
+	[ -z "$report" ] && return 0
+	echo "kernel log reports since the point began:"
+	printf '%s\n' "$report" | head -35
+	return 1
+}
+
+# A line for the test's output also when the point passes.
+note() {
+	echo "$*"
+	echo "$*" >> "$NOTES"
+}
+
+# wait_bounded <pid> <seconds>: the background job's status, 124 if it
+# still runs after <seconds>.
+wait_bounded() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2> /dev/null || { wait "$1"; return; }
+		sleep 0.1
+	done
+	return 124
+}
+
+# wait_line <file> <line> <seconds>
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qx "$2" "$1" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+
+# Removes rxe1 in the background and waits up to $1 s: REMOVAL_MS is how
+# long it took; a removal still running is left in REMOVAL_PID. Every
+# background job here writes to a file: rcm_expect reads the point's
+# output until no process holds it.
+remove_rxe1() {
+	local start rc
+	start=$(now_ms)
+	rdma link delete rxe1 > /tmp/harden.delete.out 2>&1 &
+	REMOVAL_PID=$!
+	wait_bounded "$REMOVAL_PID" "$1"
+	rc=$?
+	REMOVAL_MS=$(($(now_ms) - start))
+	if [ $rc = 124 ]; then
+		echo "rdma link delete rxe1 still runs after $1 s"
+		return 1
+	fi
+	REMOVAL_PID=""
+	[ $rc = 0 ] || { echo "rdma link delete rxe1 failed ($rc):"; cat /tmp/harden.delete.out; }
+	return $rc
+}
+
+# rxe1 back on eth1 (unless it is still there), its port ACTIVE within 30 s.
+add_rxe1() {
+	local i
+	if ! rdma link show rxe1/1 > /dev/null 2>&1; then
+		rdma link add rxe1 type rxe netdev eth1 || { echo "rdma link add rxe1 failed"; return 1; }
+	fi
+	for ((i = 0; i < 300; i++)); do
+		rdma link show rxe1/1 2> /dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.1
+	done
+	echo "rxe1 is not ACTIVE 30 s after rdma link add:"
+	rdma link show
+	return 1
+}
+
+# rping clients to $1, back to back until file $2 exists: a line "ok <n>"
+# or "FAIL <n>" (and the end of its output) per client.
+rping_loop() {
+	local n=0 out rc pings
+	while [ ! -e "$2" ]; do
+		n=$((n + 1))
+		out=$(timeout 60 rping -c -a "$1" -C 20 -S 64 -v 2>&1)
+		rc=$?
+		pings=$(printf '%s\n' "$out" | grep -c '^ping data: rdma-ping-')
+		if [ $rc = 0 ] && [ "$pings" = 20 ]; then
+			echo "ok $n"
+		else
+			echo "FAIL $n: status $rc, $pings pings of 20"
+			printf '%s\n' "$out" | tail -5
+		fi
+	done
+}
+
+# ---- the points ----
+
+has_rxe0_rxe1() { # the `rdma link show` of a guest on stdin
+	local links
+	links=$(cat)
+	printf '%s\n' "$links"
+	printf '%s\n' "$links" | grep -q 'rxe0/1 state ACTIVE' &&
+		printf '%s\n' "$links" | grep -q 'rxe1/1 state ACTIVE'
+}
+
+fabric() {
+	echo "this guest:"
+	rdma link show | has_rxe0_rxe1 || return 1
+	echo "peer:"
+	peer_run 'rdma link show' | has_rxe0_rxe1 || return 1
+	ip route get "$PEER1" | grep -q 'dev eth1' || { ip route get "$PEER1"; return 1; }
+	timeout 30 ping -c 3 "$PEER1"
+}
+
+# The C stack's answers (rdma_ucm on the peer), kept for the next point.
+C_BIND=/tmp/harden.bind.c
+refused_bind_on_c() {
+	local rc
+	rm -f "$C_BIND"
+	peer_run 'modprobe rdma_ucm' || { echo "modprobe rdma_ucm on the peer failed"; return 1; }
+	peer_run "$HARDEN bind-refused --expect-no-device $RCM_PEER $PEER1 $BIND_PORT $ADDR1" > "$C_BIND"
+	rc=$?
+	grep -v -e '^ok:' -e '^cmp:' "$C_BIND"	# what QUERY reported, and failures
+	return $rc
+}
+
+refused_bind_on_rcm() {
+	local rc=0 ids
+	if [ -d /sys/module/rdma_ucm ] || [ ! -c /dev/infiniband/rdma_cm ]; then
+		echo "this guest's rdma_cm device is not rcm's"
+		return 1
+	fi
+	"$HARDEN" bind-refused --expect-no-device "$RCM_ADDR" "$ADDR1" "$BIND_PORT" "$PEER1" \
+		> /tmp/harden.bind.rcm 2>&1 || rc=1
+	grep -v -e '^ok:' -e '^cmp:' /tmp/harden.bind.rcm
+	grep '^cmp:' "$C_BIND" > /tmp/harden.cmp.c
+	grep '^cmp:' /tmp/harden.bind.rcm > /tmp/harden.cmp.rcm
+	if [ ! -s /tmp/harden.cmp.c ]; then
+		echo "no answers of the C stack to compare with"
+		rc=1
+	elif ! cmp -s /tmp/harden.cmp.c /tmp/harden.cmp.rcm; then
+		echo "the answers differ from the C stack's (- C, + rcm):"
+		diff -u /tmp/harden.cmp.c /tmp/harden.cmp.rcm
+		rc=1
+	fi
+	ids=$(rdma res show cm_id 2>&1) || { echo "rdma res show cm_id failed: $ids"; rc=1; }
+	[ -z "$ids" ] || { echo "ids left in resource tracking:"; echo "$ids"; rc=1; }
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# hold-refused keeps an id on rxe1 and one whose bind was refused there
+# while rxe1 is removed, then destroys both.
+refused_bind_then_removal() {
+	local fifo=/tmp/harden.fifo out=/tmp/harden.hold.out pid rc=0
+	rm -f "$fifo"
+	mkfifo "$fifo" || return 1
+	"$HARDEN" hold-refused "$ADDR1" "$HOLD_PORT" "$fifo" > "$out" 2>&1 &
+	pid=$!
+	if ! wait_line "$out" ready 30; then
+		echo "hold-refused is not ready:"
+		cat "$out"
+		kill "$pid" 2> /dev/null
+		return 1
+	fi
+	remove_rxe1 60 || rc=1
+	note "rdma link delete rxe1 beside a refused bind: $REMOVAL_MS ms"
+	timeout 10 sh -c "echo go > $fifo" || { echo "hold-refused did not read the fifo"; rc=1; }
+	wait_bounded "$pid" 60 || { echo "hold-refused ended with status $? (124: still running)"; rc=1; }
+	cat "$out"
+	if [ -n "$REMOVAL_PID" ]; then
+		# It waited for the ids; they are destroyed now.
+		wait_bounded "$REMOVAL_PID" 60 || { echo "rdma link delete rxe1 never ended"; return 1; }
+		echo "rdma link delete rxe1 ended once the ids were destroyed"
+	fi
+	add_rxe1 || rc=1
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+removal_under_fire() {
+	local r rc=0 max=0 pid loop churn_rc ok failed
+	local stop=/tmp/harden.rping.stop log=/tmp/harden.rping.log
+	peer_start fire "rping -s -P -a $RCM_PEER" > /dev/null
+	rcm_retry 20 peer_listening || { echo "the peer's rping server does not listen"; return 1; }
+	rm -f "$stop"
+	rping_loop "$RCM_PEER" "$stop" > "$log" 2>&1 &
+	loop=$!
+	for ((r = 1; r <= ROUNDS; r++)); do
+		"$HARDEN" churn "$ADDR1" "$PEER1" "$CHURN_SECONDS" 4 > /tmp/harden.churn.$r 2>&1 &
+		pid=$!
+		sleep 1
+		remove_rxe1 60 || rc=1
+		[ "$REMOVAL_MS" -gt "$max" ] && max=$REMOVAL_MS
+		echo "round $r: rdma link delete rxe1 under fire took $REMOVAL_MS ms"
+		add_rxe1 || rc=1
+		wait_bounded "$pid" $((CHURN_SECONDS + 90))
+		churn_rc=$?
+		if [ $churn_rc != 0 ]; then
+			echo "round $r: churn ended with status $churn_rc (124: still running):"
+			tail -25 /tmp/harden.churn.$r
+			rc=1
+		fi
+		[ $rc = 0 ] || break
+	done
+	grep -E '^(churn|event|error)' /tmp/harden.churn.$((r > ROUNDS ? ROUNDS : r))
+	touch "$stop"
+	wait_bounded "$loop" 90 || { echo "the rping loop did not end"; rc=1; }
+	peer_run 'pkill rping' > /dev/null
+	peer_wait fire 10 > /dev/null
+	ok=$(grep -c '^ok' "$log")
+	failed=$(grep -c '^FAIL' "$log")
+	if [ "$failed" != 0 ] || [ "$ok" = 0 ]; then
+		grep -A5 '^FAIL' "$log" | tail -20
+		rc=1
+	fi
+	note "$((r > ROUNDS ? ROUNDS : r)) rounds; the longest removal took $max ms; rping over rxe0 meanwhile: $ok clients ok, $failed failed"
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+second_device_serves() {
+	local n
+	run_pair to_peer rping1 "rping -s -a $PEER1 -C 10 -v" "rping -c -a $PEER1 -C 10 -v" ||
+		{ pair_failed; return 1; }
+	n=$(printf '%s\n' "$PAIR_CLIENT_OUT" | grep -c '^ping data: rdma-ping-')
+	[ "$n" = 10 ] || { echo "$n pings of 10"; pair_failed; return 1; }
+}
+
+# uffd-stall holds a fault under GET_EVENT for $STALL_HOLD s; meanwhile
+# another file's commands and an rping connection must run normally.
+get_event_stall() {
+	local out=/tmp/harden.uffd.out pid rc=0 start
+	peer_start stall "rping -s -a $RCM_PEER -C 3 -v" > /dev/null
+	"$HARDEN" uffd-stall "$RCM_ADDR" "$RCM_PEER" "$STALL_HOLD" > "$out" 2>&1 &
+	pid=$!
+	if ! wait_line "$out" stalled 30; then
+		echo "uffd-stall did not stall:"
+		cat "$out"
+		kill "$pid" 2> /dev/null
+		peer_run 'pkill rping' > /dev/null
+		peer_wait stall 10 > /dev/null
+		return 1
+	fi
+	timeout 120 "$HARDEN" cmds "$RCM_ADDR" 100 10000 || rc=1
+	rcm_retry 20 peer_listening || { echo "the peer's rping server does not listen"; rc=1; }
+	start=$(now_ms)
+	timeout 20 rping -c -a "$RCM_PEER" -C 3 -v ||
+		{ echo "rping failed beside the faulting GET_EVENT"; rc=1; }
+	note "rping -C 3 beside the faulting GET_EVENT: $(($(now_ms) - start)) ms"
+	kill -0 "$pid" 2> /dev/null ||
+		note "(uffd-stall had already served its fault when rping ended)"
+	wait_bounded "$pid" $((STALL_HOLD + 60)) ||
+		{ echo "uffd-stall ended with status $? (124: still running)"; rc=1; }
+	cat "$out"
+	[ $rc = 0 ] || peer_run 'pkill rping' > /dev/null
+	peer_wait stall 30 > /dev/null
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# ---- the test ----
+
+POINTS=(
+	"fabric|both guests: rxe0 and rxe1 ACTIVE; $PEER1 answers over the second wire"
+	"refused_bind_on_c|a refused bind on the peer's C stack (the reference): no device kept; a resolution after it"
+	"refused_bind_on_rcm|a refused bind on rcm: no device kept, the C stack's answers; no id left in rdma res; logs clean"
+	"refused_bind_then_removal|rxe1 removed beside an id whose bind was refused, the id destroyed after: bounded, logs clean"
+	"removal_under_fire|rxe1 removed and added back $ROUNDS times under 4 threads of ids: each removal within 60 s, rping over rxe0 unharmed, logs clean"
+	"second_device_serves|rxe1 serves again: rping -C 10 to $PEER1"
+	"get_event_stall|a GET_EVENT faulting on a userfaultfd page for ${STALL_HOLD} s stalls no other user's commands or rping"
+)
+
+rcm_two_guests_start ${#POINTS[@]}
+for p in "${POINTS[@]}"; do
+	rm -f "$NOTES"
+	mark_logs "${p%%|*}"
+	rcm_expect "${p#*|}" "${p%%|*}"
+	[ -s "$NOTES" ] && while read -r line; do rcm_log "$line"; done < "$NOTES"
+done
+rcm_two_guests_finish
