@@ -489,6 +489,29 @@ fn a_going_device_takes_no_new_id() {
     assert!(f.nodes[SERVER as usize].rdma.audit().is_ok());
 }
 
+#[test]
+fn a_resolution_a_removal_interrupted_is_still_cancelled() {
+    // An id on the device resolves when the device goes: it hears
+    // DEVICE_REMOVAL, and its destroy still names the resolution for the
+    // embedding to cancel (ib_core's request points into the id).
+    let mut f = RdmaFabric::new(2, 9, Faults::default());
+    let dst = node_addr(SERVER, PORT);
+    let id = f.call(CLIENT, |cm, _| {
+        let id = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 3)
+            .unwrap();
+        cm.bind_addr(id, node_addr(CLIENT, 0), &cx()).unwrap();
+        cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
+        id
+    });
+    assert_eq!(f.call(CLIENT, |cm, h| cm.device_going(h, SIM_DEVICE)), 1);
+    assert_eq!(kinds(&mut f, CLIENT), vec![(id, EventKind::DeviceRemoval)]);
+    assert_eq!(
+        f.call(CLIENT, |cm, h| cm.destroy(h, id)),
+        Ok(IdState::AddrQuery)
+    );
+}
+
 /// A UD listener (PS_UDP) on the server and a resolved UD client id.
 fn resolved_ud_pair(f: &mut RdmaFabric) -> (RdmaId, RdmaId) {
     let l = f.call(SERVER, |cm, h| {

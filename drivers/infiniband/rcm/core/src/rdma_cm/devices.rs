@@ -171,6 +171,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         }
         let was = rec.state;
         rec.state = IdState::DeviceRemoval;
+        rec.before_removal = Some(was);
         host.event(
             id,
             RdmaEvent::plain(EventKind::DeviceRemoval, EventStatus::Ok),

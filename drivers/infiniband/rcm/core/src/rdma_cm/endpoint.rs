@@ -141,6 +141,9 @@ pub struct Id<A> {
     /// A RoCE route was resolved toward `dst`: a change of its neighbour's
     /// hardware address is this id's concern (see `netevent`).
     pub(crate) watches_neighbour: bool,
+    /// The state DEVICE_REMOVAL interrupted: a resolution then under way
+    /// is still the embedding's to cancel when the id is destroyed.
+    pub(crate) before_removal: Option<IdState>,
 }
 
 impl<A> Id<A> {
@@ -173,6 +176,7 @@ impl<A> Id<A> {
             gave_up: false,
             iw: false,
             watches_neighbour: false,
+            before_removal: None,
         }
     }
 }
@@ -430,7 +434,8 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// `rdma_destroy_id`: the id's CM id goes (with the REJ, DREQ or DREP
     /// its state calls for), a listener's share of its CM listener, its
     /// port. Returns what the embedding must cancel: the id's pending
-    /// address or route resolution (its state then).
+    /// address or route resolution (its state then, or the state a device
+    /// removal interrupted).
     pub fn destroy<H: Host<A>>(
         &mut self,
         host: &mut H,
@@ -456,7 +461,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             let _ = host.cm(|ep, now, out| ep.destroy(now, comm, true, out));
         }
         self.ports.unbind(id.0);
-        Ok(rec.state)
+        // An id told of its device's removal while resolving still has
+        // that resolution pending.
+        Ok(rec.before_removal.unwrap_or(rec.state))
     }
 
     /// The ids on `device`, by a scan of every id (tests and audits; a
