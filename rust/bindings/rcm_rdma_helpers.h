@@ -39,13 +39,14 @@ void rcm_h_sockaddr_write(struct sockaddr_storage *ss,
 
 /*
  * Sets up a zeroed id: handler, context, port space, QP type, a reference
- * on `net`, its locks, and its resource-tracking entry named after
+ * on `net`, its locks, and its resource-tracking entry owned as `parent`
+ * is (a request's listener: its module or task), else named after
  * `caller` (a kernel consumer's module) or the current task (NULL).
  */
 void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 			rdma_cm_event_handler handler, void *context,
 			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
-			const char *caller);
+			const char *caller, const struct rdma_id_private *parent);
 /* Releases what the id holds: tracking, GID entry, path records, net. */
 void rcm_h_rdma_id_release(struct rdma_id_private *priv);
 /* The namespace of an id's addresses. */
@@ -144,7 +145,8 @@ void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
  * per-device ids such a listener listens through; rcm has none, so it adds
  * a record only ib_core's netlink dump reads): state LISTEN, the
  * listener's port space, address and owner. NULL where 6.12 has no such id
- * (AF_IB on a device without the IB CM), ERR_PTR(-ENOMEM). */
+ * (AF_IB on a device without the IB CM, a device the listener's namespace
+ * may not use), ERR_PTR(-ENOMEM). */
 struct rdma_id_private *
 rcm_h_listen_row_add(const struct rdma_id_private *listener,
 		     struct ib_device *ibdev);

@@ -106,7 +106,7 @@ void rcm_h_sockaddr_write(struct sockaddr_storage *ss,
 void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 			rdma_cm_event_handler handler, void *context,
 			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
-			const char *caller)
+			const char *caller, const struct rdma_id_private *parent)
 {
 	static struct lock_class_key handler_key, qp_key;
 
@@ -125,7 +125,10 @@ void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 	INIT_LIST_HEAD(&priv->id_list_entry);
 	priv->id.route.addr.dev_addr.net = get_net(net);
 	rdma_restrack_new(&priv->res, RDMA_RESTRACK_CM_ID);
-	rdma_restrack_set_name(&priv->res, caller);
+	if (parent)
+		rdma_restrack_parent_name(&priv->res, &parent->res);
+	else
+		rdma_restrack_set_name(&priv->res, caller);
 }
 
 void rcm_h_rdma_id_release(struct rdma_id_private *priv)
@@ -224,7 +227,8 @@ rcm_h_listen_row_add(const struct rdma_id_private *listener,
 		(struct sockaddr *)&listener->id.route.addr.src_addr;
 	struct rdma_id_private *row;
 
-	if (src->sa_family == AF_IB && !rdma_cap_ib_cm(ibdev, 1))
+	if ((src->sa_family == AF_IB && !rdma_cap_ib_cm(ibdev, 1)) ||
+	    !rdma_dev_access_netns(ibdev, listener->id.route.addr.dev_addr.net))
 		return NULL;
 	row = kzalloc(sizeof(*row), GFP_KERNEL);
 	if (!row)

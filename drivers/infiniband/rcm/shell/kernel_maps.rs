@@ -4,20 +4,47 @@
 //! chunked vectors.
 //!
 //! Allocation happens only in `try_insert` (a node reservation taken
-//! before anything changes) and `try_grow` (one more chunk), both
-//! `GFP_ATOMIC`, as the endpoint is used under an irq-safe spinlock;
-//! `rekey` re-uses the removed node's memory.
+//! before anything changes) and `try_grow` (one more chunk), with the
+//! flags of the table's [`Alloc`]: `GFP_ATOMIC` for the CM endpoint, used
+//! under an irq-safe spinlock; `GFP_KERNEL_ACCOUNT` for the tables users'
+//! calls grow under a mutex (rdma_cm's ids, the rdma_ucm device's
+//! contexts and events), so that a user's ids count against its memory
+//! cgroup rather than against everyone. `rekey` re-uses the removed
+//! node's memory.
 
 use crate::proto::cm::store::{Collections, InsertError, NoMemory, OrderedMap, SlotVec};
+use core::marker::PhantomData;
+use kernel::alloc::Flags;
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 
-/// [`Collections`] for rcm.ko.
-pub(crate) struct KernelCollections;
+/// How a table allocates.
+pub(crate) trait Alloc {
+    /// The flags of every allocation.
+    const FLAGS: Flags;
+}
 
-impl Collections for KernelCollections {
-    type Map<K: Ord + Copy, V> = KernelMap<K, V>;
-    type Vec<T> = ChunkedVec<T>;
+/// For tables used under an irq-safe spinlock.
+pub(crate) struct Atomic;
+
+impl Alloc for Atomic {
+    const FLAGS: Flags = GFP_ATOMIC;
+}
+
+/// For tables grown by users' calls, in process context: charged to the
+/// caller's memory cgroup.
+pub(crate) struct Accounted;
+
+impl Alloc for Accounted {
+    const FLAGS: Flags = GFP_KERNEL_ACCOUNT;
+}
+
+/// [`Collections`] for rcm.ko, allocating as `A` says.
+pub(crate) struct KernelCollections<A: Alloc = Atomic>(PhantomData<A>);
+
+impl<A: Alloc> Collections for KernelCollections<A> {
+    type Map<K: Ord + Copy, V> = KernelMap<K, V, A>;
+    type Vec<T> = ChunkedVec<T, A>;
 }
 
 /// Bytes per chunk of a [`ChunkedVec`]: one page, so that growing needs
@@ -25,12 +52,13 @@ impl Collections for KernelCollections {
 const CHUNK_BYTES: usize = 4096;
 
 /// A growable array in page-sized chunks (at least one element each).
-pub(crate) struct ChunkedVec<T> {
+pub(crate) struct ChunkedVec<T, A: Alloc = Atomic> {
     chunks: KVec<KVec<T>>,
     len: usize,
+    _alloc: PhantomData<A>,
 }
 
-impl<T> ChunkedVec<T> {
+impl<T, A: Alloc> ChunkedVec<T, A> {
     const PER_CHUNK: usize =
         if core::mem::size_of::<T>() == 0 || core::mem::size_of::<T>() >= CHUNK_BYTES {
             1
@@ -39,11 +67,12 @@ impl<T> ChunkedVec<T> {
         };
 }
 
-impl<T> SlotVec<T> for ChunkedVec<T> {
+impl<T, A: Alloc> SlotVec<T> for ChunkedVec<T, A> {
     fn new_empty() -> Self {
         ChunkedVec {
             chunks: KVec::new(),
             len: 0,
+            _alloc: PhantomData,
         }
     }
 
@@ -64,29 +93,31 @@ impl<T> SlotVec<T> for ChunkedVec<T> {
     }
 
     fn try_grow(&mut self, mut make: impl FnMut() -> T) -> Result<(), NoMemory> {
-        self.chunks.reserve(1, GFP_ATOMIC).map_err(|_| NoMemory)?;
-        let mut chunk = KVec::with_capacity(Self::PER_CHUNK, GFP_ATOMIC).map_err(|_| NoMemory)?;
+        self.chunks.reserve(1, A::FLAGS).map_err(|_| NoMemory)?;
+        let mut chunk = KVec::with_capacity(Self::PER_CHUNK, A::FLAGS).map_err(|_| NoMemory)?;
         for _ in 0..Self::PER_CHUNK {
             // Cannot fail: the capacity is reserved.
-            chunk.push(make(), GFP_ATOMIC).map_err(|_| NoMemory)?;
+            chunk.push(make(), A::FLAGS).map_err(|_| NoMemory)?;
         }
-        self.chunks.push(chunk, GFP_ATOMIC).map_err(|_| NoMemory)?;
+        self.chunks.push(chunk, A::FLAGS).map_err(|_| NoMemory)?;
         self.len += Self::PER_CHUNK;
         Ok(())
     }
 }
 
 /// An `RBTree` that counts its entries.
-pub(crate) struct KernelMap<K, V> {
+pub(crate) struct KernelMap<K, V, A: Alloc = Atomic> {
     tree: RBTree<K, V>,
     len: usize,
+    _alloc: PhantomData<A>,
 }
 
-impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
+impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
     fn new_empty() -> Self {
         KernelMap {
             tree: RBTree::new(),
             len: 0,
+            _alloc: PhantomData,
         }
     }
 
@@ -102,7 +133,7 @@ impl<K: Ord + Copy, V> OrderedMap<K, V> for KernelMap<K, V> {
         if self.tree.get(&key).is_some() {
             return Err(InsertError::Occupied(value));
         }
-        let reservation = match RBTreeNodeReservation::new(GFP_ATOMIC) {
+        let reservation = match RBTreeNodeReservation::new(A::FLAGS) {
             Ok(r) => r,
             Err(_) => return Err(InsertError::NoMemory(value)),
         };

@@ -13,7 +13,7 @@
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
 //! [`Host::cm`]); the event queue's lock is taken last and held briefly.
 
-use super::kernel_maps::KernelCollections;
+use super::kernel_maps::{Accounted, KernelCollections};
 use super::outbox::Outbox;
 use super::peer::Peer;
 use super::service::{CmService, EventConsumer, KernelEndpoint};
@@ -28,7 +28,7 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 /// The core's rdma_cm as the kernel runs it.
-pub(crate) type KernelRdmaCm = RdmaCm<KernelCollections, Peer>;
+pub(crate) type KernelRdmaCm = RdmaCm<KernelCollections<Accounted>, Peer>;
 
 /// Queued events, oldest first.
 pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;

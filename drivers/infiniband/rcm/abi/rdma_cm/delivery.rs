@@ -137,6 +137,9 @@ impl RdmaCmAbi {
                 ps,
                 qp_type,
                 caller: core::ptr::null(),
+                // Owned in resource tracking as its listener is (6.12), not
+                // by the kworker that delivers the request.
+                parent: p,
             },
         )?;
         b.set_state(rec.state());

@@ -77,6 +77,7 @@ pub(crate) unsafe extern "C" fn __rdma_create_kernel_id(
         ps,
         qp_type,
         caller,
+        parent: core::ptr::null(),
     })
 }
 
@@ -97,6 +98,7 @@ pub(crate) extern "C" fn rdma_create_user_id(
         ps,
         qp_type,
         caller: core::ptr::null(),
+        parent: core::ptr::null(),
     })
 }
 

@@ -54,28 +54,37 @@ pub(crate) struct NewId {
     pub(crate) qp_type: bindings::ib_qp_type,
     /// A kernel consumer's module name; NULL for a user id.
     pub(crate) caller: *const c_char,
+    /// A request's listener, whose owner the id takes in resource
+    /// tracking (NULL: `caller`, or the current task).
+    pub(crate) parent: *const bindings::rdma_id_private,
 }
 
 impl RdmaIdBox {
     /// A new IDLE id for the core's `core`.
     pub(crate) fn new(core: RdmaId, n: &NewId) -> Result<Arc<Self>> {
-        let (net, handler, context, ps, qp_type, caller) =
-            (n.net, n.handler, n.context, n.ps, n.qp_type, n.caller);
+        let (net, handler, context, ps, qp_type, caller, parent) = (
+            n.net, n.handler, n.context, n.ps, n.qp_type, n.caller, n.parent,
+        );
         Arc::pin_init(
             try_pin_init!(RdmaIdBox {
                 private <- Opaque::ffi_init(move |p: *mut bindings::rdma_id_private| {
                     // SAFETY: `p` is this field's memory, which we zero and
                     // set up before anyone sees it; `net` is a live
-                    // namespace the caller holds, which the id references.
+                    // namespace the caller holds, which the id references;
+                    // a parent is a listener whose handler lock the caller
+                    // holds (its tracking entry is live).
                     unsafe {
                         core::ptr::write_bytes(p, 0, 1);
-                        bindings::rcm_h_rdma_id_init(p, net, handler, context, ps, qp_type, caller);
+                        bindings::rcm_h_rdma_id_init(
+                            p, net, handler, context, ps, qp_type, caller, parent,
+                        );
                     }
                 }),
                 core,
                 comm: AtomicU64::new(NO_COMM),
             }? Error),
-            GFP_KERNEL,
+            // A user's ids count against its memory cgroup.
+            GFP_KERNEL_ACCOUNT,
         )
     }
 

@@ -7,7 +7,7 @@
 use super::id::RdmaIdBox;
 use crate::proto::cm::store::{OrderedMap, SlotVec};
 use crate::proto::rdma_cm::RdmaId;
-use crate::shell::kernel_maps::{ChunkedVec, KernelMap};
+use crate::shell::kernel_maps::{Accounted, ChunkedVec, KernelMap};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -16,11 +16,11 @@ use kernel::sync::Arc;
 /// INVARIANT: a box is in `by_slot` at its core id's slot, or in
 /// `overflow` under its core id, never both.
 pub(crate) struct IdRegistry {
-    by_slot: ChunkedVec<Option<Arc<RdmaIdBox>>>,
+    by_slot: ChunkedVec<Option<Arc<RdmaIdBox>>, Accounted>,
     /// Boxes whose slot still held another's: the core frees an id's slot
     /// when it destroys the id, a moment before the box is unregistered,
     /// so a new id may get the slot first.
-    overflow: KernelMap<u32, Arc<RdmaIdBox>>,
+    overflow: KernelMap<u32, Arc<RdmaIdBox>, Accounted>,
 }
 
 impl IdRegistry {

@@ -92,6 +92,7 @@ impl UcmaAbi {
 
     /// CREATE_ID: an rdma_cm id in the caller's namespace, answered with
     /// the context that names it.
+    #[inline(never)]
     pub(super) fn create_id(
         &self,
         s: &Service,
@@ -116,6 +117,7 @@ impl UcmaAbi {
             ps: u32::from(ps.raw()),
             qp_type: ib_qp_type(qp_type),
             caller: core::ptr::null(),
+            parent: core::ptr::null(),
         };
         let b = match rdma_cm(s).create_id(s, &n) {
             Ok(b) => b,
@@ -135,6 +137,7 @@ impl UcmaAbi {
 
     /// DESTROY_ID: the id goes, then the context with its undelivered
     /// events; answers the events it reported.
+    #[inline(never)]
     pub(super) fn destroy_id(&self, s: &Service, file: FileId, ctx: u32, response: u64) -> Result {
         let ctx = CtxId(ctx);
         let id = self
@@ -171,6 +174,7 @@ impl UcmaAbi {
     /// MIGRATE_ID, written to the file `to`: the context `ctx` of the file
     /// open as descriptor `fd` moves here with its undelivered events;
     /// answers the events it reported.
+    #[inline(never)]
     pub(super) fn migrate_id(&self, to: FileId, ctx: u32, fd: u32, response: u64) -> Result {
         let mut filp = core::ptr::null_mut();
         let mut from = core::ptr::null_mut();

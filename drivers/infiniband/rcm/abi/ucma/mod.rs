@@ -26,7 +26,7 @@ use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::RdmaId;
 use crate::proto::ucma::table::Delivery;
 use crate::proto::ucma::{FileId, UcmaError, UcmaTable};
-use crate::shell::kernel_maps::{KernelCollections, KernelMap};
+use crate::shell::kernel_maps::{Accounted, KernelCollections, KernelMap};
 use core::sync::atomic::AtomicU64;
 use kernel::error::code;
 use kernel::ffi::c_int;
@@ -37,7 +37,7 @@ use kernel::sync::Mutex;
 /// Contexts name their rdma_cm id by the core's number: a command looks
 /// the id up in rdma_cm's registry, so an id destroyed meanwhile is simply
 /// not found.
-type Table = UcmaTable<KernelCollections, RdmaId>;
+type Table = UcmaTable<KernelCollections<Accounted>, RdmaId>;
 
 /// An open file's wake-up target.
 ///

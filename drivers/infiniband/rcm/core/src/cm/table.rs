@@ -3,37 +3,48 @@
 //! The id table: every connection in a slot of a growable array, found
 //! from its comm id in O(1), as the C CM finds its ids in an xarray.
 //!
-//! A comm id is `(generation << SLOT_BITS | slot) ^ operand`. Freeing a
-//! slot advances its generation, and freed slots are reused oldest first,
-//! so an id comes back only after its slot has been reused 2^12 times and
-//! every other free slot in between: a new id does not match an old
-//! connection a peer may still remember. The operand (random per
-//! endpoint) keeps ids unpredictable across boots.
+//! An id is `(generation << SLOT_BITS | slot) ^ operand`. Freeing a slot
+//! advances its generation, and freed slots are reused oldest first, so
+//! an id comes back only after its slot has been reused through every
+//! generation (2^12 times for a CM's comm ids) and every other free slot
+//! in between: a new id does not match an old connection a peer may
+//! still remember. The operand (random per endpoint) keeps ids
+//! unpredictable across boots.
 
 use super::store::{Collections, NoMemory, SlotVec};
 use super::CommId;
 
-/// Bits of a comm id that name the slot: at most 2^20 ids per endpoint.
-const SLOT_BITS: u32 = 20;
-/// The most slots (and so live ids) a table holds.
-pub(crate) const MAX_IDS: usize = 1 << SLOT_BITS;
-const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
-/// Generations cycle through the remaining 12 bits.
-const GENERATION_MASK: u32 = (1 << (32 - SLOT_BITS)) - 1;
+/// Bits of a comm id that name the slot: at most 2^20 connections per
+/// endpoint (a table's default); the other 12 number its generations.
+pub(crate) const COMM_SLOT_BITS: u32 = 20;
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 
-/// The comm id of `slot` in `generation`.
-const fn encode(slot: u32, generation: u32, operand: u32) -> u32 {
-    ((generation << SLOT_BITS) | slot) ^ operand
+/// The most slots (and so live ids) a table of `bits`-bit slots holds.
+const fn max_ids(bits: u32) -> usize {
+    1 << bits
 }
 
-/// The slot of `id` in a table whose operand is `operand`. Ids that exist
-/// at once have different slots, and a table grows only when no slot is
-/// free, so slot numbers stay below the most ids it ever held at once
-/// (rounded up to a chunk).
-pub(crate) const fn slot_of(id: u32, operand: u32) -> usize {
-    ((id ^ operand) & SLOT_MASK) as usize
+const fn slot_mask(bits: u32) -> u32 {
+    (1 << bits) - 1
+}
+
+/// Generations cycle through the bits above the slot's.
+const fn generation_mask(bits: u32) -> u32 {
+    (1 << (32 - bits)) - 1
+}
+
+/// The id of `slot` in `generation`.
+const fn encode(bits: u32, slot: u32, generation: u32, operand: u32) -> u32 {
+    ((generation << bits) | slot) ^ operand
+}
+
+/// The slot of `id` in a table of `bits`-bit slots whose operand is
+/// `operand`. Ids that exist at once have different slots, and a table
+/// grows only when no slot is free, so slot numbers stay below the most
+/// ids it ever held at once (rounded up to a chunk).
+pub(crate) const fn slot_of(bits: u32, id: u32, operand: u32) -> usize {
+    ((id ^ operand) & slot_mask(bits)) as usize
 }
 
 /// One slot.
@@ -49,7 +60,7 @@ enum Slot<V> {
 pub(crate) enum TableFull {
     /// The embedding's allocator refused the slots.
     NoMemory,
-    /// All [`MAX_IDS`] slots are in use.
+    /// Every slot of the table is in use.
     NoSpace,
 }
 
@@ -58,7 +69,7 @@ pub(crate) enum TableFull {
 /// INVARIANT: `free_head .. free_tail` links every `Slot::Free` exactly
 /// once through `next` (`NONE` terminated, both `NONE` when there is
 /// none), and `used` counts the `Slot::Used` slots.
-pub(crate) struct IdTable<V, C: Collections> {
+pub(crate) struct IdTable<V, C: Collections, const SLOT_BITS: u32 = COMM_SLOT_BITS> {
     slots: C::Vec<Slot<V>>,
     free_head: u32,
     free_tail: u32,
@@ -66,7 +77,7 @@ pub(crate) struct IdTable<V, C: Collections> {
     operand: u32,
 }
 
-impl<V, C: Collections> IdTable<V, C> {
+impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
     /// An empty table whose ids are XORed with `operand`.
     pub(crate) fn new(operand: u32) -> Self {
         IdTable {
@@ -79,13 +90,13 @@ impl<V, C: Collections> IdTable<V, C> {
     }
 
     fn id_of(&self, slot: u32, generation: u32) -> u32 {
-        encode(slot, generation, self.operand)
+        encode(SLOT_BITS, slot, generation, self.operand)
     }
 
     /// (slot, generation) of an id.
     fn decode(&self, id: u32) -> (usize, u32) {
         let raw = id ^ self.operand;
-        ((raw & SLOT_MASK) as usize, raw >> SLOT_BITS)
+        ((raw & slot_mask(SLOT_BITS)) as usize, raw >> SLOT_BITS)
     }
 
     /// Number of ids in the table.
@@ -120,7 +131,7 @@ impl<V, C: Collections> IdTable<V, C> {
     /// Appends the embedding's next chunk of slots to the free list.
     fn grow(&mut self) -> Result<(), TableFull> {
         let first = self.slots.len();
-        if first >= MAX_IDS {
+        if first >= max_ids(SLOT_BITS) {
             return Err(TableFull::NoSpace);
         }
         self.slots
@@ -129,7 +140,7 @@ impl<V, C: Collections> IdTable<V, C> {
                 next: NONE,
             })
             .map_err(|NoMemory| TableFull::NoMemory)?;
-        let end = self.slots.len().min(MAX_IDS);
+        let end = self.slots.len().min(max_ids(SLOT_BITS));
         for slot in first..end {
             self.push_free(slot as u32);
         }
@@ -165,10 +176,10 @@ impl<V, C: Collections> IdTable<V, C> {
             return Err(TableFull::NoSpace);
         };
         // Id 0 means "unknown" on the wire: skip the generation making it.
-        if encode(slot, generation, operand) == 0 {
-            generation = (generation + 1) & GENERATION_MASK;
+        if encode(SLOT_BITS, slot, generation, operand) == 0 {
+            generation = (generation + 1) & generation_mask(SLOT_BITS);
         }
-        let id = CommId(encode(slot, generation, operand));
+        let id = CommId(encode(SLOT_BITS, slot, generation, operand));
         *entry = Slot::Used {
             generation,
             value: make(id),
@@ -191,7 +202,7 @@ impl<V, C: Collections> IdTable<V, C> {
         let old = core::mem::replace(
             entry,
             Slot::Free {
-                generation: (generation + 1) & GENERATION_MASK,
+                generation: (generation + 1) & generation_mask(SLOT_BITS),
                 next: NONE,
             },
         );
@@ -252,7 +263,7 @@ mod tests {
         let mut ids = Vec::new();
         while ids.len() < 4096 {
             let id = t.try_insert(|_| ()).expect("insert");
-            if (id.0 & SLOT_MASK) == (a.0 & SLOT_MASK) {
+            if (id.0 & slot_mask(COMM_SLOT_BITS)) == (a.0 & slot_mask(COMM_SLOT_BITS)) {
                 assert_ne!(id, a);
                 assert_eq!(t.get(a.0), None);
                 return;

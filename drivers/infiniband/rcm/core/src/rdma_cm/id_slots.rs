@@ -13,17 +13,25 @@ use crate::cm::table::{slot_of, IdTable, TableFull};
 /// Ids are not on the wire, so their numbers need no random operand.
 const OPERAND: u32 = 0;
 
+/// Bits of an id that name its slot: 2^24 ids (16 times the CM's), which
+/// their consumers' memory (about 2 KiB each, charged to the memory
+/// cgroup of a user's ids) limits first on any but the largest hosts.
+/// Generations cycle through the other 8 bits: a late callback that names
+/// an id by number (an SA query's, an iw_cm event's) finds the id gone
+/// unless its slot was reused 256 times meanwhile.
+const SLOT_BITS: u32 = 24;
+
 impl RdmaId {
     /// The id's slot in the table, which an embedding can index its own
     /// per-id data by densely (see [`slot_of`]).
     pub fn slot(self) -> usize {
-        slot_of(self.0, OPERAND)
+        slot_of(SLOT_BITS, self.0, OPERAND)
     }
 }
 
 /// The ids and their records.
 pub(crate) struct IdSlots<V, C: Collections> {
-    table: IdTable<V, C>,
+    table: IdTable<V, C, SLOT_BITS>,
 }
 
 impl<V, C: Collections> IdSlots<V, C> {
@@ -66,5 +74,28 @@ impl<V, C: Collections> IdSlots<V, C> {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.table.len() == 0
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::cm::store::btree::Std;
+
+    #[test]
+    fn more_ids_than_a_cm_has_connections() {
+        // rdma_cm's ids are not capped at the CM's 2^20: all users'
+        // together are limited by memory (each id's consumer side is
+        // charged to its user's memory cgroup in the kernel).
+        let mut t: IdSlots<(), Std> = IdSlots::new();
+        let n = (1 << 20) + 1;
+        let mut last = RdmaId(0);
+        for _ in 0..n {
+            last = t.insert(()).expect("room for another id");
+        }
+        assert_eq!(t.len(), n);
+        assert_eq!(last.slot(), n - 1);
+        assert!(t.get(&last).is_some());
+        assert_eq!(t.remove(&last), Some(()));
     }
 }
