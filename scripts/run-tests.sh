@@ -91,6 +91,17 @@ kstart=$(date +%s)
 step "build $RCM_FLAVOR kernel (cached)" "$RCM_ROOT/scripts/build-kernel.sh" "$RCM_FLAVOR"
 echo "# kernel ready in $(($(date +%s) - kstart)) s"
 step "build rcm.ko" "$RCM_ROOT/scripts/build-module.sh" "$RCM_FLAVOR"
+# No function a user's call runs sets up a stack frame over 2 KiB, on the
+# real build (rustc has no -Wframe-larger-than).
+log=$out/check-stack.log
+if python3 "$RCM_ROOT/scripts/check-stack.py" "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" 2048 \
+	> "$log" 2>&1; then
+	tail -1 "$log" | sed 's/^/# /'
+	result 0 "module: stack frames of user paths within 2 KiB (scripts/check-stack.py)"
+else
+	tail -15 "$log" | sed 's/^/# /'
+	result 1 "module: stack frames of user paths within 2 KiB (log: $log)"
+fi
 step "install kselftests" "$RCM_ROOT/scripts/build-selftests.sh"
 step "build guest image" "$RCM_ROOT/scripts/mkguest.sh" "$RCM_FLAVOR" "$out/initrd"
 

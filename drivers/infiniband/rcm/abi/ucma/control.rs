@@ -31,12 +31,14 @@ impl UcmaAbi {
     }
 
     /// BIND_IP and BIND.
+    #[inline(never)]
     pub(super) fn bind(&self, s: &Service, file: FileId, ctx: u32, addr: SockAddr) -> Result {
         let b = self.id(s, file, ctx)?;
         ret(rdma_cm(s).bind(s, &b, addr))
     }
 
     /// RESOLVE_IP and RESOLVE_ADDR.
+    #[inline(never)]
     pub(super) fn resolve_addr(
         &self,
         s: &Service,
@@ -56,6 +58,7 @@ impl UcmaAbi {
     }
 
     /// RESOLVE_ROUTE.
+    #[inline(never)]
     pub(super) fn resolve_route(
         &self,
         s: &Service,
@@ -68,6 +71,7 @@ impl UcmaAbi {
     }
 
     /// CONNECT (`rdma_connect_ece`).
+    #[inline(never)]
     pub(super) fn connect(
         &self,
         s: &Service,
@@ -87,6 +91,7 @@ impl UcmaAbi {
     }
 
     /// LISTEN: the backlog asked for, within the sysctl's maximum.
+    #[inline(never)]
     pub(super) fn listen(&self, s: &Service, file: FileId, ctx: u32, backlog: u32) -> Result {
         let b = self.id(s, file, ctx)?;
         // SAFETY: reads an int.
@@ -103,6 +108,7 @@ impl UcmaAbi {
 
     /// ACCEPT, with the handler lock held so that the context's new uid
     /// and the events after the accept go together.
+    #[inline(never)]
     pub(super) fn accept(
         &self,
         s: &Service,
@@ -128,6 +134,7 @@ impl UcmaAbi {
     }
 
     /// REJECT.
+    #[inline(never)]
     pub(super) fn reject(
         &self,
         s: &Service,
@@ -141,18 +148,21 @@ impl UcmaAbi {
     }
 
     /// DISCONNECT.
+    #[inline(never)]
     pub(super) fn disconnect(&self, s: &Service, file: FileId, ctx: u32) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
         ret(rdma_cm(s).disconnect(s, &b))
     }
 
     /// NOTIFY.
+    #[inline(never)]
     pub(super) fn notify(&self, s: &Service, file: FileId, ctx: u32, event: u32) -> Result {
         let b = self.id(s, file, ctx)?;
         ret(rdma_cm(s).notify(s, &b, event))
     }
 
     /// SET_OPTION: the id, then its value copied in, then the option.
+    #[inline(never)]
     pub(super) fn set_option(&self, s: &Service, file: FileId, opt: &SetOption) -> Result {
         let b = self.id(s, file, opt.id)?;
         let len = usize::try_from(opt.optlen).map_err(|_| code::EINVAL)?;

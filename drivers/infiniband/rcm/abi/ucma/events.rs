@@ -93,6 +93,7 @@ impl UcmaAbi {
     /// this file's readers, not the surface's lock that every command and
     /// every id's event handler (kernel consumers' deliveries among them)
     /// take. A copy that faults delivers nothing (6.12 keeps the event).
+    #[inline(never)]
     pub(super) fn get_event(
         &self,
         f: &UcmaFile,

@@ -17,6 +17,7 @@ use kernel::prelude::*;
 impl UcmaAbi {
     /// A join of `file`'s context `ctx` to `group`; answers the
     /// membership.
+    #[inline(never)]
     pub(super) fn join(
         &self,
         s: &Service,
@@ -55,6 +56,7 @@ impl UcmaAbi {
     /// LEAVE_MCAST: once rdma_cm has left (no event of the group is being
     /// delivered after), the membership goes with its undelivered events;
     /// answers the events it reported.
+    #[inline(never)]
     pub(super) fn leave(&self, s: &Service, file: FileId, mc: u32, response: u64) -> Result {
         let mc = McId(mc);
         let (ctx, group) = self

@@ -27,6 +27,7 @@ fn bytes_of<T>(v: &T, len: usize) -> &[u8] {
 
 impl UcmaAbi {
     /// QUERY_ROUTE: as much of the answer as userspace has room for.
+    #[inline(never)]
     pub(super) fn query_route(
         &self,
         s: &Service,
@@ -43,6 +44,7 @@ impl UcmaAbi {
     }
 
     /// QUERY.
+    #[inline(never)]
     pub(super) fn query(
         &self,
         s: &Service,
@@ -74,6 +76,7 @@ impl UcmaAbi {
 
     /// INIT_QP_ATTR: rdma_cm's attributes for the state asked for, in the
     /// uverbs layout.
+    #[inline(never)]
     pub(super) fn init_qp_attr(
         &self,
         s: &Service,
