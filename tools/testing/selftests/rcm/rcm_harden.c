@@ -31,6 +31,10 @@
  *	fault is not served: prints "stalled" once the kernel's copy faulted,
  *	holds the fault <hold_seconds>, serves it (UFFDIO_ZEROPAGE) and
  *	checks that GET_EVENT then returned the ADDR_RESOLVED event.
+ *   rcm_harden fill <max> <fifo>
+ *	Creates ids on one file until CREATE_ID fails or <max> exist, prints
+ *	the count and the errno ("fill: <n> ids, then <errno>", "filled"),
+ *	holds them until <fifo> gives a line (at most 120 s).
  *   rcm_harden cmds <self0> <count> <limit_ms>
  *	<count> rounds of CREATE_ID, BIND, QUERY ADDR, DESTROY_ID on a fresh
  *	file; fails if they took more than <limit_ms> (run beside uffd-stall:
@@ -826,6 +830,43 @@ static int cmds(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* ---- fill ---- */
+
+/*
+ * Creates ids on one file until CREATE_ID fails or <max> exist (the caller
+ * runs it inside a small memory cgroup: its ids must count there), prints
+ * how many and the errno, then holds them until <fifo> gives a line (or
+ * 120 s), and closes the file.
+ */
+static int fill(int argc, char **argv)
+{
+	int fd, ff, e = 0;
+	long max, n;
+	char line[16];
+	__u32 id;
+
+	max = argc == 2 ? atol(argv[0]) : 0;
+	if (max <= 0)
+		return usage("fill <max> <fifo>");
+	fd = cm_open(0);
+	for (n = 0; n < max; n++) {
+		e = create_id(fd, n, &id);
+		if (e)
+			break;
+		if (n && n % 10000 == 0)
+			printf("fill: %ld ids so far\n", n);
+	}
+	printf("fill: %ld ids, then %s\n", n, e ? err_name(e) : "the limit");
+	printf("filled\n");
+	alarm(120);
+	ff = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (ff >= 0 && read(ff, line, sizeof(line)) < 0)
+		perror("read");
+	alarm(0);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -834,6 +875,7 @@ int main(int argc, char **argv)
 	} subcommands[] = {
 		{ "bind-refused", bind_refused }, { "hold-refused", hold_refused },
 		{ "churn", churn }, { "uffd-stall", uffd_stall }, { "cmds", cmds },
+		{ "fill", fill },
 	};
 	unsigned int i;
 
@@ -841,5 +883,5 @@ int main(int argc, char **argv)
 	for (i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (!strcmp(argv[1], subcommands[i].name))
 			return subcommands[i].run(argc - 2, argv + 2);
-	return usage("bind-refused|hold-refused|churn|uffd-stall|cmds ...");
+	return usage("bind-refused|hold-refused|churn|uffd-stall|cmds|fill ...");
 }

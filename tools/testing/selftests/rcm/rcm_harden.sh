@@ -17,7 +17,11 @@
 #    live ids, and rping connections over rxe0 keep moving data; then rxe1
 #    serves again;
 #  - one user's GET_EVENT blocked on a userfaultfd page stalls no other
-#    user's commands or connections.
+#    user's commands or connections;
+#  - the abuse campaign on rxe1's addresses while rxe1 comes and goes;
+#  - a user flapping neighbours in its own namespace beside 10,000 ids;
+#  - a passive id is owned in resource tracking as its listener is;
+#  - a user's ids are charged to its memory cgroup.
 # Every point also checks the kernel logs since it began (KASAN, lockdep,
 # WARN, hung tasks); the final points check them whole, and kmemleak.
 . "$(dirname "$(readlink -f "$0")")/rcm_tools_lib.sh"
@@ -306,6 +310,145 @@ get_event_stall() {
 	return $rc
 }
 
+# A user's ids are charged to its memory cgroup (so a container's limit
+# stops it, not the host's consumers): 5,000 ids raise the cgroup's
+# memory.current by at least 1 KiB each over 10 ids' (without accounting
+# they raise it by next to nothing: the memory is the kernel's).
+CG=/sys/fs/cgroup
+# fill_in_cgroup <cgroup> <ids>: memory.current with the ids held.
+fill_in_cgroup() {
+	local fifo=/tmp/harden.fill.fifo out=/tmp/harden.fill.$1 pid i cur
+	mkdir -p "$CG/$1" || return 1
+	rm -f "$fifo"
+	mkfifo "$fifo" || return 1
+	sh -c "echo \$\$ > $CG/$1/cgroup.procs && exec $HARDEN fill $2 $fifo" > "$out" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 1200; i++)); do
+		grep -qx filled "$out" && break
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.1
+	done
+	cur=$(cat "$CG/$1/memory.current")
+	grep '^fill: [0-9]* ids, then' "$out" >&2
+	timeout 10 sh -c "echo go > $fifo" 2> /dev/null
+	wait_bounded "$pid" 60 > /dev/null
+	rmdir "$CG/$1"
+	grep -q "^fill: $2 ids, then the limit" "$out" || { echo "fill: $(cat "$out")" >&2; return 1; }
+	echo "$cur"
+}
+
+ids_in_a_memory_cgroup() {
+	local few many delta rc=0
+	if [ ! -f $CG/cgroup.controllers ]; then
+		mount -t cgroup2 none $CG || { echo "cannot mount cgroup2"; return 1; }
+	fi
+	echo +memory > $CG/cgroup.subtree_control || return 1
+	few=$(fill_in_cgroup rcm_few 10) || return 1
+	many=$(fill_in_cgroup rcm_many 5000) || return 1
+	delta=$((many - few))
+	note "memory.current with 5,000 ids: $many bytes; with 10: $few; $((delta / 5000)) bytes per id charged"
+	[ "$delta" -ge $((5000 * 1024)) ] || { echo "5,000 ids charged only $delta bytes to their cgroup"; rc=1; }
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# The abuse campaign (rcm_ucma_abuse.c: random commands from 4 threads,
+# response buffers that fault slowly among them) on the second wire's
+# addresses while rxe1 is removed and added back every 2 s: the kernel
+# logs stay clean, no id is left, every removal ends in bounded time.
+ABUSE=$RCM_TEST_DIR/rcm_ucma_abuse
+ABUSE_COMMANDS=200000
+abuse_across_removals() {
+	local seed=${RCM_ABUSE_SEED:-$(date +%s)} pid r=0 rc=0 max=0
+	local out=/tmp/harden.abuse.out
+	echo "abuse seed $seed (replay: rcm_ucma_abuse $seed $ABUSE_COMMANDS 4 $ADDR1 $PEER1)"
+	timeout 900 "$ABUSE" "$seed" "$ABUSE_COMMANDS" 4 "$ADDR1" "$PEER1" > "$out" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2> /dev/null; do
+		sleep 2
+		remove_rxe1 60 || { rc=1; break; }
+		[ "$REMOVAL_MS" -gt "$max" ] && max=$REMOVAL_MS
+		add_rxe1 || { rc=1; break; }
+		r=$((r + 1))
+	done
+	wait "$pid" || { echo "the campaign ended with status $? (seed $seed)"; rc=1; }
+	tail -4 "$out"
+	add_rxe1 || rc=1
+	note "abuse on rxe1 (seed $seed): $r removals of rxe1 meanwhile, the longest $max ms"
+	[ "$(rdma res show cm_id | grep -c .)" = 0 ] || { echo "ids left:"; rdma res show cm_id | head; rc=1; }
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# A user flapping neighbours in a network namespace of its own (200
+# neighbour entries changing hardware address in a loop: every change
+# reaches rcm's notifier, whatever the namespace) beside 10,000 ids of
+# another user: a third user's commands and rping still take their normal
+# time. The notifier coalesces into a bounded set, and a change reaches
+# only the ids watching that neighbour (an index), never a walk of every
+# id under rdma_cm's lock.
+neighbour_flood() {
+	local fifo=/tmp/harden.flood.fifo out=/tmp/harden.flood.fill batch=/tmp/harden.flood.batch
+	local fill flood rc=0 i start
+	ip netns add rcm_flap || return 1
+	ip link add rcm_fl0 type veth peer name rcm_fl1 netns rcm_flap || return 1
+	ip -n rcm_flap link set rcm_fl1 up
+	ip link set rcm_fl0 up
+	: > "$batch"
+	for ((i = 0; i < 200; i++)); do
+		echo "neigh replace 10.9.0.$((i + 1)) lladdr 02:00:00:00:00:01 dev rcm_fl1 nud permanent"
+		echo "neigh replace 10.9.0.$((i + 1)) lladdr 02:00:00:00:00:02 dev rcm_fl1 nud permanent"
+	done > "$batch"
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"$HARDEN" fill 10000 "$fifo" > "$out" 2>&1 &
+	fill=$!
+	wait_line "$out" filled 300 || { echo "fill did not finish"; rc=1; }
+	(end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do ip -n rcm_flap -batch "$batch"; done) \
+		> /dev/null 2>&1 &
+	flood=$!
+	sleep 2
+	timeout 120 "$HARDEN" cmds "$RCM_ADDR" 100 10000 || rc=1
+	start=$(now_ms)
+	run_pair to_peer flood "rping -s -a @SERVER@ -C 10 -v" "rping -c -a @SERVER@ -C 10 -v" ||
+		{ pair_failed; rc=1; }
+	note "rping -C 10 beside the neighbour flood and 10,000 ids: $(($(now_ms) - start)) ms"
+	kill -0 "$flood" 2> /dev/null || { echo "the flood ended before the checks did"; rc=1; }
+	wait "$flood"
+	timeout 10 sh -c "echo go > $fifo" 2> /dev/null
+	wait_bounded "$fill" 120 > /dev/null
+	ip netns del rcm_flap
+	ip link del rcm_fl0 2> /dev/null
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# A passive id is owned in resource tracking as its listener is (6.12):
+# by the listening process, so that a container's tools see its
+# connections, not by the kworker that delivered the request.
+passive_ids_owned_by_listener() {
+	local rows rc=0 i pid
+	rping -s -a "$RCM_ADDR" -C 200 -S 64 > /tmp/harden.owner.out 2>&1 &
+	pid=$!
+	rcm_retry 20 sh -c "rdma res show cm_id | grep -q 'state LISTEN.*comm rping'" ||
+		{ echo "no rping listener"; kill $pid; return 1; }
+	peer_start owner "rping -c -a $RCM_ADDR -C 200 -S 64 -d > /dev/null"
+	for ((i = 0; i < 100; i++)); do
+		rows=$(rdma res show cm_id | grep -v 'state LISTEN' | grep "src-addr $RCM_ADDR")
+		[ -n "$rows" ] && break
+		sleep 0.2
+	done
+	printf '%s\n' "$rows"
+	[ -n "$rows" ] || { echo "no passive id listed"; rc=1; }
+	printf '%s\n' "$rows" | grep -v "pid $pid comm rping" | grep . &&
+		{ echo "a passive id is not the listener's (pid $pid, rping)"; rc=1; }
+	peer_wait owner 60 > /dev/null || { echo "the peer's rping failed"; rc=1; }
+	kill $pid 2> /dev/null
+	wait $pid 2> /dev/null
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
 # ---- the test ----
 
 POINTS=(
@@ -316,6 +459,10 @@ POINTS=(
 	"removal_under_fire|rxe1 removed and added back $ROUNDS times under 4 threads of ids: each removal within 60 s, rping over rxe0 unharmed, logs clean"
 	"second_device_serves|rxe1 serves again: rping -C 10 to $PEER1"
 	"get_event_stall|a GET_EVENT faulting on a userfaultfd page for ${STALL_HOLD} s stalls no other user's commands or rping"
+	"abuse_across_removals|the abuse campaign ($ABUSE_COMMANDS commands, slow-faulting buffers) on rxe1 while it is removed and added back every 2 s: logs clean, no id left"
+	"neighbour_flood|a user flapping 200 neighbours in its own namespace beside 10,000 ids: another user's commands and rping take their normal time"
+	"passive_ids_owned_by_listener|a passive id is owned in rdma res as its listener is (the listening process)"
+	"ids_in_a_memory_cgroup|a user's ids are charged to its memory cgroup: at least 1 KiB each"
 )
 
 rcm_two_guests_start ${#POINTS[@]}

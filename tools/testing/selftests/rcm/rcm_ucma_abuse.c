@@ -7,8 +7,11 @@
  * one is pending, DESTROY_ID with undelivered events, close() with
  * connection requests pending. Then the random mix: every command with
  * random ids (own, another file's, unknown), lengths (short, long, huge),
- * pointers (valid, NULL, unmapped), addresses (this guest, the peer, a
- * silent host, garbage), and now and then a file closed and opened again.
+ * pointers (valid, NULL, unmapped, and a "slow" page whose faults a
+ * userfaultfd thread serves only after up to 20 ms, so that the kernel's
+ * copies to and from user memory wait on a fault while other threads'
+ * commands and events go on), addresses (this guest, the peer, a silent
+ * host, garbage), and now and then a file closed and opened again.
  * Success is the kernel's: the caller checks its logs afterwards.
  *
  *   rcm_ucma_abuse <seed> <commands> <threads> <this guest's IPv4> <peer IPv4>
@@ -16,8 +19,13 @@
  * Each thread's command sequence follows from the seed and its index; the
  * seed is printed first so a failing run can be replayed.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -40,6 +48,10 @@ static atomic_uint mcs[SLOTS];	/* memberships */
 static atomic_ulong done;
 static struct in_addr self, peer, silent;
 static void *unmapped;
+/* Pages whose faults are served late (NULL without userfaultfd). */
+#define SLOW_PAGES 4
+static unsigned char *slow;
+static int slow_uffd = -1;
 
 struct rng {
 	__u64 s;
@@ -89,9 +101,67 @@ static __u64 response(struct rng *r, void *valid)
 		return 0;
 	case 1:
 		return ptr(unmapped);
+	case 2:
+		if (!slow)
+			return ptr(valid);
+		/* Now and then the slow pages fault again. */
+		if (!below(r, 4))
+			madvise(slow, SLOW_PAGES * 4096, MADV_DONTNEED);
+		return ptr(slow + below(r, SLOW_PAGES) * 4096 + below(r, 4096 - 512));
 	default:
 		return ptr(valid);
 	}
+}
+
+/* Serves the slow pages' faults, each after 0 to 20 ms. */
+static void *serve_slow_faults(void *arg)
+{
+	struct rng r = { .s = (unsigned long)arg };
+	struct uffd_msg msg;
+
+	for (;;) {
+		struct pollfd p = { .fd = slow_uffd, .events = POLLIN };
+		struct uffdio_range range = { .len = 4096 };
+		struct uffdio_zeropage zero = { .range = { .len = 4096 } };
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return NULL;
+		if (read(slow_uffd, &msg, sizeof(msg)) != sizeof(msg))
+			continue;
+		if (msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		usleep(below(&r, 20000));
+		zero.range.start = msg.arg.pagefault.address & ~4095ULL;
+		if (ioctl(slow_uffd, UFFDIO_ZEROPAGE, &zero) && errno == EEXIST) {
+			range.start = zero.range.start;
+			ioctl(slow_uffd, UFFDIO_WAKE, &range);
+		}
+	}
+}
+
+/* The slow pages, if userfaultfd is there to make them (else NULL). */
+static void slow_pages(unsigned long seed)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	pthread_t server;
+
+	slow_uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (slow_uffd < 0 || ioctl(slow_uffd, UFFDIO_API, &api)) {
+		printf("no userfaultfd (%s): no slow pages\n", strerror(errno));
+		return;
+	}
+	slow = mmap(NULL, SLOW_PAGES * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.range.start = (unsigned long)slow;
+	reg.range.len = SLOW_PAGES * 4096;
+	if (slow == MAP_FAILED || ioctl(slow_uffd, UFFDIO_REGISTER, &reg) ||
+	    pthread_create(&server, NULL, serve_slow_faults, (void *)seed)) {
+		printf("slow pages not set up (%s)\n", strerror(errno));
+		slow = NULL;
+		return;
+	}
+	pthread_detach(server);
 }
 
 static int file(struct rng *r)
@@ -550,6 +620,7 @@ int main(int argc, char **argv)
 	printf("seed %lu, %lu commands, %d threads\n", seed, total, threads);
 	fflush(stdout);
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	slow_pages(seed);
 	for (i = 0; i < FILES; i++) {
 		files[i] = open("/dev/infiniband/rdma_cm", O_RDWR | O_NONBLOCK);
 		if (files[i] < 0) {
