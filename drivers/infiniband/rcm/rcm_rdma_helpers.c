@@ -133,18 +133,13 @@ void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 
 void rcm_h_rdma_id_release(struct rdma_id_private *priv)
 {
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-
-	rdma_restrack_del(&priv->res);
-	if (da->sgid_attr) {
-		rdma_put_gid_attr(da->sgid_attr);
-		da->sgid_attr = NULL;
-	}
+	/* Detached in its destroy already, unless it never got that far. */
+	rcm_h_rdma_id_detach(priv);
 	kfree(priv->id.route.path_rec);
 	priv->id.route.path_rec = NULL;
 	kfree(priv->id.route.path_rec_inbound);
 	kfree(priv->id.route.path_rec_outbound);
-	put_net(da->net);
+	put_net(priv->id.route.addr.dev_addr.net);
 }
 
 struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv)

@@ -312,24 +312,23 @@ impl<C: EventConsumer> CmService<C> {
     /// The id of the served device with this identity (its `ib_device`
     /// address).
     pub(crate) fn device_id(&self, identity: usize) -> Option<DeviceId> {
+        self.find_device(|d| d.identity == identity, |d| d.id)
+    }
+
+    /// `get` of the first served device `which` picks.
+    fn find_device<R>(
+        &self,
+        which: impl Fn(&DeviceEntry<C>) -> bool,
+        get: impl FnOnce(&DeviceEntry<C>) -> R,
+    ) -> Option<R> {
         let devices = self.devices.lock();
-        let found = devices
-            .iter()
-            .flatten()
-            .find(|d| d.identity == identity)
-            .map(|d| d.id);
+        let found = devices.iter().flatten().find(|d| which(d)).map(get);
         found
     }
 
     /// What rdma_cm needs to know of a served device.
     pub(crate) fn device_info(&self, id: DeviceId) -> Option<DeviceInfo> {
-        let devices = self.devices.lock();
-        let found = devices
-            .iter()
-            .flatten()
-            .find(|d| d.id == id)
-            .map(|d| d.info);
-        found
+        self.find_device(|d| d.id == id, |d| d.info)
     }
 
     /// The devices new ids may use: id and identity (`ib_device`
@@ -360,13 +359,7 @@ impl<C: EventConsumer> CmService<C> {
     /// The identity of served device `id`, going or not (ids already on
     /// it use it until they are destroyed).
     pub(crate) fn device_identity(&self, id: DeviceId) -> Option<usize> {
-        let devices = self.devices.lock();
-        let found = devices
-            .iter()
-            .flatten()
-            .find(|d| d.id == id)
-            .map(|d| d.identity);
-        found
+        self.find_device(|d| d.id == id, |d| d.identity)
     }
 
     /// The device's removal begins: [`CmService::devices`] no longer
@@ -383,9 +376,8 @@ impl<C: EventConsumer> CmService<C> {
 
     /// Whether served device `id`'s removal has begun (or it is gone).
     pub(crate) fn is_going(&self, id: DeviceId) -> bool {
-        let devices = self.devices.lock();
-        let going = !devices.iter().flatten().any(|d| d.id == id && !d.going);
-        going
+        self.find_device(|d| d.id == id && !d.going, |_| ())
+            .is_none()
     }
 
     /// Unregisters the device's agents (waiting for their callbacks).
