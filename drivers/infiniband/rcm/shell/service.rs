@@ -312,11 +312,11 @@ impl<C: EventConsumer> CmService<C> {
     /// The id of the served device with this identity (its `ib_device`
     /// address).
     pub(crate) fn device_id(&self, identity: usize) -> Option<DeviceId> {
-        self.find_device(|d| d.identity == identity, |d| d.id)
+        self.device_where(|d| d.identity == identity, |d| d.id)
     }
 
     /// `get` of the first served device `which` picks.
-    fn find_device<R>(
+    fn device_where<R>(
         &self,
         which: impl Fn(&DeviceEntry<C>) -> bool,
         get: impl FnOnce(&DeviceEntry<C>) -> R,
@@ -328,7 +328,7 @@ impl<C: EventConsumer> CmService<C> {
 
     /// What rdma_cm needs to know of a served device.
     pub(crate) fn device_info(&self, id: DeviceId) -> Option<DeviceInfo> {
-        self.find_device(|d| d.id == id, |d| d.info)
+        self.device_where(|d| d.id == id, |d| d.info)
     }
 
     /// The devices new ids may use: id and identity (`ib_device`
@@ -359,7 +359,7 @@ impl<C: EventConsumer> CmService<C> {
     /// The identity of served device `id`, going or not (ids already on
     /// it use it until they are destroyed).
     pub(crate) fn device_identity(&self, id: DeviceId) -> Option<usize> {
-        self.find_device(|d| d.id == id, |d| d.identity)
+        self.device_where(|d| d.id == id, |d| d.identity)
     }
 
     /// The device's removal begins: [`CmService::devices`] no longer
@@ -376,7 +376,7 @@ impl<C: EventConsumer> CmService<C> {
 
     /// Whether served device `id`'s removal has begun (or it is gone).
     pub(crate) fn is_going(&self, id: DeviceId) -> bool {
-        self.find_device(|d| d.id == id && !d.going, |_| ())
+        self.device_where(|d| d.id == id && !d.going, |_| ())
             .is_none()
     }
 

@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
+#include "rcm_ucma_raw.h"
 
 #define CM_DEV "/dev/infiniband/rdma_cm"
 #define PS_TCP 0x106
@@ -141,24 +142,6 @@ static int cm_open(int flags)
 		exit(1);
 	}
 	return fd;
-}
-
-/* One command; 0 or the errno of the write. */
-static int command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
-{
-	unsigned char buf[sizeof(struct rdma_ucm_cmd_hdr) + 512];
-	struct rdma_ucm_cmd_hdr hdr = { .cmd = cmd, .in = in_len, .out = out };
-
-	memcpy(buf, &hdr, sizeof(hdr));
-	memcpy(buf + sizeof(hdr), in, in_len);
-	if (write(fd, buf, sizeof(hdr) + in_len) < 0)
-		return errno;
-	return 0;
-}
-
-static __u64 ptr(void *p)
-{
-	return (__u64)(unsigned long)p;
 }
 
 static int create_id(int fd, __u64 uid, __u32 *id)

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
+#include "rcm_ucma_raw.h"
 
 /* enum rdma_cm_event_type */
 enum {
@@ -54,24 +55,6 @@ static void check(int ok, const char *what)
 	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
 	if (!ok)
 		failures++;
-}
-
-/* One command; 0 or the errno of the write. */
-static int command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
-{
-	unsigned char buf[sizeof(struct rdma_ucm_cmd_hdr) + 512];
-	struct rdma_ucm_cmd_hdr hdr = { .cmd = cmd, .in = in_len, .out = out };
-
-	memcpy(buf, &hdr, sizeof(hdr));
-	memcpy(buf + sizeof(hdr), in, in_len);
-	if (write(fd, buf, sizeof(hdr) + in_len) < 0)
-		return errno;
-	return 0;
-}
-
-static __u64 ptr(void *p)
-{
-	return (__u64)(unsigned long)p;
 }
 
 static __u32 create_id(int fd, __u16 ps, __u64 uid)

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
+#include "rcm_ucma_raw.h"
 
 static int failures;
 
@@ -30,21 +31,6 @@ static void check(int ok, const char *what)
 	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
 	if (!ok)
 		failures++;
-}
-
-/* Writes header + `in_len` bytes of `body` (the header may state `in`
- * other than what is written); returns 0 or the errno. */
-static int command(int fd, __u32 cmd, __u16 in, __u16 out, const void *body,
-		   size_t body_len)
-{
-	unsigned char buf[sizeof(struct rdma_ucm_cmd_hdr) + 512];
-	struct rdma_ucm_cmd_hdr hdr = { .cmd = cmd, .in = in, .out = out };
-
-	memcpy(buf, &hdr, sizeof(hdr));
-	memcpy(buf + sizeof(hdr), body, body_len);
-	if (write(fd, buf, sizeof(hdr) + body_len) < 0)
-		return errno;
-	return 0;
 }
 
 static void on_alarm(int sig)
@@ -87,27 +73,27 @@ int main(void)
 
 	expect_errno(write(fd, &get, 7) < 0 ? errno : 0, EINVAL,
 		     "a write shorter than the header");
-	expect_errno(command(fd, 23, 0, 0, NULL, 0), EINVAL, "command 23");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_GET_EVENT, 9, sizeof(resp), &get, 8),
+	expect_errno(ucma_write(fd, 23, 0, 0, NULL, 0), EINVAL, "command 23");
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_GET_EVENT, 9, sizeof(resp), &get, 8),
 		     EINVAL, "an input beyond the write");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, NULL, 0), ENOSYS,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, NULL, 0), ENOSYS,
 		     "GET_OPTION");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_GET_EVENT, 8, 323, &get, 8), ENOSPC,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_GET_EVENT, 8, 323, &get, 8), ENOSPC,
 		     "GET_EVENT with room for 323 bytes");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_GET_EVENT, 8, sizeof(resp), &get, 8),
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_GET_EVENT, 8, sizeof(resp), &get, 8),
 		     EAGAIN, "GET_EVENT, non-blocking, no event");
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	check(poll(&p, 1, 0) == 0, "poll: no event");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_CREATE_ID, sizeof(create), 3, &create,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_CREATE_ID, sizeof(create), 3, &create,
 			     sizeof(create)), ENOSPC, "CREATE_ID with room for 3 bytes");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_CREATE_ID, sizeof(create), 4, &create,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_CREATE_ID, sizeof(create), 4, &create,
 			     sizeof(create)), EINVAL, "CREATE_ID in port space 0x107");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_CONNECT, 279, 0, &conn, 279), EINVAL,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_CONNECT, 279, 0, &conn, 279), EINVAL,
 		     "CONNECT of 279 bytes");
 	conn.conn_param.valid = 0;
-	expect_errno(command(fd, RDMA_USER_CM_CMD_CONNECT, sizeof(conn), 0, &conn,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_CONNECT, sizeof(conn), 0, &conn,
 			     sizeof(conn)), EINVAL, "CONNECT not marked valid");
-	expect_errno(command(fd, RDMA_USER_CM_CMD_BIND, sizeof(bind), 0, &bind,
+	expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_BIND, sizeof(bind), 0, &bind,
 			     sizeof(bind)), EINVAL, "BIND of family 0 stating 28 bytes");
 
 	/* A BIND whose struct runs into an unmapped page: the handler reads
@@ -134,7 +120,7 @@ int main(void)
 
 		sigaction(SIGALRM, &sa, NULL);
 		alarm(2);
-		expect_errno(command(fd, RDMA_USER_CM_CMD_GET_EVENT, 8, sizeof(resp), &get,
+		expect_errno(ucma_write(fd, RDMA_USER_CM_CMD_GET_EVENT, 8, sizeof(resp), &get,
 				     8), EINTR, "blocking GET_EVENT, interrupted by a signal");
 		check(time(NULL) - t0 >= 1, "it waited for the signal");
 		close(fd);

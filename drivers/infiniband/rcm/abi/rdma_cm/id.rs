@@ -5,7 +5,7 @@
 //! state, addresses and QP number through that layout), in an `Arc` with
 //! the core's id.
 
-use super::types::{c_sockaddr, core_sockaddr, kernel_state};
+use super::types::{c_sockaddr, kernel_state, read_sockaddr};
 use crate::bindings;
 use crate::proto::cm::CommId;
 use crate::proto::rdma_cm::{IdState, RdmaId, SockAddr};
@@ -195,22 +195,12 @@ impl RdmaIdBox {
     /// `dst_addr`); `None` for an unset (AF_UNSPEC) one.
     pub(crate) fn addrs(&self) -> (Option<SockAddr>, Option<SockAddr>) {
         let p = self.private();
-        let read = |sa: *const bindings::sockaddr| {
-            let mut c = bindings::rcm_h_sockaddr::default();
-            // SAFETY: the field lives with `self`; the helper reads a
-            // sockaddr_storage by its family.
-            let ret = unsafe { bindings::rcm_h_sockaddr_read(sa, &mut c) };
-            if ret == 0 {
-                core_sockaddr(&c)
-            } else {
-                None
-            }
-        };
-        // SAFETY: `private` lives with `self`.
+        // SAFETY: both fields live with `self` and hold a socket address
+        // (AF_UNSPEC until set, which reads as none).
         unsafe {
             (
-                read(core::ptr::addr_of!((*p).id.route.addr.src_addr).cast()),
-                read(core::ptr::addr_of!((*p).id.route.addr.dst_addr).cast()),
+                read_sockaddr(core::ptr::addr_of!((*p).id.route.addr.src_addr).cast()).ok(),
+                read_sockaddr(core::ptr::addr_of!((*p).id.route.addr.dst_addr).cast()).ok(),
             )
         }
     }
