@@ -52,8 +52,11 @@ impl<A: Alloc> Collections for KernelCollections<A> {
 const CHUNK_BYTES: usize = 4096;
 
 /// A growable array in page-sized chunks (at least one element each).
+/// The array of chunks may outgrow what kmalloc can give (4 MiB: about
+/// 2.5 million rdma_cm ids), so it falls back to vmalloc where the flags
+/// allow sleeping; with `GFP_ATOMIC` it stays kmalloc's.
 pub(crate) struct ChunkedVec<T, A: Alloc = Atomic> {
-    chunks: KVec<KVec<T>>,
+    chunks: KVVec<KVec<T>>,
     len: usize,
     _alloc: PhantomData<A>,
 }
@@ -70,7 +73,7 @@ impl<T, A: Alloc> ChunkedVec<T, A> {
 impl<T, A: Alloc> SlotVec<T> for ChunkedVec<T, A> {
     fn new_empty() -> Self {
         ChunkedVec {
-            chunks: KVec::new(),
+            chunks: KVVec::new(),
             len: 0,
             _alloc: PhantomData,
         }

@@ -131,7 +131,7 @@ impl RdmaCmAbi {
         c.param.private_data = c.data.as_ptr().cast();
         // SAFETY: the id's fields are ours during its own call (the
         // consumer holds its handler lock); `c` lives for the call.
-        let ret = unsafe { bindings::rcm_h_iw_connect(b.private(), u64::from(b.core.0), &c.param) };
+        let ret = unsafe { bindings::rcm_h_iw_connect(b.private(), b.core.0, &c.param) };
         if ret != 0 {
             self.call(s, |core, _| core.iw_connect_failed(b.core));
         }
@@ -227,7 +227,7 @@ impl RdmaCmAbi {
             // Before the request can be delivered (after this call): the
             // new id's events find it by its number.
             // SAFETY: a live request id, not yet shared.
-            unsafe { bindings::rcm_h_iw_adopt(cm_id, u64::from(child.0)) };
+            unsafe { bindings::rcm_h_iw_adopt(cm_id, child.0) };
             if !self.keep_iw(child, REQUEST_SLOT, cm_id) {
                 // The request's event is queued but its id is gone: not
                 // delivered. iw_cm destroys `cm_id`.
@@ -330,14 +330,7 @@ impl IwarpCm for RdmaCmAbi {
             // SAFETY: a served device stays registered during the call;
             // the id's source address is written (it is bound).
             let cm_id = unsafe {
-                bindings::rcm_h_iw_listen(
-                    b.private(),
-                    ibdev,
-                    u64::from(id.0),
-                    backlog,
-                    tos,
-                    options.afonly,
-                )
+                bindings::rcm_h_iw_listen(b.private(), ibdev, id.0, backlog, tos, options.afonly)
             };
             kernel::error::from_err_ptr(cm_id).map_err(|e| e.to_errno())?;
             let kept = self.keep_iw_listener(id, *dev, cm_id);
@@ -398,7 +391,7 @@ pub(crate) unsafe extern "C" fn rcm_rdma_iw_event(
 ) -> c_int {
     // SAFETY: per this function's contract.
     let e = unsafe { &*e };
-    let id = RdmaId(token as u32);
+    let id = RdmaId(token);
     with_service(|s| s.consumer().rdma_cm.iw_event(&s, id, e));
     // iw_cm never destroys an id of rcm's: rcm does, on its own paths.
     0
@@ -418,7 +411,7 @@ pub(crate) unsafe extern "C" fn rcm_rdma_iw_request(
 ) -> c_int {
     // SAFETY: per this function's contract.
     let e = unsafe { &*e };
-    let listener = RdmaId(token as u32);
+    let listener = RdmaId(token);
     with_service(|s| s.consumer().rdma_cm.iw_request(&s, listener, cm_id, e))
         .unwrap_or(ENODEV.to_errno())
 }

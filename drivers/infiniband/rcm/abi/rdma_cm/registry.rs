@@ -20,7 +20,7 @@ pub(crate) struct IdRegistry {
     /// Boxes whose slot still held another's: the core frees an id's slot
     /// when it destroys the id, a moment before the box is unregistered,
     /// so a new id may get the slot first.
-    overflow: KernelMap<u32, Arc<RdmaIdBox>, Accounted>,
+    overflow: KernelMap<u64, Arc<RdmaIdBox>, Accounted>,
 }
 
 impl IdRegistry {

@@ -162,11 +162,7 @@ impl RdmaCmAbi {
             // device address lives with it until the resolution is over
             // (destroy cancels it).
             AddrWork::ResolveIp { .. } => unsafe {
-                bindings::rcm_h_rdma_resolve_ip(
-                    b.private(),
-                    timeout_ms as c_int,
-                    u64::from(b.core.0),
-                )
+                bindings::rcm_h_rdma_resolve_ip(b.private(), timeout_ms as c_int, b.core.0)
             },
             // Loopback and AF_IB destinations come later.
             AddrWork::Loopback | AddrWork::Ib => EOPNOTSUPP,
@@ -269,7 +265,7 @@ impl RdmaCmAbi {
                 bindings::rcm_h_rdma_ib_route(
                     b.private(),
                     timeout_ms as c_int,
-                    u64::from(b.core.0),
+                    b.core.0,
                     service_id.unwrap_or(0),
                     tos,
                 )
@@ -357,7 +353,7 @@ pub(crate) unsafe extern "C" fn rcm_rdma_addr_done(
     status: c_int,
     src: *const bindings::sockaddr,
 ) {
-    let id = RdmaId(token as u32);
+    let id = RdmaId(token);
     with_service(|s| s.consumer().rdma_cm.addr_done(&s, id, status, src));
 }
 
@@ -403,7 +399,7 @@ pub(crate) unsafe extern "C" fn rcm_rdma_route_done(
     status: c_int,
     rec: *mut bindings::sa_path_rec,
 ) {
-    let id = RdmaId(token as u32);
+    let id = RdmaId(token);
     with_service(|s| s.consumer().rdma_cm.route_done(&s, id, status, rec));
 }
 

@@ -175,7 +175,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     pub(crate) fn alloc(&mut self, device: DeviceId, guid: u64) -> Result<CommId, CmError> {
         let id = self
             .conns
-            .try_insert(|id| Connection::new(id, device, guid))
+            .try_insert(|id| Connection::new(CommId(id), device, guid))
+            .map(CommId)
             .map_err(|e| match e {
                 TableFull::NoMemory => CmError::NoMemory,
                 TableFull::NoSpace => CmError::NoSpace,
@@ -237,7 +238,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     /// Every id (in table order).
     pub fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
-        self.conns.ids()
+        self.conns.ids().map(CommId)
     }
 
     /// A live (not destroyed) id, for API calls.

@@ -12,39 +12,74 @@
 //! unpredictable across boots.
 
 use super::store::{Collections, NoMemory, SlotVec};
-use super::CommId;
 
 /// Bits of a comm id that name the slot: at most 2^20 connections per
 /// endpoint (a table's default); the other 12 number its generations.
 pub(crate) const COMM_SLOT_BITS: u32 = 20;
-/// End of the free list.
+/// End of the free list (so a table has at most `u32::MAX` slots).
 const NONE: u32 = u32::MAX;
+
+/// The integer an id is: a CM's comm id is the wire's 32 bits, an
+/// rdma_cm id (never on the wire) 64.
+pub(crate) trait RawId: Copy + Eq {
+    /// Bits of the id.
+    const BITS: u32;
+    /// The id of `v`, which has at most [`Self::BITS`] bits.
+    fn from_u64(v: u64) -> Self;
+    fn to_u64(self) -> u64;
+}
+
+impl RawId for u32 {
+    const BITS: u32 = 32;
+    fn from_u64(v: u64) -> Self {
+        // Lossless: `v` has at most 32 bits.
+        v as u32
+    }
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl RawId for u64 {
+    const BITS: u32 = 64;
+    fn from_u64(v: u64) -> Self {
+        v
+    }
+    fn to_u64(self) -> u64 {
+        self
+    }
+}
 
 /// The most slots (and so live ids) a table of `bits`-bit slots holds.
 const fn max_ids(bits: u32) -> usize {
-    1 << bits
+    let all = 1u64 << bits;
+    if all > NONE as u64 {
+        NONE as usize
+    } else {
+        all as usize
+    }
 }
 
-const fn slot_mask(bits: u32) -> u32 {
+const fn slot_mask(bits: u32) -> u64 {
     (1 << bits) - 1
 }
 
-/// Generations cycle through the bits above the slot's.
-const fn generation_mask(bits: u32) -> u32 {
-    (1 << (32 - bits)) - 1
+/// Generations cycle through the bits above the slot's (at most 32).
+const fn generation_mask(bits: u32, id_bits: u32) -> u32 {
+    ((1u64 << (id_bits - bits)) - 1) as u32
 }
 
 /// The id of `slot` in `generation`.
-const fn encode(bits: u32, slot: u32, generation: u32, operand: u32) -> u32 {
-    ((generation << bits) | slot) ^ operand
+fn encode<R: RawId>(bits: u32, slot: u32, generation: u32, operand: R) -> R {
+    R::from_u64(((u64::from(generation) << bits) | u64::from(slot)) ^ operand.to_u64())
 }
 
 /// The slot of `id` in a table of `bits`-bit slots whose operand is
 /// `operand`. Ids that exist at once have different slots, and a table
 /// grows only when no slot is free, so slot numbers stay below the most
 /// ids it ever held at once (rounded up to a chunk).
-pub(crate) const fn slot_of(bits: u32, id: u32, operand: u32) -> usize {
-    ((id ^ operand) & slot_mask(bits)) as usize
+pub(crate) fn slot_of<R: RawId>(bits: u32, id: R, operand: R) -> usize {
+    ((id.to_u64() ^ operand.to_u64()) & slot_mask(bits)) as usize
 }
 
 /// One slot.
@@ -69,17 +104,21 @@ pub(crate) enum TableFull {
 /// INVARIANT: `free_head .. free_tail` links every `Slot::Free` exactly
 /// once through `next` (`NONE` terminated, both `NONE` when there is
 /// none), and `used` counts the `Slot::Used` slots.
-pub(crate) struct IdTable<V, C: Collections, const SLOT_BITS: u32 = COMM_SLOT_BITS> {
+pub(crate) struct IdTable<V, C: Collections, const SLOT_BITS: u32 = COMM_SLOT_BITS, R: RawId = u32>
+{
     slots: C::Vec<Slot<V>>,
     free_head: u32,
     free_tail: u32,
     used: usize,
-    operand: u32,
+    operand: R,
 }
 
-impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
+impl<V, C: Collections, const SLOT_BITS: u32, R: RawId> IdTable<V, C, SLOT_BITS, R> {
+    /// Generations that cycle through the id's bits above the slot's.
+    const GENERATIONS: u32 = generation_mask(SLOT_BITS, R::BITS);
+
     /// An empty table whose ids are XORed with `operand`.
-    pub(crate) fn new(operand: u32) -> Self {
+    pub(crate) fn new(operand: R) -> Self {
         IdTable {
             slots: SlotVec::new_empty(),
             free_head: NONE,
@@ -89,14 +128,15 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
         }
     }
 
-    fn id_of(&self, slot: u32, generation: u32) -> u32 {
+    fn id_of(&self, slot: u32, generation: u32) -> R {
         encode(SLOT_BITS, slot, generation, self.operand)
     }
 
-    /// (slot, generation) of an id.
-    fn decode(&self, id: u32) -> (usize, u32) {
-        let raw = id ^ self.operand;
-        ((raw & slot_mask(SLOT_BITS)) as usize, raw >> SLOT_BITS)
+    /// (slot, generation) of an id; a generation out of range is none.
+    fn decode(&self, id: R) -> (usize, u32) {
+        let raw = id.to_u64() ^ self.operand.to_u64();
+        let generation = u32::try_from(raw >> SLOT_BITS).unwrap_or(u32::MAX);
+        ((raw & slot_mask(SLOT_BITS)) as usize, generation)
     }
 
     /// Number of ids in the table.
@@ -105,7 +145,7 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
     }
 
     /// The value of `id`.
-    pub(crate) fn get(&self, id: u32) -> Option<&V> {
+    pub(crate) fn get(&self, id: R) -> Option<&V> {
         let (slot, generation) = self.decode(id);
         match self.slots.get(slot) {
             Some(Slot::Used {
@@ -117,7 +157,7 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
     }
 
     /// The value of `id`, mutably.
-    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut V> {
+    pub(crate) fn get_mut(&mut self, id: R) -> Option<&mut V> {
         let (slot, generation) = self.decode(id);
         match self.slots.get_mut(slot) {
             Some(Slot::Used {
@@ -157,10 +197,7 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
     }
 
     /// Stores the value `make` builds for a new id; the id is its argument.
-    pub(crate) fn try_insert(
-        &mut self,
-        make: impl FnOnce(CommId) -> V,
-    ) -> Result<CommId, TableFull> {
+    pub(crate) fn try_insert(&mut self, make: impl FnOnce(R) -> V) -> Result<R, TableFull> {
         if self.free_head == NONE {
             self.grow()?;
         }
@@ -176,10 +213,10 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
             return Err(TableFull::NoSpace);
         };
         // Id 0 means "unknown" on the wire: skip the generation making it.
-        if encode(SLOT_BITS, slot, generation, operand) == 0 {
-            generation = (generation + 1) & generation_mask(SLOT_BITS);
+        if encode(SLOT_BITS, slot, generation, operand).to_u64() == 0 {
+            generation = (generation + 1) & Self::GENERATIONS;
         }
-        let id = CommId(encode(SLOT_BITS, slot, generation, operand));
+        let id = encode(SLOT_BITS, slot, generation, operand);
         *entry = Slot::Used {
             generation,
             value: make(id),
@@ -193,7 +230,7 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
     }
 
     /// Removes `id`; its slot's next id has the next generation.
-    pub(crate) fn remove(&mut self, id: u32) -> Option<V> {
+    pub(crate) fn remove(&mut self, id: R) -> Option<V> {
         let (slot, generation) = self.decode(id);
         let entry = self.slots.get_mut(slot)?;
         if !matches!(entry, Slot::Used { generation: g, .. } if *g == generation) {
@@ -202,7 +239,7 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
         let old = core::mem::replace(
             entry,
             Slot::Free {
-                generation: (generation + 1) & generation_mask(SLOT_BITS),
+                generation: (generation + 1) & Self::GENERATIONS,
                 next: NONE,
             },
         );
@@ -215,11 +252,9 @@ impl<V, C: Collections, const SLOT_BITS: u32> IdTable<V, C, SLOT_BITS> {
     }
 
     /// Every id, in slot order.
-    pub(crate) fn ids(&self) -> impl Iterator<Item = CommId> + '_ {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = R> + '_ {
         (0..self.slots.len()).filter_map(move |slot| match self.slots.get(slot) {
-            Some(Slot::Used { generation, .. }) => {
-                Some(CommId(self.id_of(slot as u32, *generation)))
-            }
+            Some(Slot::Used { generation, .. }) => Some(self.id_of(slot as u32, *generation)),
             _ => None,
         })
     }
@@ -235,20 +270,20 @@ mod tests {
     #[test]
     fn ids_are_found_until_removed_and_not_reused_at_once() {
         let mut t: IdTable<u32, Std> = IdTable::new(0x1234_5678);
-        let a = t.try_insert(|id| id.0).expect("insert");
-        let b = t.try_insert(|id| id.0).expect("insert");
+        let a = t.try_insert(|id| id).expect("insert");
+        let b = t.try_insert(|id| id).expect("insert");
         assert_ne!(a, b);
-        assert_eq!(t.get(a.0), Some(&a.0));
-        assert_eq!(t.remove(a.0), Some(a.0));
-        assert_eq!(t.get(a.0), None);
-        assert_eq!(t.remove(a.0), None, "removed twice");
+        assert_eq!(t.get(a), Some(&a));
+        assert_eq!(t.remove(a), Some(a));
+        assert_eq!(t.get(a), None);
+        assert_eq!(t.remove(a), None, "removed twice");
         // Every id made until the table grows again is new.
-        let mut seen = std::collections::BTreeSet::from([a.0, b.0]);
+        let mut seen = std::collections::BTreeSet::from([a, b]);
         for _ in 0..10_000 {
-            let c = t.try_insert(|id| id.0).expect("insert");
-            assert!(seen.insert(c.0), "id {:#x} reused", c.0);
-            assert_ne!(c.0, 0);
-            assert_eq!(t.remove(c.0), Some(c.0));
+            let c = t.try_insert(|id| id).expect("insert");
+            assert!(seen.insert(c), "id {:#x} reused", c);
+            assert_ne!(c, 0);
+            assert_eq!(t.remove(c), Some(c));
         }
         assert_eq!(t.len(), 1);
         assert_eq!(t.ids().collect::<Vec<_>>(), [b]);
@@ -258,14 +293,16 @@ mod tests {
     fn a_stale_generation_does_not_match() {
         let mut t: IdTable<(), Std> = IdTable::new(0);
         let a = t.try_insert(|_| ()).expect("insert");
-        t.remove(a.0);
+        t.remove(a);
         // Fill every free slot so that a's slot is reused.
         let mut ids = Vec::new();
         while ids.len() < 4096 {
             let id = t.try_insert(|_| ()).expect("insert");
-            if (id.0 & slot_mask(COMM_SLOT_BITS)) == (a.0 & slot_mask(COMM_SLOT_BITS)) {
+            if (u64::from(id) & slot_mask(COMM_SLOT_BITS))
+                == (u64::from(a) & slot_mask(COMM_SLOT_BITS))
+            {
                 assert_ne!(id, a);
-                assert_eq!(t.get(a.0), None);
+                assert_eq!(t.get(a), None);
                 return;
             }
             ids.push(id);
@@ -278,7 +315,7 @@ mod tests {
         // With operand 0, slot 0 generation 0 would be id 0.
         let mut t: IdTable<(), Std> = IdTable::new(0);
         let a = t.try_insert(|_| ()).expect("insert");
-        assert_ne!(a.0, 0);
+        assert_ne!(a, 0);
         assert!(t.get(0).is_none());
     }
 

@@ -17,7 +17,7 @@ use crate::cm::store::{Collections, InsertError, OrderedMap};
 pub type NetId = u64;
 
 /// Identifies a holder (the rdma_cm id).
-pub type HolderId = u32;
+pub type HolderId = u64;
 
 /// Ports below this need `CAP_NET_BIND_SERVICE` (`PROT_SOCK`).
 pub const PRIVILEGED_PORTS: u16 = 1024;

@@ -140,7 +140,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             if self.device_removal(host, id).is_some() {
                 told += 1;
             }
-            if id.0 == u32::MAX {
+            if id.0 == u64::MAX {
                 break;
             }
         }

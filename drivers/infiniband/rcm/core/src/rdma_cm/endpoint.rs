@@ -20,7 +20,7 @@ use crate::cm::{CmError, CommId, DeviceId};
 
 /// An rdma_cm id of this host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RdmaId(pub u32);
+pub struct RdmaId(pub u64);
 
 /// Why an rdma_cm call was refused (each ABI maps it to its errno).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
