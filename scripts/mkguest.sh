@@ -113,7 +113,8 @@ if [ -f "$RCM_ROOT/out/ibcm-only/drivers/infiniband/rcm/rcm.ko" ]; then
 		"$stage/usr/lib/rcm/rcm-ibcm-only.ko"
 fi
 # Sample consumers: they link against whichever CM the guest runs.
-for ko in "$RCM_ROOT"/samples/rcm/*.ko; do
+# and the kselftests' own modules.
+for ko in "$RCM_ROOT"/samples/rcm/*.ko "$RCM_ROOT"/tools/testing/selftests/rcm/modules/*.ko; do
 	[ -f "$ko" ] && cp "$ko" "$stage/lib/modules/$krel/extra/"
 done
 if [ -d "$RCM_CACHE/selftests/install" ]; then

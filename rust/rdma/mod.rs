@@ -10,6 +10,7 @@ pub(crate) mod client;
 pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod gid;
+pub(crate) mod igmp;
 pub(crate) mod mad;
 pub(crate) mod netwatch;
 pub(crate) mod path;

@@ -40,7 +40,7 @@ static struct net_device *rcm_mc_ndev(struct rdma_id_private *priv)
 				  NULL;
 }
 
-static int rcm_igmp(struct net_device *ndev, __be32 group, bool join)
+void rcm_h_igmp_change(struct net_device *ndev, __be32 addr, bool join)
 {
 	struct in_device *in_dev;
 
@@ -48,12 +48,16 @@ static int rcm_igmp(struct net_device *ndev, __be32 group, bool join)
 	in_dev = __in_dev_get_rtnl(ndev);
 	if (in_dev) {
 		if (join)
-			ip_mc_inc_group(in_dev, group);
+			ip_mc_inc_group(in_dev, addr);
 		else
-			ip_mc_dec_group(in_dev, group);
+			ip_mc_dec_group(in_dev, addr);
 	}
 	rtnl_unlock();
-	return in_dev ? 0 : -ENODEV;
+}
+
+void rcm_h_netdev_put(struct net_device *ndev)
+{
+	dev_put(ndev);
 }
 
 /* Whether a membership of `group` holds an IGMP membership. */
@@ -65,8 +69,20 @@ static bool rcm_mc_igmp(struct rdma_id_private *priv,
 		       IB_GID_TYPE_ROCE_UDP_ENCAP;
 }
 
+/* Whether `ndev` has an IPv4 configuration to join a group on. */
+static bool rcm_mc_has_inet(struct net_device *ndev)
+{
+	bool has;
+
+	rcu_read_lock();
+	has = __in_dev_get_rcu(ndev);
+	rcu_read_unlock();
+	return has;
+}
+
 int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
-		       const struct rcm_h_sockaddr *group, bool send_only)
+		       const struct rcm_h_sockaddr *group, bool send_only,
+		       struct net_device **igmp, __be32 *addr)
 {
 	struct ib_device *dev = priv->id.device;
 	u32 port = priv->id.port_num;
@@ -74,6 +90,7 @@ int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
 	struct net_device *ndev;
 	int err = 0;
 
+	*igmp = NULL;
 	if (!rdma_protocol_roce(dev, port))
 		return rdma_protocol_iwarp(dev, port) ? -ENOSYS : -EOPNOTSUPP;
 	rcm_h_sockaddr_write(&ss, group);
@@ -83,31 +100,35 @@ int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
 	ndev = rcm_mc_ndev(priv);
 	if (!ndev)
 		return -ENODEV;
-	if (!iboe_get_mtu(ndev->mtu))
+	if (!iboe_get_mtu(ndev->mtu)) {
 		err = -EINVAL;
-	else if (rcm_mc_igmp(priv, &ss, send_only))
-		err = rcm_igmp(ndev, ((struct sockaddr_in *)&ss)->sin_addr.s_addr,
-			       true);
+	} else if (rcm_mc_igmp(priv, &ss, send_only)) {
+		if (!rcm_mc_has_inet(ndev)) {
+			err = -ENODEV;
+		} else {
+			*igmp = ndev;
+			*addr = ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+			return 0;
+		}
+	}
 	dev_put(ndev);
 	return err;
 }
 
 void rcm_h_rdma_mc_leave(struct rdma_id_private *priv,
-			 const struct rcm_h_sockaddr *group, bool send_only)
+			 const struct rcm_h_sockaddr *group, bool send_only,
+			 struct net_device **igmp, __be32 *addr)
 {
 	struct sockaddr_storage ss = {};
-	struct net_device *ndev;
 
+	*igmp = NULL;
 	if (!rdma_protocol_roce(priv->id.device, priv->id.port_num))
 		return;
 	rcm_h_sockaddr_write(&ss, group);
 	if (!rcm_mc_igmp(priv, &ss, send_only))
 		return;
-	ndev = rcm_mc_ndev(priv);
-	if (!ndev)
-		return;
-	rcm_igmp(ndev, ((struct sockaddr_in *)&ss)->sin_addr.s_addr, false);
-	dev_put(ndev);
+	*igmp = rcm_mc_ndev(priv);
+	*addr = ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
 }
 
 int rcm_h_rdma_deliver_mc(struct rdma_cm_id *id, void *context,

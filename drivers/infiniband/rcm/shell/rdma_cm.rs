@@ -12,6 +12,7 @@
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
 //! [`Host::cm`]); the event queue's lock is taken last and held briefly.
+//! IP multicast joins and leaves (rtnl) run after the mutex is released.
 
 use super::kernel_maps::{Accounted, KernelCollections};
 use super::outbox::Outbox;
@@ -70,12 +71,18 @@ pub(crate) trait IwarpCm {
 }
 
 /// How the rdma_cm surface joins and leaves IP multicast groups for the
-/// core's UD ids (see [`Host`]'s `join_group` and `leave_group`).
+/// core's UD ids (see [`Host`]'s `join_group` and `leave_group`). Joining
+/// and leaving take rtnl, so the core's calls only check and queue them;
+/// [`RdmaService`] applies the queue once the core's lock is released.
 pub(crate) trait IpMulticast {
-    /// Joins `addr` on `id`'s network device unless `send_only`.
+    /// Checks that `id` may join `addr` and queues the join on its
+    /// network device unless `send_only`.
     fn join_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32>;
-    /// Leaves it again.
+    /// Queues the leave of what `join_group` joined.
     fn leave_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool);
+    /// Applies the queued joins and leaves, in order (called with no
+    /// rdma_cm lock held).
+    fn apply_group_changes(&self);
 }
 
 /// rdma_cm's ids and their undelivered events.
@@ -103,6 +110,9 @@ pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl + IwarpCm + IpMu
     /// The CM's output of the call, sent once the core's lock is released
     /// (other ids' calls and address results need that lock meanwhile).
     unsent: Option<Outbox>,
+    /// Whether the call queued IP multicast changes, applied once the
+    /// core's lock is released.
+    group_changes: bool,
 }
 
 impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, C, Q> {
@@ -165,10 +175,12 @@ impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for Kern
     }
 
     fn join_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
+        self.group_changes = true;
         self.qp.join_group(id, addr, send_only)
     }
 
     fn leave_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) {
+        self.group_changes = true;
         self.qp.leave_group(id, addr, send_only);
     }
 
@@ -246,14 +258,19 @@ impl RdmaService {
             take_for,
             taken: None,
             unsent: None,
+            group_changes: false,
         };
         let r = f(&mut core, &mut host);
         let (lost, taken, unsent) = (host.lost, host.taken, host.unsent);
+        let group_changes = host.group_changes;
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
         if let Some(outbox) = unsent {
             cm.send(outbox);
+        }
+        if group_changes {
+            qp.apply_group_changes();
         }
         if lost > 0 {
             self.lost

@@ -29,6 +29,7 @@ pub(crate) mod types;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{Id, RdmaId};
+use crate::rdma::igmp::IgmpChange;
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
 use crate::shell::Peer;
@@ -52,13 +53,20 @@ pub(crate) struct RdmaCmAbi {
     /// The iw_cm ids of iWARP ids besides their connections': listeners
     /// and undelivered requests, by (core id, slot).
     #[pin]
-    iw_ids: Mutex<KernelMap<(u32, u32), iwarp::IwId>>,
+    iw_ids: Mutex<KernelMap<(u64, u32), iwarp::IwId>>,
     /// Wildcard listeners' resource-tracking rows, by (core id, device).
     #[pin]
-    listen_rows: Mutex<KernelMap<(u32, u32), listen_rows::ListenRow>>,
+    listen_rows: Mutex<KernelMap<(u64, u32), listen_rows::ListenRow>>,
     /// iWARP connects the core asked for during a call, by core id.
     #[pin]
-    iw_connects: Mutex<KernelMap<u32, iwarp::IwConnect>>,
+    iw_connects: Mutex<KernelMap<u64, iwarp::IwConnect>>,
+    /// IGMP joins and leaves the core asked for, in its order, applied
+    /// once its lock is released (see [`multicast`]).
+    #[pin]
+    igmp_changes: Mutex<KVec<IgmpChange>>,
+    /// Held while changes are applied, so that they apply in order.
+    #[pin]
+    igmp_applying: Mutex<()>,
     /// Ids destroyed so far: a device removal sleeps until it changes
     /// (its wake-up check may not take a lock).
     destroyed: AtomicU64,
@@ -73,6 +81,8 @@ impl RdmaCmAbi {
             iw_ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_ids"),
             listen_rows <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_listen_rows"),
             iw_connects <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_connects"),
+            igmp_changes <- new_mutex!(KVec::new(), "rcm::rdma_igmp_changes"),
+            igmp_applying <- new_mutex!((), "rcm::rdma_igmp_applying"),
             destroyed: AtomicU64::new(0),
         })
     }
@@ -113,7 +123,7 @@ impl RdmaCmAbi {
 
 /// Takes out of `map` (keyed by (id, column)) every entry of `column`,
 /// looking once per id rather than at every entry each time.
-fn take_column<V>(map: &mut KernelMap<(u32, u32), V>, column: u32, out: &mut KVec<V>) {
+fn take_column<V>(map: &mut KernelMap<(u64, u32), V>, column: u32, out: &mut KVec<V>) {
     let mut from = (0, column);
     while let Some(k) = map.first_key_from(&from) {
         if k.1 == column {

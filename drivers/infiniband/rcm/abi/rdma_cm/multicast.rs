@@ -4,6 +4,14 @@
 //! `rdma_join_multicast` and `rdma_leave_multicast`, the IP groups the core
 //! asks for ([`IpMulticast`]), and the delivery of MULTICAST_JOIN with the
 //! group's address handle while the membership lasts.
+//!
+//! An IGMP join or leave takes rtnl, which any user with a network
+//! namespace can keep busy: the core's call only checks and queues it
+//! (in the core's order, under its lock), and the caller applies the
+//! queue once the core's lock is released, so that nobody else's rdma_cm
+//! call waits for rtnl. The queue is applied under a mutex of its own in
+//! order, so a membership is never left before it is joined; a join
+//! returns once its change is applied.
 
 use super::exports::on_id;
 use super::id::RdmaIdBox;
@@ -12,6 +20,7 @@ use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::rdma_cm::{GroupId, RdmaEvent, RdmaId, SockAddr};
+use crate::rdma::igmp::IgmpChange;
 use crate::shell::rdma_cm::IpMulticast;
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
@@ -78,10 +87,15 @@ impl IpMulticast for RdmaCmAbi {
         let c = c_sockaddr(addr);
         // SAFETY: the id's device and address fields are ours during its
         // own call.
-        match unsafe { bindings::rcm_h_rdma_mc_join(b.private(), &c, send_only) } {
-            0 => Ok(()),
-            e => Err(e),
+        if let Some(change) = unsafe { IgmpChange::join(b.private(), &c, send_only) }? {
+            let mut changes = self.igmp_changes.lock();
+            changes
+                .reserve(1, GFP_KERNEL)
+                .map_err(|_| ENOMEM.to_errno())?;
+            // Cannot fail: the room is reserved.
+            let _ = changes.push(change, GFP_KERNEL);
         }
+        Ok(())
     }
 
     fn leave_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) {
@@ -90,7 +104,32 @@ impl IpMulticast for RdmaCmAbi {
         };
         let c = c_sockaddr(addr);
         // SAFETY: as in `join_group`.
-        unsafe { bindings::rcm_h_rdma_mc_leave(b.private(), &c, send_only) };
+        let Some(change) = (unsafe { IgmpChange::leave(b.private(), &c, send_only) }) else {
+            return;
+        };
+        let mut changes = self.igmp_changes.lock();
+        if changes.reserve(1, GFP_KERNEL).is_ok() {
+            // Cannot fail: the room is reserved.
+            let _ = changes.push(change, GFP_KERNEL);
+        } else {
+            // Without memory to queue it, left at once (under the core's
+            // lock) rather than never.
+            drop(changes);
+            change.apply();
+        }
+    }
+
+    fn apply_group_changes(&self) {
+        let _in_order = self.igmp_applying.lock();
+        loop {
+            let batch = core::mem::take(&mut *self.igmp_changes.lock());
+            if batch.is_empty() {
+                return;
+            }
+            for change in batch {
+                change.apply();
+            }
+        }
     }
 }
 
