@@ -7,9 +7,10 @@
  * kmemleak it also catches what the bug did (use after free, a hang, a
  * leak). It uses only the exported rdma_cm API, so it runs the same on
  * rcm.ko and on the in-tree rdma_cm, which is the reference for the
- * errnos. The last case is not a C bug but what consumers do: rdma_notify
- * with interrupts off, as from a QP event handler in hard IRQ (under
- * CONFIG_DEBUG_ATOMIC_SLEEP a sleeping call is reported in the log).
+ * errnos. The last two cases are not C bugs but what consumers do:
+ * rdma_notify with interrupts off, as from a QP event handler in hard IRQ
+ * (under CONFIG_DEBUG_ATOMIC_SLEEP a sleeping call is reported in the
+ * log), and rdma_set_ib_path on RoCE (the record must get the L2 fields).
  *
  *   insmod rcm_sample_rdma_misuse.ko local=10.0.0.1 peer=10.0.0.2 \
  *          silent=10.0.0.99
@@ -22,12 +23,15 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/etherdevice.h>
 #include <linux/inet.h>
 #include <linux/irqflags.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <rdma/ib_sa.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rdma_cm_ib.h>
 
 static char *local = "";
 module_param(local, charp, 0444);
@@ -595,6 +599,61 @@ out:
 		rdma_destroy_id(srv.passive);
 }
 
+/* A consumer's own path record on RoCE (rdma_set_ib_path, as ibacm's
+ * users and RDMA_OPTION_IB_PATH set it) gets the L2 part of the resolved
+ * address, as 6.12 gives it: the RoCE record type, route_resolved and the
+ * peer's MAC, which a kernel QP's RTR needs (no driver resolves it). */
+static void ib_path_on_roce(void)
+{
+	static const char name[] = "set_ib_path on RoCE: the record gets the address's L2 part";
+	struct sockaddr_in dst = addr_of(peer, PORT);
+	struct sa_path_rec rec = {};
+	struct sa_path_rec *got;
+	const u8 *want, *dmac;
+	struct rdma_cm_id *id;
+	struct seen s;
+	bool roce;
+	long ret;
+
+	id = new_id(&s);
+	if (IS_ERR(id)) {
+		CHECK(name, false, "no id");
+		return;
+	}
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, TIMEOUT_MS);
+	if (!ret && wait_event_of(&s) != RDMA_CM_EVENT_ADDR_RESOLVED)
+		ret = -ETIMEDOUT;
+	if (ret) {
+		CHECK(name, false, "address not resolved: %ld", ret);
+		goto out;
+	}
+	/* What an SA or ibacm would hand over: the IB fields only. */
+	rec.rec_type = SA_PATH_REC_TYPE_IB;
+	rdma_ip2gid((struct sockaddr *)&id->route.addr.src_addr, &rec.sgid);
+	rdma_ip2gid((struct sockaddr *)&id->route.addr.dst_addr, &rec.dgid);
+	rec.hop_limit = 64;
+	rec.reversible = 1;
+	rec.pkey = cpu_to_be16(0xffff);
+	rec.mtu_selector = IB_SA_EQ;
+	rec.mtu = IB_MTU_1024;
+	rec.rate_selector = IB_SA_EQ;
+	rec.rate = IB_RATE_10_GBPS;
+	rec.packet_life_time_selector = IB_SA_EQ;
+	rec.packet_life_time = 16;
+	ret = rdma_set_ib_path(id, &rec);
+	got = id->route.path_rec;
+	want = id->route.addr.dev_addr.dst_dev_addr;
+	roce = !ret && got && sa_path_is_roce(got);
+	dmac = roce ? got->roce.dmac : NULL;
+	CHECK(name, roce && got->roce.route_resolved && !is_zero_ether_addr(want) &&
+		    ether_addr_equal(dmac, want),
+	      "returned %ld; record type %d, route_resolved %d, MAC %pM (the address's %pM)",
+	      ret, got ? got->rec_type : -1, roce ? got->roce.route_resolved : 0,
+	      dmac ? dmac : (const u8 *)"\0\0\0\0\0\0", want);
+out:
+	rdma_destroy_id(id);
+}
+
 static int __init misuse_init(void)
 {
 	if (!*local || !*peer || !*silent)
@@ -607,6 +666,7 @@ static int __init misuse_init(void)
 	resolve_beside_blocked_handler();
 	join_leave_race();
 	notify_irqs_off();
+	ib_path_on_roce();
 	pr_info("%d case(s) failed\n", failures);
 	return failures ? -EIO : 0;
 }

@@ -345,31 +345,49 @@ static u32 rcm_udp_flow_label(const struct rdma_addr *a)
 	return ((u32)sport * 31 + dport) & IB_GRH_FLOWLABEL_MASK;
 }
 
+/*
+ * A RoCE path's L2 part from the id's resolved address (its network
+ * device with a reference, NULL if it has none): the record type of the
+ * id's GID type, raised by an IP network hint, and the peer's MAC.
+ */
+static struct net_device *rcm_roce_l2(struct rdma_id_private *priv,
+				      struct sa_path_rec *rec)
+{
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	enum ib_gid_type type = priv->gid_type;
+	struct net_device *ndev;
+
+	if (!da->bound_dev_if)
+		return NULL;
+	ndev = dev_get_by_index(da->net, da->bound_dev_if);
+	if (!ndev)
+		return NULL;
+	if (type < ib_network_to_gid_type(da->network))
+		type = ib_network_to_gid_type(da->network);
+	rec->rec_type = sa_conv_gid_to_pathrec_type(type);
+	rec->roce.route_resolved = true;
+	sa_path_set_dmac(rec, da->dst_dev_addr);
+	return ndev;
+}
+
 int rcm_h_rdma_roce_route(struct rdma_id_private *priv, u8 tos, u8 plt)
 {
 	struct rdma_addr *a = &priv->id.route.addr;
 	struct ib_device *ibdev = priv->id.device;
 	u32 port = priv->id.port_num;
-	enum ib_gid_type type = priv->gid_type;
 	struct sa_path_rec *rec;
 	struct net_device *ndev;
 
-	if (!ibdev || !a->dev_addr.bound_dev_if)
-		return -ENODEV;
-	ndev = dev_get_by_index(a->dev_addr.net, a->dev_addr.bound_dev_if);
-	if (!ndev)
+	if (!ibdev)
 		return -ENODEV;
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
-	if (!rec) {
-		dev_put(ndev);
+	if (!rec)
 		return -ENOMEM;
+	ndev = rcm_roce_l2(priv, rec);
+	if (!ndev) {
+		kfree(rec);
+		return -ENODEV;
 	}
-	/* An IP network hint asks for RoCE v2 where the GID allows it. */
-	if (type < ib_network_to_gid_type(a->dev_addr.network))
-		type = ib_network_to_gid_type(a->dev_addr.network);
-	rec->rec_type = sa_conv_gid_to_pathrec_type(type);
-	rec->roce.route_resolved = true;
-	sa_path_set_dmac(rec, a->dev_addr.dst_dev_addr);
 	rdma_ip2gid((struct sockaddr *)&a->src_addr, &rec->sgid);
 	rdma_ip2gid((struct sockaddr *)&a->dst_addr, &rec->dgid);
 	rec->hop_limit = a->dst_addr.ss_family == AF_IB ? 1 : a->dev_addr.hoplimit;
@@ -400,9 +418,19 @@ int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 			 const struct sa_path_rec *rec)
 {
 	struct sa_path_rec *copy = kmemdup(rec, sizeof(*rec), GFP_KERNEL);
+	struct net_device *ndev;
 
 	if (!copy)
 		return -ENOMEM;
+	/* A consumer's record on RoCE gets the resolved L2 part (as 6.12). */
+	if (rdma_protocol_roce(priv->id.device, priv->id.port_num)) {
+		ndev = rcm_roce_l2(priv, copy);
+		if (!ndev) {
+			kfree(copy);
+			return -ENODEV;
+		}
+		dev_put(ndev);
+	}
 	kfree(priv->id.route.path_rec);
 	priv->id.route.path_rec = copy;
 	priv->id.route.num_pri_alt_paths = 1;

@@ -11,7 +11,7 @@
  * ADDR/GID/PATH, JOIN_MCAST), CONNECT and ACCEPT without QPs (a QP number
  * in the parameters), the RTU by an ACCEPT without parameters, REJECT with
  * private data, DISCONNECT, INIT_QP_ATTR, NOTIFY, every SET_OPTION id
- * option, MIGRATE_ID with an undelivered event, LEAVE_MCAST, and the
+ * option, SET_OPTION IB_PATH with a connection over the path, MIGRATE_ID with an undelivered event, LEAVE_MCAST, and the
  * events_reported each teardown answers; ids of another file, unknown
  * ids and unknown options.
  *
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
 	struct rdma_ucm_reject reject = { .private_data_len = 4 };
 	struct rdma_ucm_notify notify = { .event = 4 };
 	struct rdma_ucm_event_resp ev;
-	__u32 listener, client, served, refused, mc, mc2, udp, reported = 99;
+	__u32 listener, client, served, refused, pathed, mc, mc2, udp, reported = 99;
 	__u16 port = 7799;
 	int a, b;
 
@@ -386,6 +386,25 @@ int main(int argc, char **argv)
 	      "REJECTED: consumer reason 28 and the private data");
 	expect_errno(destroy_id(a, reject.id, NULL), 0, "DESTROY_ID (refused request)");
 	expect_errno(destroy_id(a, refused, NULL), 0, "DESTROY_ID (refused)");
+
+	/* A path of the application's own (RDMA_OPTION_IB_PATH, as ibacm's
+	 * users set it): the route is resolved at once, and a request over
+	 * it reaches the listener (on RoCE the record gets the address's L2
+	 * part, as 6.12 adds it). */
+	pathed = create_id(a, PS_TCP, 0x480);
+	expect_errno(resolve_addr(a, pathed, at_port(port)), 0, "RESOLVE_ADDR");
+	expect(a, EV_ADDR_RESOLVED, pathed, "address resolved");
+	expect_errno(set_option(a, pathed, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, paths.p,
+				sizeof(paths.p[0])), 0, "SET_OPTION IB_PATH (QUERY PATH's record)");
+	expect(a, EV_ROUTE_RESOLVED, pathed, "IB_PATH resolves the route");
+	expect_errno(connect_id(a, pathed, 0x3456), 0, "CONNECT over the set path");
+	ev = expect(a, EV_CONNECT_REQUEST, ANY_ID, "the listener hears the request");
+	reject.id = ev.id;
+	expect_errno(command(a, RDMA_USER_CM_CMD_REJECT, &reject, sizeof(reject), 0), 0,
+		     "REJECT it");
+	expect(a, EV_REJECTED, pathed, "the pathed id is rejected");
+	expect_errno(destroy_id(a, reject.id, NULL), 0, "DESTROY_ID (its request)");
+	expect_errno(destroy_id(a, pathed, NULL), 0, "DESTROY_ID (pathed)");
 
 	/* Multicast: a legacy and a new-style join, one left, one destroyed. */
 	udp = create_id(a, PS_UDP, 0x500);
