@@ -18,6 +18,15 @@
  *
  * Each thread's command sequence follows from the seed and its index; the
  * seed is printed first so a failing run can be replayed.
+ *
+ * Its time must not depend on the seed: no thread waits for what the
+ * random commands started (the files are non-blocking, so GET_EVENT never
+ * waits for an event that only a CM or resolution timeout would bring),
+ * and a slow fault costs its own 0 to 20 ms, not the sum of those raised
+ * before it. A watchdog names the thread and the command when one write(),
+ * open() or close() takes over HANG_MS, as the kernel's hung-task check
+ * would, and exits 3; the last line gives the time taken and the longest
+ * command.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
 
@@ -52,6 +62,9 @@ static void *unmapped;
 #define SLOW_PAGES 4
 static unsigned char *slow;
 static int slow_uffd = -1;
+static atomic_ulong slow_faults;
+
+#include "rcm_ucma_abuse_watch.h"
 
 struct rng {
 	__u64 s;
@@ -72,6 +85,40 @@ static unsigned int below(struct rng *r, unsigned int n)
 	return n ? next(r) % n : 0;
 }
 
+/* write() as the watchdog sees it; errno is the write's. */
+static ssize_t tracked_write(int fd, const void *buf, size_t len, __u32 cmd)
+{
+	ssize_t n;
+	int e;
+
+	begin(cmd);
+	n = write(fd, buf, len);
+	e = errno;
+	end();
+	errno = e;
+	return n;
+}
+
+/* Non-blocking, every file: a GET_EVENT with nothing queued answers
+ * EAGAIN instead of waiting for an event that only a CM or resolution
+ * timeout of the seed's commands would bring (up to minutes). */
+static int open_cm(void)
+{
+	int fd;
+
+	begin(OP_OPEN);
+	fd = open("/dev/infiniband/rdma_cm", O_RDWR | O_NONBLOCK);
+	end();
+	return fd;
+}
+
+static void close_cm(int fd)
+{
+	begin(OP_CLOSE);
+	close(fd);
+	end();
+}
+
 /* One command; the errno is ignored (the kernel's answers are checked by
  * the reference tests, here only its survival). */
 static void command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
@@ -83,7 +130,7 @@ static void command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
 		in_len = 512;
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + sizeof(hdr), in, in_len);
-	if (write(fd, buf, sizeof(hdr) + in_len) < 0 && errno == EBADF)
+	if (tracked_write(fd, buf, sizeof(hdr) + in_len, cmd) < 0 && errno == EBADF)
 		usleep(10);
 	atomic_fetch_add(&done, 1);
 }
@@ -101,40 +148,87 @@ static __u64 response(struct rng *r, void *valid)
 		return 0;
 	case 1:
 		return ptr(unmapped);
-	case 2:
+	case 2: {
+		unsigned char *page;
+
 		if (!slow)
 			return ptr(valid);
-		/* Now and then the slow pages fault again. */
+		/* Now and then the page faults again: one page, so that a drop
+		 * costs at most one slow fault however many commands then
+		 * reach their copy (which the seed decides). */
+		page = slow + below(r, SLOW_PAGES) * 4096;
 		if (!below(r, 4))
-			madvise(slow, SLOW_PAGES * 4096, MADV_DONTNEED);
-		return ptr(slow + below(r, SLOW_PAGES) * 4096 + below(r, 4096 - 512));
+			madvise(page, 4096, MADV_DONTNEED);
+		return ptr(page + below(r, 4096 - 512));
+	}
 	default:
 		return ptr(valid);
 	}
 }
 
-/* Serves the slow pages' faults, each after 0 to 20 ms. */
+/* Maps a zero page at `page`, which wakes its faults. If it cannot (one is
+ * there: another thread's fault of the page came first; or any error) the
+ * faults are only woken, to fault again if need be: one never woken would
+ * hang its thread for good. */
+static void serve(__u64 page)
+{
+	struct uffdio_zeropage zero = { .range = { .start = page, .len = 4096 } };
+	struct uffdio_range range = { .start = page, .len = 4096 };
+
+	if (ioctl(slow_uffd, UFFDIO_ZEROPAGE, &zero))
+		ioctl(slow_uffd, UFFDIO_WAKE, &range);
+}
+
+/* Serves the slow pages' faults, each 0 to 20 ms after it was raised. They
+ * wait side by side, not in a queue: a fault costs its own delay rather
+ * than the sum of those raised before it, which would tie the campaign's
+ * time to how many faults the seed's commands raise. */
+#define PENDING 64
 static void *serve_slow_faults(void *arg)
 {
 	struct rng r = { .s = (unsigned long)arg };
-	struct uffd_msg msg;
+	struct {
+		__u64 page, due;
+	} pending[PENDING];
+	struct uffd_msg msgs[16];
+	int n = 0;
 
 	for (;;) {
 		struct pollfd p = { .fd = slow_uffd, .events = POLLIN };
-		struct uffdio_range range = { .len = 4096 };
-		struct uffdio_zeropage zero = { .range = { .len = 4096 } };
+		__u64 now = now_us();
+		ssize_t got;
+		int wait = -1, i;
 
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+		for (i = 0; i < n; i++) {
+			int ms = pending[i].due > now ? (pending[i].due - now + 999) / 1000 : 0;
+
+			if (wait < 0 || ms < wait)
+				wait = ms;
+		}
+		if (poll(&p, 1, wait) < 0 && errno != EINTR)
 			return NULL;
-		if (read(slow_uffd, &msg, sizeof(msg)) != sizeof(msg))
-			continue;
-		if (msg.event != UFFD_EVENT_PAGEFAULT)
-			continue;
-		usleep(below(&r, 20000));
-		zero.range.start = msg.arg.pagefault.address & ~4095ULL;
-		if (ioctl(slow_uffd, UFFDIO_ZEROPAGE, &zero) && errno == EEXIST) {
-			range.start = zero.range.start;
-			ioctl(slow_uffd, UFFDIO_WAKE, &range);
+		got = read(slow_uffd, msgs, sizeof(msgs));
+		now = now_us();
+		for (i = 0; got > 0 && i < got / (ssize_t)sizeof(msgs[0]); i++) {
+			__u64 page = msgs[i].arg.pagefault.address & ~4095ULL;
+
+			if (msgs[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			atomic_fetch_add(&slow_faults, 1);
+			if (n == PENDING) {
+				serve(page);
+				continue;
+			}
+			pending[n].page = page;
+			pending[n++].due = now + below(&r, 20000);
+		}
+		for (i = 0; i < n;) {
+			if (pending[i].due > now) {
+				i++;
+				continue;
+			}
+			serve(pending[i].page);
+			pending[i] = pending[--n];
 		}
 	}
 }
@@ -409,9 +503,11 @@ static int event(int fd, struct rdma_ucm_event_resp *ev)
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + sizeof(hdr), &g, sizeof(g));
 	for (int i = 0; i < 200; i++) {
-		if (write(fd, buf, sizeof(buf)) >= 0)
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (tracked_write(fd, buf, sizeof(buf), RDMA_USER_CM_CMD_GET_EVENT) >= 0)
 			return 0;
-		usleep(10000);
+		poll(&p, 1, 10);
 	}
 	return -1;
 }
@@ -420,7 +516,17 @@ struct race {
 	pthread_barrier_t go;
 	int from, to;
 	__u32 id;
+	void *(*side)(void *);
 };
+
+/* A race's other side, watched as the helper. */
+static void *race_side(void *arg)
+{
+	struct race *x = arg;
+
+	tracked_as(&tracks[ntracks - 1]);
+	return x->side(x);
+}
 
 static void *migrate_side(void *arg)
 {
@@ -450,7 +556,8 @@ static void race(struct race *x, void *(*side)(void *), void (*mine)(struct race
 	pthread_t t;
 
 	pthread_barrier_init(&x->go, NULL, 2);
-	pthread_create(&t, NULL, side, x);
+	x->side = side;
+	pthread_create(&t, NULL, race_side, x);
 	pthread_barrier_wait(&x->go);
 	mine(x);
 	pthread_join(t, NULL);
@@ -513,7 +620,7 @@ static void named_races(int rounds)
 	}
 	for (i = 0; i < rounds / 10; i++) {
 		/* close() of a listener's file with a request undelivered. */
-		int lf = open("/dev/infiniband/rdma_cm", O_RDWR | O_NONBLOCK);
+		int lf = open_cm();
 		struct rdma_ucm_bind_ip b = { 0 };
 		struct rdma_ucm_listen l = { .backlog = 4 };
 		struct rdma_ucm_resolve_route rr = { .timeout_ms = 1000 };
@@ -540,7 +647,7 @@ static void named_races(int rounds)
 				usleep(20000);
 			}
 		}
-		close(lf);
+		close_cm(lf);
 		destroy(x.to, cid);
 	}
 }
@@ -549,6 +656,7 @@ struct worker {
 	pthread_t thread;
 	__u64 seed;
 	unsigned long commands;
+	struct track *track;
 };
 
 /* The page the kernel may write answers to, between two canary pages
@@ -580,6 +688,7 @@ static void *work(void *arg)
 	struct rng r = { .s = w->seed };
 	unsigned char *scratch = answer_page();
 
+	tracked_as(w->track);
 	if (!scratch)
 		return (void *)1;
 
@@ -588,8 +697,8 @@ static void *work(void *arg)
 			/* A file closed with whatever it holds, and a new one. */
 			int k = below(&r, FILES), old = files[k];
 
-			files[k] = open("/dev/infiniband/rdma_cm", O_RDWR | O_NONBLOCK);
-			close(old);
+			files[k] = open_cm();
+			close_cm(old);
 			continue;
 		}
 		random_command(&r, scratch);
@@ -604,9 +713,13 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
+	struct track *longest = NULL;
+	unsigned long seed, total, over_1s = 0;
 	struct worker *workers;
-	unsigned long seed, total;
+	__u64 start = now_us(), t;
 	int threads, i, failed = 0;
+	pthread_t dog;
+	char b[16];
 
 	if (argc != 6 || inet_pton(AF_INET, argv[4], &self) != 1 ||
 	    inet_pton(AF_INET, argv[5], &peer) != 1) {
@@ -616,25 +729,40 @@ int main(int argc, char **argv)
 	seed = strtoul(argv[1], NULL, 0);
 	total = strtoul(argv[2], NULL, 0);
 	threads = atoi(argv[3]);
+	if (threads < 1)
+		threads = 1;
 	silent.s_addr = (self.s_addr & htonl(0xffffff00)) | htonl(99);
 	printf("seed %lu, %lu commands, %d threads\n", seed, total, threads);
 	fflush(stdout);
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	slow_pages(seed);
+	ntracks = threads + 2;
+	tracks = calloc(ntracks, sizeof(*tracks));
+	for (i = 0; i < threads; i++)
+		snprintf(tracks[i].name, sizeof(tracks[i].name), "thread %d", i);
+	strcpy(tracks[threads].name, "main");
+	strcpy(tracks[threads + 1].name, "race");
+	tracked_as(&tracks[threads]);
+	if (pthread_create(&dog, NULL, watchdog, (void *)seed)) {
+		perror("watchdog");
+		return 1;
+	}
 	for (i = 0; i < FILES; i++) {
-		files[i] = open("/dev/infiniband/rdma_cm", O_RDWR | O_NONBLOCK);
+		files[i] = open_cm();
 		if (files[i] < 0) {
 			perror("open /dev/infiniband/rdma_cm");
 			return 1;
 		}
 	}
 	named_races(200);
-	printf("named races done (%lu commands)\n", (unsigned long)atomic_load(&done));
+	printf("named races done (%lu commands, %llu s)\n", (unsigned long)atomic_load(&done),
+	       (unsigned long long)(now_us() - start) / 1000000);
 	fflush(stdout);
 	workers = calloc(threads, sizeof(*workers));
 	for (i = 0; i < threads; i++) {
 		workers[i].seed = seed * 1000003 + i;
 		workers[i].commands = total / threads;
+		workers[i].track = &tracks[i];
 		pthread_create(&workers[i].thread, NULL, work, &workers[i]);
 	}
 	for (i = 0; i < threads; i++) {
@@ -645,8 +773,21 @@ int main(int argc, char **argv)
 			failed = 1;
 	}
 	free(workers);
+	/* The files go with every id left: watched, and timed. */
+	t = now_us();
 	for (i = 0; i < FILES; i++)
-		close(files[i]);
-	printf("%lu commands written\n", (unsigned long)atomic_load(&done));
+		close_cm(files[i]);
+	printf("%lu commands written, the files closed in %llu ms\n",
+	       (unsigned long)atomic_load(&done), (unsigned long long)(now_us() - t) / 1000);
+	for (i = 0; i < ntracks; i++) {
+		over_1s += tracks[i].over_1s;
+		if (!longest || tracks[i].longest > longest->longest)
+			longest = &tracks[i];
+	}
+	printf("%llu s in all; the longest call %llu ms (%s, %s), %lu over 1 s; %lu slow faults\n",
+	       (unsigned long long)(now_us() - start) / 1000000,
+	       (unsigned long long)longest->longest,
+	       op_name(longest->longest_op, b, sizeof(b)), longest->name, over_1s,
+	       (unsigned long)atomic_load(&slow_faults));
 	return failed;
 }

@@ -56,11 +56,13 @@ commands_on_c_peer() { peer_run "$CMDS $RCM_PEER"; }
 # final log and kmemleak checks judge it; the device must serve after.
 ABUSE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_ucma_abuse
 abuse_campaign() {
-	local seed=${RCM_ABUSE_SEED:-$(date +%s)} out
+	local seed=${RCM_ABUSE_SEED:-${RCM_CAMPAIGN_SEED:-$(date +%s)}} out
 	echo "abuse seed $seed"
 	out=$(timeout 900 "$ABUSE" "$seed" 1000000 4 "$RCM_ADDR" "$RCM_PEER" 2>&1)
 	local rc=$?
-	printf '%s\n' "$out" | tail -5
+	# A hang (status 3) ends with the hung thread's kernel stack and each
+	# thread's call: shown whole.
+	printf '%s\n' "$out" | tail -"$([ $rc = 3 ] && echo 30 || echo 5)"
 	[ $rc = 0 ] || { echo "the campaign ended with status $rc (seed $seed)"; return 1; }
 	# Nothing of it is left: no id in resource tracking.
 	[ "$(rdma res show cm_id | grep -c .)" = 0 ] || { rdma res show cm_id | head; return 1; }
