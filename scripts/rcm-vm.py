@@ -265,6 +265,9 @@ def run(args):
     if re.fullmatch(r"[a-z_,]+", os.environ.get("RCM_BENCH_ONLY", "")):
         # the subset of make bench's runs to do
         common.append(f"rcmvm.RCM_BENCH_ONLY={os.environ['RCM_BENCH_ONLY']}")
+    if re.fullmatch(r"[a-z_0-9,]+", os.environ.get("RCM_ONLY", "")):
+        # a subset of a test's points (development; rcm_harden.sh)
+        common.append(f"rcmvm.RCM_ONLY={os.environ['RCM_ONLY']}")
     if os.environ.get("RCM_TEST_FULL") == "1":
         # the long variants of the scale scenarios (make test-full)
         common.append("rcmvm.full=1")

@@ -687,7 +687,7 @@ static int join(int argc, char **argv)
 	printf("join: JOIN_MCAST took %ld ms\n", (long)((now_s() - start) * 1000));
 	check(!e, "JOIN_MCAST %s (%s)", argv[1], err_name(e));
 	e = e ? e : next_event(fd, &ev, seconds * 1000);
-	check(!e && ev.event == EV_MULTICAST_JOIN && ev.id == resp.id,
+	check(!e && ev.event == EV_MULTICAST_JOIN && ev.id == mc.id,
 	      "MULTICAST_JOIN within %d s (%s, event %s)", seconds, err_name(e),
 	      event_name(ev.event));
 	e = destroy_id(fd, resp.id);

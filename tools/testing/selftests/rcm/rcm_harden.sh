@@ -14,10 +14,14 @@
 #    destroyed afterwards;
 #  - rxe1 removed and added back 20 times (RCM_HARDEN_ROUNDS) while four
 #    threads create, bind, resolve and listen on it and close files with
-#    live ids, and rping connections over rxe0 keep moving data; then rxe1
-#    serves again;
+#    live ids, and rping connections and NVMe-oF I/O over rxe0 keep moving
+#    data; then rxe1 serves again;
+#  - rdma_rxe unloaded while threads churn ids on both devices;
 #  - one user's GET_EVENT blocked on a userfaultfd page stalls no other
 #    user's commands or connections;
+#  - rdma_destroy_qp raced against rdma_cm's own QP moves;
+#  - one user's multicast join waiting for rtnl stalls no other user's
+#    commands;
 #  - the abuse campaign on rxe1's addresses while rxe1 comes and goes;
 #  - a user flapping neighbours in its own namespace beside 10,000 ids;
 #  - a passive id is owned in resource tracking as its listener is;
@@ -25,6 +29,7 @@
 # Every point also checks the kernel logs since it began (KASAN, lockdep,
 # WARN, hung tasks); the final points check them whole, and kmemleak.
 . "$(dirname "$(readlink -f "$0")")/rcm_tools_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
 
 HARDEN=$RCM_TEST_DIR/rcm_harden	# the same path on the peer
 ADDR1=${RCM_ADDR1:-10.0.1.1}
@@ -229,14 +234,44 @@ refused_bind_then_removal() {
 	return $rc
 }
 
+# NVMe-oF over rxe0 (this guest the host through rcm, the peer's C
+# nvmet-rdma the target): 256 KiB written and read back in a loop until
+# file $1 exists, a line "ok <n>" or "FAIL <n>" per round.
+nvme_io_loop() {
+	local n=0
+	while [ ! -e "$1" ]; do
+		n=$((n + 1))
+		if nvme_pattern_round_trip 256 > /tmp/harden.nvme.round 2>&1; then
+			echo "ok $n"
+		else
+			echo "FAIL $n: $(tail -3 /tmp/harden.nvme.round)"
+		fi
+	done
+}
+
+# Counts a loop's log ($1, named $2): fails unless it ran and no round failed.
+loop_clean() {
+	LOOP_OK=$(grep -c '^ok' "$1")
+	LOOP_FAILED=$(grep -c '^FAIL' "$1")
+	[ "$LOOP_FAILED" = 0 ] && [ "$LOOP_OK" != 0 ] && return 0
+	echo "$2: $LOOP_OK rounds ok, $LOOP_FAILED failed"
+	grep -A5 '^FAIL' "$1" | tail -20
+	return 1
+}
+
 removal_under_fire() {
-	local r rc=0 max=0 pid loop churn_rc ok failed
-	local stop=/tmp/harden.rping.stop log=/tmp/harden.rping.log
+	local r rc=0 max=0 pid loop nvme churn_rc pings
+	local stop=/tmp/harden.rping.stop log=/tmp/harden.rping.log nlog=/tmp/harden.nvme.log
 	peer_start fire "rping -s -P -a $RCM_PEER" > /dev/null
 	rcm_retry 20 peer_listening || { echo "the peer's rping server does not listen"; return 1; }
+	rcm_modprobe nvme-rdma || { echo "nvme-rdma does not load"; return 1; }
+	nvme_target_up > /dev/null || { echo "the peer's NVMe-oF target is not up"; return 1; }
+	nvme_connect_live 2 || { echo "nvme connect over rxe0 failed"; nvme_target_down > /dev/null; return 1; }
 	rm -f "$stop"
 	rping_loop "$RCM_PEER" "$stop" > "$log" 2>&1 &
 	loop=$!
+	nvme_io_loop "$stop" > "$nlog" 2>&1 &
+	nvme=$!
 	for ((r = 1; r <= ROUNDS; r++)); do
 		"$HARDEN" churn "$ADDR1" "$PEER1" "$CHURN_SECONDS" 4 > /tmp/harden.churn.$r 2>&1 &
 		pid=$!
@@ -257,15 +292,51 @@ removal_under_fire() {
 	grep -E '^(churn|event|error)' /tmp/harden.churn.$((r > ROUNDS ? ROUNDS : r))
 	touch "$stop"
 	wait_bounded "$loop" 90 || { echo "the rping loop did not end"; rc=1; }
+	wait_bounded "$nvme" 90 || { echo "the NVMe-oF loop did not end"; rc=1; }
 	peer_run 'pkill rping' > /dev/null
 	peer_wait fire 10 > /dev/null
-	ok=$(grep -c '^ok' "$log")
-	failed=$(grep -c '^FAIL' "$log")
-	if [ "$failed" != 0 ] || [ "$ok" = 0 ]; then
-		grep -A5 '^FAIL' "$log" | tail -20
-		rc=1
-	fi
-	note "$((r > ROUNDS ? ROUNDS : r)) rounds; the longest removal took $max ms; rping over rxe0 meanwhile: $ok clients ok, $failed failed"
+	loop_clean "$log" "rping over rxe0" || rc=1
+	pings=$LOOP_OK
+	loop_clean "$nlog" "NVMe-oF I/O over rxe0" || rc=1
+	nvme_disconnect_all || rc=1
+	nvme_target_down > /dev/null
+	note "$((r > ROUNDS ? ROUNDS : r)) rounds; the longest removal took $max ms; over rxe0 meanwhile: rping $pings clients ok, NVMe-oF $LOOP_OK rounds of 256 KiB ok"
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# rdma_rxe unloaded (both devices go at once) while four threads create,
+# bind, resolve and listen on each device: the unload ends in bounded
+# time, no id is left, and with the module and devices back rping serves
+# on both wires.
+rxe_unload_under_fire() {
+	local pid0 pid1 start ms rc=0 i
+	"$HARDEN" churn "$RCM_ADDR" "$RCM_PEER" "$CHURN_SECONDS" 4 > /tmp/harden.unload.churn0 2>&1 &
+	pid0=$!
+	"$HARDEN" churn "$ADDR1" "$PEER1" "$CHURN_SECONDS" 4 > /tmp/harden.unload.churn1 2>&1 &
+	pid1=$!
+	sleep 2
+	start=$(now_ms)
+	timeout 120 rmmod rdma_rxe || { echo "rmmod rdma_rxe failed or did not end within 120 s"; rc=1; }
+	ms=$(($(now_ms) - start))
+	wait_bounded "$pid0" $((CHURN_SECONDS + 90)) ||
+		{ echo "churn on rxe0 ended with status $?"; tail -25 /tmp/harden.unload.churn0; rc=1; }
+	wait_bounded "$pid1" $((CHURN_SECONDS + 90)) ||
+		{ echo "churn on rxe1 ended with status $?"; tail -25 /tmp/harden.unload.churn1; rc=1; }
+	grep -E '^churn' /tmp/harden.unload.churn0 /tmp/harden.unload.churn1
+	note "rmmod rdma_rxe under fire on both devices: $ms ms"
+	[ -z "$(rdma res show cm_id 2>&1)" ] || { echo "ids left:"; rdma res show cm_id | head; rc=1; }
+	modprobe rdma_rxe || { echo "modprobe rdma_rxe failed"; return 1; }
+	rdma link add rxe0 type rxe netdev eth0 || { echo "rdma link add rxe0 failed"; rc=1; }
+	add_rxe1 || rc=1
+	for ((i = 0; i < 300; i++)); do
+		rdma link show rxe0/1 2> /dev/null | grep -q 'state ACTIVE' && break
+		sleep 0.1
+	done
+	run_pair to_peer unload0 "rping -s -a @SERVER@ -C 5 -v" "rping -c -a @SERVER@ -C 5 -v" ||
+		{ pair_failed; rc=1; }
+	run_pair to_peer unload1 "rping -s -a $PEER1 -C 5 -v" "rping -c -a $PEER1 -C 5 -v" ||
+		{ pair_failed; rc=1; }
 	logs_clean_since_mark || rc=1
 	return $rc
 }
@@ -359,7 +430,7 @@ ids_in_a_memory_cgroup() {
 ABUSE=$RCM_TEST_DIR/rcm_ucma_abuse
 ABUSE_COMMANDS=200000
 abuse_across_removals() {
-	local seed=${RCM_ABUSE_SEED:-$(date +%s)} pid r=0 rc=0 max=0
+	local seed=${RCM_ABUSE_SEED:-${RCM_CAMPAIGN_SEED:-$(date +%s)}} pid r=0 rc=0 max=0 status=0
 	local out=/tmp/harden.abuse.out
 	echo "abuse seed $seed (replay: rcm_ucma_abuse $seed $ABUSE_COMMANDS 4 $ADDR1 $PEER1)"
 	timeout 900 "$ABUSE" "$seed" "$ABUSE_COMMANDS" 4 "$ADDR1" "$PEER1" > "$out" 2>&1 &
@@ -371,8 +442,10 @@ abuse_across_removals() {
 		add_rxe1 || { rc=1; break; }
 		r=$((r + 1))
 	done
-	wait "$pid" || { echo "the campaign ended with status $? (seed $seed)"; rc=1; }
-	tail -4 "$out"
+	wait "$pid" || { status=$?; echo "the campaign ended with status $status (seed $seed)"; rc=1; }
+	# A hang (status 3) ends with the hung thread's kernel stack and each
+	# thread's call: shown whole.
+	tail -"$([ $status = 3 ] && echo 30 || echo 4)" "$out"
 	add_rxe1 || rc=1
 	note "abuse on rxe1 (seed $seed): $r removals of rxe1 meanwhile, the longest $max ms"
 	[ "$(rdma res show cm_id | grep -c .)" = 0 ] || { echo "ids left:"; rdma res show cm_id | head; rc=1; }
@@ -449,6 +522,56 @@ passive_ids_owned_by_listener() {
 	return $rc
 }
 
+# rdma_destroy_qp raced against the moves rdma_cm makes on its own (a
+# REJ's and a disconnect's to ERROR, a REP's to RTR and RTS), by
+# rcm_test_qp_race.ko over loopback on rxe0: on the peer's C rdma_cm first
+# (the reference for what the module expects), then on rcm. Under KASAN a
+# move on a destroyed QP is a report in the log.
+QP_RACE=/lib/modules/$(uname -r)/extra/rcm_test_qp_race.ko
+QP_RACE_ROUNDS=100
+qp_destroy_races() {
+	local out rc=0
+	out=$(peer_run "modprobe rdma_cm && insmod $QP_RACE local=$RCM_PEER rounds=$QP_RACE_ROUNDS
+		rc=\$?; rmmod rcm_test_qp_race; dmesg | grep 'rcm_test_qp_race:' | tail -8; exit \$rc") ||
+		{ echo "on the peer's C rdma_cm (the reference):"; printf '%s\n' "$out"; rc=1; }
+	printf '%s\n' "$out" | grep -o 'qp race: .*' | sed 's/^/C: /'
+	insmod "$QP_RACE" local="$RCM_ADDR" rounds=$QP_RACE_ROUNDS || rc=1
+	rmmod rcm_test_qp_race 2> /dev/null
+	dmesg | since_mark | grep 'rcm_test_qp_race:' | grep -E 'FAIL' | tail -10
+	dmesg | since_mark | grep -o 'qp race: .*' | while read -r line; do note "rcm: $line"; done
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
+# One user's IGMP join waiting for rtnl (a test module holds it 10 s, as a
+# busy network configuration can) makes no other user's rdma_cm calls
+# wait: the join is applied once rdma_cm's lock is released.
+RTNL_HOLD=/lib/modules/$(uname -r)/extra/rcm_test_rtnl_hold.ko
+RTNL_SECONDS=10
+join_beside_busy_rtnl() {
+	local hold join rc=0 start ms
+	insmod "$RTNL_HOLD" seconds=$RTNL_SECONDS > /tmp/harden.rtnl.out 2>&1 &
+	hold=$!
+	rcm_retry 10 sh -c "dmesg | grep -q 'rcm_test_rtnl_hold: holding rtnl'" ||
+		{ echo "the module does not hold rtnl"; cat /tmp/harden.rtnl.out; return 1; }
+	"$HARDEN" join "$RCM_ADDR" 239.7.7.7 $((RTNL_SECONDS + 30)) > /tmp/harden.join.out 2>&1 &
+	join=$!
+	wait_line /tmp/harden.join.out joining 10 || { echo "join did not start"; rc=1; }
+	sleep 1		# JOIN_MCAST now waits for rtnl
+	start=$(now_ms)
+	timeout 60 "$HARDEN" cmds "$RCM_ADDR" 100 3000 || rc=1
+	ms=$(($(now_ms) - start))
+	kill -0 "$hold" 2> /dev/null ||
+		{ echo "rtnl was released before the commands ended ($ms ms): no measurement"; rc=1; }
+	note "100 command rounds beside a JOIN_MCAST waiting for rtnl: $ms ms (rtnl held ${RTNL_SECONDS} s)"
+	wait_bounded "$hold" 60 || { echo "insmod did not end"; rc=1; }
+	rmmod rcm_test_rtnl_hold 2> /dev/null
+	wait_bounded "$join" 90 || { echo "join ended with status $? (124: still running)"; rc=1; }
+	cat /tmp/harden.join.out
+	logs_clean_since_mark || rc=1
+	return $rc
+}
+
 # ---- the test ----
 
 POINTS=(
@@ -456,14 +579,27 @@ POINTS=(
 	"refused_bind_on_c|a refused bind on the peer's C stack (the reference): no device kept; a resolution after it"
 	"refused_bind_on_rcm|a refused bind on rcm: no device kept, the C stack's answers; no id left in rdma res; logs clean"
 	"refused_bind_then_removal|rxe1 removed beside an id whose bind was refused, the id destroyed after: bounded, logs clean"
-	"removal_under_fire|rxe1 removed and added back $ROUNDS times under 4 threads of ids: each removal within 60 s, rping over rxe0 unharmed, logs clean"
+	"removal_under_fire|rxe1 removed and added back $ROUNDS times under 4 threads of ids: each removal within 60 s, rping and NVMe-oF I/O over rxe0 unharmed, logs clean"
 	"second_device_serves|rxe1 serves again: rping -C 10 to $PEER1"
+	"rxe_unload_under_fire|rdma_rxe unloaded under 4 threads of ids on each device: bounded, no id left; both devices serve again"
 	"get_event_stall|a GET_EVENT faulting on a userfaultfd page for ${STALL_HOLD} s stalls no other user's commands or rping"
+	"qp_destroy_races|rdma_destroy_qp against rdma_cm's own QP moves (REJ, disconnects, REP), $QP_RACE_ROUNDS rounds on the C stack and on rcm: logs clean"
+	"join_beside_busy_rtnl|a JOIN_MCAST waiting for rtnl (held ${RTNL_SECONDS} s) stalls no other user's commands"
 	"abuse_across_removals|the abuse campaign ($ABUSE_COMMANDS commands, slow-faulting buffers) on rxe1 while it is removed and added back every 2 s: logs clean, no id left"
 	"neighbour_flood|a user flapping 200 neighbours in its own namespace beside 10,000 ids: another user's commands and rping take their normal time"
 	"passive_ids_owned_by_listener|a passive id is owned in rdma res as its listener is (the listening process)"
 	"ids_in_a_memory_cgroup|a user's ids are charged to its memory cgroup: at least 1 KiB each"
 )
+
+# RCM_ONLY=<point,...> (from the host's environment) runs those points
+# after the fabric's, for a quick red or green; make test runs them all.
+if [ -n "${RCM_ONLY:-}" ]; then
+	kept=()
+	for p in "${POINTS[@]}"; do
+		[[ ",fabric,$RCM_ONLY," == *",${p%%|*},"* ]] && kept+=("$p")
+	done
+	POINTS=("${kept[@]}")
+fi
 
 rcm_two_guests_start ${#POINTS[@]}
 for p in "${POINTS[@]}"; do
