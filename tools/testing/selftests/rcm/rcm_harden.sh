@@ -448,6 +448,7 @@ abuse_across_removals() {
 	tail -"$([ $status = 3 ] && echo 30 || echo 4)" "$out"
 	add_rxe1 || rc=1
 	note "abuse on rxe1 (seed $seed): $r removals of rxe1 meanwhile, the longest $max ms"
+	note "abuse: $(tail -1 "$out")"
 	[ "$(rdma res show cm_id | grep -c .)" = 0 ] || { echo "ids left:"; rdma res show cm_id | head; rc=1; }
 	logs_clean_since_mark || rc=1
 	return $rc
