@@ -66,29 +66,34 @@ blocked_handler() {
 # rcm.peer_window=4 and 12 connects at once to the silent peer: the
 # window's 4 REQs go out, the rest wait for room. A request leaves the
 # window at its first retry (1152 ms in), so the 12 go out 4 at a time, a
-# timeout apart, each still sent twice before its REQ_ERROR.
+# timeout apart, each still sent twice before its REQ_ERROR. Sampled by the
+# counters, not the clock: until the first retry is counted exactly 4 REQs
+# are on the wire (a loaded host may sample late, never wrongly).
 paced_storm() {
-	local param=/sys/module/rcm/parameters/peer_window old tx0 mid end pid rc=0 i
+	local param=/sys/module/rcm/parameters/peer_window old tx0 rt0 r1 m r2 first=none end pid rc=0 i
 	old=$(cat $param)
 	echo 4 > $param
-	tx0=$(cat $CNT/cm_tx_msgs/req)
+	tx0=$(cat $CNT/cm_tx_msgs/req) rt0=$(cat $CNT/cm_tx_retries/req)
 	dmesg -c > /dev/null
 	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=timeout conns=12 parallel=12 \
 		cm_timeout=18 retries=1 &
 	pid=$!
-	for ((i = 0; i < 200; i++)); do
-		[ "$(cat $CNT/cm_tx_msgs/req)" != "$tx0" ] && break
-		sleep 0.05
+	for ((i = 0; i < 400; i++)); do
+		# Retries read on both sides of the sends: a sample counts only if
+		# no retry was counted around it.
+		r1=$(cat $CNT/cm_tx_retries/req)
+		m=$(cat $CNT/cm_tx_msgs/req)
+		r2=$(cat $CNT/cm_tx_retries/req)
+		[ "$r2" != "$rt0" ] && break
+		[ "$r1" = "$rt0" ] && [ "$m" != "$tx0" ] && first=$((m - tx0))
+		sleep 0.02
 	done
-	# Half a timeout after the first REQ.
-	sleep 0.5
-	mid=$(($(cat $CNT/cm_tx_msgs/req) - tx0))
 	wait $pid || rc=1
 	rmmod rcm_sample_conn
 	end=$(($(cat $CNT/cm_tx_msgs/req) - tx0))
 	echo "$old" > $param
-	echo "12 connects behind a window of 4: $mid REQs sent in the first 0.5 s, $end in all"
-	[ $rc = 0 ] && [ $mid = 4 ] && [ $end = 24 ]
+	echo "12 connects behind a window of 4: $first REQs on the wire before the first retry, $end in all"
+	[ $rc = 0 ] && [ "$first" = 4 ] && [ $end = 24 ]
 }
 
 # The test points of timeout_scenarios.

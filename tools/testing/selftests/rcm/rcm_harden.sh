@@ -131,8 +131,10 @@ add_rxe1() {
 	return 1
 }
 
-# rping clients to $1, back to back until file $2 exists: a line "ok <n>"
-# or "FAIL <n>" (and the end of its output) per client.
+# rping clients to $1, one a second until file $2 exists: a line "ok <n>"
+# or "FAIL <n>" (and the end of its output) per client. The pause leaves
+# the guest's two CPUs to the removals (back to back, the loops doubled a
+# round's time).
 rping_loop() {
 	local n=0 out rc pings
 	while [ ! -e "$2" ]; do
@@ -146,6 +148,7 @@ rping_loop() {
 			echo "FAIL $n: status $rc, $pings pings of 20"
 			printf '%s\n' "$out" | tail -5
 		fi
+		sleep 1
 	done
 }
 
@@ -236,7 +239,7 @@ refused_bind_then_removal() {
 
 # NVMe-oF over rxe0 (this guest the host through rcm, the peer's C
 # nvmet-rdma the target): 256 KiB written and read back in a loop until
-# file $1 exists, a line "ok <n>" or "FAIL <n>" per round.
+# file $1 exists, one a second, a line "ok <n>" or "FAIL <n>" per round.
 nvme_io_loop() {
 	local n=0
 	while [ ! -e "$1" ]; do
@@ -246,6 +249,7 @@ nvme_io_loop() {
 		else
 			echo "FAIL $n: $(tail -3 /tmp/harden.nvme.round)"
 		fi
+		sleep 1
 	done
 }
 
@@ -260,7 +264,7 @@ loop_clean() {
 }
 
 removal_under_fire() {
-	local r rc=0 max=0 pid loop nvme churn_rc pings
+	local r rc=0 max=0 max_add=0 max_wait=0 pid loop nvme churn_rc pings t added waited start
 	local stop=/tmp/harden.rping.stop log=/tmp/harden.rping.log nlog=/tmp/harden.nvme.log
 	peer_start fire "rping -s -P -a $RCM_PEER" > /dev/null
 	rcm_retry 20 peer_listening || { echo "the peer's rping server does not listen"; return 1; }
@@ -272,16 +276,22 @@ removal_under_fire() {
 	loop=$!
 	nvme_io_loop "$stop" > "$nlog" 2>&1 &
 	nvme=$!
+	start=$(now_ms)
 	for ((r = 1; r <= ROUNDS; r++)); do
 		"$HARDEN" churn "$ADDR1" "$PEER1" "$CHURN_SECONDS" 4 > /tmp/harden.churn.$r 2>&1 &
 		pid=$!
 		sleep 1
 		remove_rxe1 60 || rc=1
 		[ "$REMOVAL_MS" -gt "$max" ] && max=$REMOVAL_MS
-		echo "round $r: rdma link delete rxe1 under fire took $REMOVAL_MS ms"
+		t=$(now_ms)
 		add_rxe1 || rc=1
+		added=$(($(now_ms) - t))
+		[ "$added" -gt "$max_add" ] && max_add=$added
 		wait_bounded "$pid" $((CHURN_SECONDS + 90))
 		churn_rc=$?
+		waited=$(($(now_ms) - t - added))
+		[ "$waited" -gt "$max_wait" ] && max_wait=$waited
+		echo "round $r: rdma link delete rxe1 under fire took $REMOVAL_MS ms, adding it back $added ms, the churn ended $waited ms later"
 		if [ $churn_rc != 0 ]; then
 			echo "round $r: churn ended with status $churn_rc (124: still running):"
 			tail -25 /tmp/harden.churn.$r
@@ -300,7 +310,8 @@ removal_under_fire() {
 	loop_clean "$nlog" "NVMe-oF I/O over rxe0" || rc=1
 	nvme_disconnect_all || rc=1
 	nvme_target_down > /dev/null
-	note "$((r > ROUNDS ? ROUNDS : r)) rounds; the longest removal took $max ms; over rxe0 meanwhile: rping $pings clients ok, NVMe-oF $LOOP_OK rounds of 256 KiB ok"
+	r=$((r > ROUNDS ? ROUNDS : r))
+	note "$r rounds, $((($(now_ms) - start) / r)) ms each; the longest removal took $max ms, adding rxe1 back $max_add ms, the churn ending after that $max_wait ms; over rxe0 meanwhile: rping $pings clients ok, NVMe-oF $LOOP_OK rounds of 256 KiB ok"
 	logs_clean_since_mark || rc=1
 	return $rc
 }
