@@ -8,15 +8,20 @@
   shell  drivers/infiniband/rcm/shell     uses core and rdma only; no raw
                                           bindings, no unsafe
   abi    drivers/infiniband/rcm/abi/<x>   uses core, rdma, shell, bindings
-                                          and itself; no other surface
-                                          (except ucma -> rdma_cm, and
-                                          rdma_cm -> ib_cm, as in C), and
-                                          abi::service, the one CM service
-                                          the surfaces share (which may
-                                          use every surface)
+                                          and itself; of the other surfaces
+                                          only those its C counterpart uses
+                                          (ucma -> rdma_cm -> ib_cm)
+  root   rcm_main.rs                      composes them (may use all)
 
-No import cycles between files outside the core. Prints one line per
-layer; exits 1 with the violations listed if any rule is broken.
+One exemption is left, to go with the shared service type: the surfaces
+may name abi::service, and it names every surface (a cycle between
+directories that no file cycle shows); see SHARED_SERVICE.
+
+No import cycle between any two files outside the core, a directory's
+mod.rs and its children included. Every path a file names is resolved:
+`crate::`, `self::`, `super::` (repeated), a child module's name, a name
+brought in by a `use`, and `use` trees with nested `{}` groups. Prints one
+line per layer; exits 1 with the violations listed if any rule is broken.
 """
 import os
 import re
@@ -24,8 +29,18 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOD = os.path.join(ROOT, "drivers/infiniband/rcm")
-ABI_MAY_USE = {"ucma": {"rdma_cm"}, "rdma_cm": {"ib_cm"}}
-ABI_HUB = "service"
+# Which surfaces a surface may use: its C counterpart's dependencies.
+ABI_MAY_USE = {"ucma": {"rdma_cm", "ib_cm"}, "rdma_cm": {"ib_cm"}, "ib_cm": set()}
+# The CM service the surfaces share, which names them all (the exemption
+# above).
+SHARED_SERVICE = "service"
+# What each layer may name (its own layer always).
+LAYER_MAY_USE = {
+    "rdma": {"bindings", "proto"},
+    "shell": {"proto", "rdma", "new_irq_spinlock"},
+    "abi": {"proto", "rdma", "shell", "bindings"},
+    "bindings": set(),
+}
 
 
 def rust_files(top):
@@ -38,84 +53,155 @@ def rust_files(top):
 
 
 def code(path):
-    """The file without comments and string literals."""
+    """The file without comments, string and char literals."""
     src = open(path, errors="replace").read()
     src = re.sub(r"//[^\n]*", "", src)
     src = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
-    return re.sub(r'"(\\.|[^"\\])*"', '""', src)
+    src = re.sub(r'b?"(\\.|[^"\\])*"', '""', src)
+    return re.sub(r"'(\\.|[^'\\])'", "''", src)
 
 
 def module_of(path):
-    """The module path of a file of rcm.ko, e.g. shell::service."""
+    """The module path of a file of rcm.ko, e.g. ['shell', 'service']."""
     if path.startswith(os.path.join(ROOT, "rust/rdma")):
         rel = "rdma/" + os.path.relpath(path, os.path.join(ROOT, "rust/rdma"))
+    elif path.startswith(os.path.join(ROOT, "rust/bindings")):
+        rel = "bindings/" + os.path.relpath(path, os.path.join(ROOT, "rust/bindings"))
     else:
         rel = os.path.relpath(path, MOD)
     rel = re.sub(r"(/mod)?\.rs$", "", rel)
-    return "" if rel == "rcm_main" else rel.replace("/", "::")
+    return () if rel == "rcm_main" else tuple(rel.split("/"))
 
 
 def layer_of(mod):
-    return mod.split("::")[0] if mod else "root"
+    return mod[0] if mod else "root"
 
 
-def used_paths(src):
-    """Every crate:: path a file names, `use crate::{a, b::c}` expanded."""
-    paths = re.findall(r"crate::([A-Za-z_][\w:]*)", src)
-    for group in re.findall(r"use crate::\{([^}]*)\}", src):
-        paths += [p.strip().split("::{")[0] for p in group.split(",") if p.strip()]
-    return [p.rstrip(":") for p in paths]
+def split_top(s, sep=","):
+    """Splits at `sep` outside braces."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [p.strip() for p in out if p.strip()]
+
+
+def expand_use(tree):
+    """A use tree as a list of (path segments, bound name)."""
+    tree = re.sub(r"\s+as\s+", "@", tree.strip())
+    tree = re.sub(r"\s+", "", tree)
+    m = re.match(r"^(.*?)\{(.*)\}$", tree)
+    if m:
+        prefix = [s for s in m.group(1).split("::") if s]
+        out = []
+        for part in split_top(m.group(2)):
+            for segs, name in expand_use(part):
+                segs = prefix + segs
+                out.append((segs, name if name != "self" else (prefix[-1] if prefix else name)))
+        return out
+    alias = None
+    if "@" in tree:
+        tree, alias = tree.split("@", 1)
+    segs = [s for s in tree.split("::") if s]
+    if segs and segs[-1] == "self":
+        segs = segs[:-1]
+    name = alias or (segs[-1] if segs else "")
+    return [(segs, name)]
+
+
+def resolve(segs, mod, children, aliases, is_dir):
+    """Absolute module path for `segs` named inside module `mod`, or None
+    if it leads outside the crate."""
+    if not segs:
+        return None
+    head = segs[0]
+    if head == "crate":
+        return tuple(segs[1:])
+    if head in ("self", "super"):
+        # A file module's `self` is itself; `super` its parent.
+        base = list(mod)
+        rest = segs
+        if rest[0] == "self":
+            rest = rest[1:]
+        while rest and rest[0] == "super":
+            base = base[:-1]
+            rest = rest[1:]
+        return tuple(base) + tuple(rest)
+    if head in children:
+        return tuple(mod) + tuple(segs)
+    if head in aliases:
+        return aliases[head] + tuple(segs[1:])
+    return None
 
 
 def main():
     errors = []
     files = {}
-    for top in (MOD, os.path.join(ROOT, "rust/rdma")):
+    for top in (MOD, os.path.join(ROOT, "rust/rdma"), os.path.join(ROOT, "rust/bindings")):
         for path in rust_files(top):
             if "/core/" in path:
                 continue
             files[module_of(path)] = path
+    # rcm_main.rs mounts the core's modules as crate::proto::*.
+    proto = ("proto",)
     unsafe_count = {}
-    edges = {m: set() for m in files}
+    edges = {m: {} for m in files}
+    reported_uses = set()
     for mod, path in files.items():
         src = code(path)
         layer = layer_of(mod)
         rel = os.path.relpath(path, ROOT)
-        n = len(re.findall(r"\bunsafe\b", src))
-        unsafe_count[layer] = unsafe_count.get(layer, 0) + n
-        for p in used_paths(src):
-            target = p.split("::")[0]
-            if layer == "rdma" and target not in ("bindings", "rdma", "proto"):
-                errors.append(f"{rel}: rust/rdma uses crate::{p}")
-            if layer == "shell":
-                if target not in ("proto", "rdma", "shell", "new_irq_spinlock"):
-                    errors.append(f"{rel}: the shell uses crate::{p}")
-            if layer == "abi":
-                surface = mod.split("::")[1] if "::" in mod else ""
-                if target == "abi":
-                    other = p.split("::")[1] if "::" in p else ""
-                    hub = ABI_HUB in (surface, other)
-                    if (other and other != surface and not hub
-                            and other not in ABI_MAY_USE.get(surface, ())):
-                        errors.append(f"{rel}: ABI surface {surface} uses surface {other}")
-                elif target not in ("proto", "rdma", "shell", "bindings"):
-                    errors.append(f"{rel}: an ABI surface uses crate::{p}")
-            # file-level edges for the cycle check
-            parts = p.split("::")
-            for k in range(len(parts), 0, -1):
-                cand = "::".join(parts[:k])
-                if cand in files and cand != mod and cand:
-                    edges[mod].add(cand)
+        unsafe_count[layer] = unsafe_count.get(layer, 0) + len(re.findall(r"\bunsafe\b", src))
+        children = set(re.findall(r"^\s*(?:pub(?:\([\w:]+\))?\s+)?mod\s+(\w+)\s*;", src, re.M))
+        aliases = {}
+        named = []  # (absolute path, how it was written)
+        for tree in re.findall(r"\buse\s+([^;]+);", src):
+            for segs, name in expand_use(tree):
+                target = resolve(segs, mod, children, aliases, True)
+                if target is None:
+                    continue
+                named.append((target, "::".join(segs)))
+                if name and name != "*":
+                    aliases[name] = target
+        body = re.sub(r"\buse\s+[^;]+;", "", src)
+        for m in re.finditer(r"(?<![\w:])((?:[A-Za-z_]\w*::)+[A-Za-z_]\w*)", body):
+            segs = m.group(1).split("::")
+            target = resolve(segs, mod, children, aliases, True)
+            if target is not None:
+                named.append((target, m.group(1)))
+        for target, written in named:
+            if not target:
+                continue
+            top = target[0]
+            if layer in LAYER_MAY_USE and top != layer and top not in LAYER_MAY_USE[layer]:
+                errors.append(f"{rel}: the {layer} layer names {written}")
+            if layer == "shell" and top == "bindings":
+                errors.append(f"{rel}: the shell names the raw bindings ({written})")
+            if layer == "abi" and top == "abi":
+                surface = mod[1] if len(mod) > 1 else ""
+                other = target[1] if len(target) > 1 else ""
+                shared = SHARED_SERVICE in (surface, other)
+                if (other and other != surface and not shared
+                        and other not in ABI_MAY_USE.get(surface, ())):
+                    if (rel, other) not in reported_uses:
+                        reported_uses.add((rel, other))
+                        errors.append(f"{rel}: ABI surface {surface or 'abi'} uses surface {other} ({written})")
+            # file-level edge: the longest prefix that is a file
+            for k in range(len(target), 0, -1):
+                cand = tuple(target[:k])
+                if cand in files:
+                    if cand != mod:
+                        edges[mod].setdefault(cand, written)
                     break
-        # super:: within a directory module
-        parent = mod.rsplit("::", 1)[0] if "::" in mod else ""
-        for name in re.findall(r"\bsuper::(\w+)", src):
-            cand = f"{parent}::{name}" if parent else name
-            if cand in files and cand != mod:
-                edges[mod].add(cand)
         if layer == "shell":
-            if re.search(r"\bbindings::", src):
-                errors.append(f"{rel}: the shell touches the raw bindings")
             for line in src.splitlines():
                 if re.search(r"\bunsafe\b", line):
                     errors.append(f"{rel}: unsafe in the shell: {line.strip()}")
@@ -123,7 +209,7 @@ def main():
     core_ok = not re.search(r"\bunsafe\b|\bkernel::|\bbindings::", core_src)
     if not core_ok:
         errors.append("core: unsafe code or a kernel dependency")
-    # cycles (Tarjan)
+    # cycles (Tarjan), each reported with one edge of it per file
     index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
     sys.setrecursionlimit(10000)
 
@@ -149,12 +235,18 @@ def main():
             if len(comp) > 1:
                 sccs.append(sorted(comp))
 
+    def name(m):
+        return "::".join(m) or "root"
+
     for v in edges:
         if v not in index:
             strong(v)
     for comp in sccs:
-        errors.append("import cycle: " + " <-> ".join(m or "root" for m in comp))
-    for layer in ("rdma", "shell", "abi", "root"):
+        inside = set(comp)
+        detail = "; ".join(f"{name(a)} -> {name(b)} ({edges[a][b]})"
+                           for a in comp for b in sorted(edges[a]) if b in inside)
+        errors.append(f"import cycle of {len(comp)} files: {detail}")
+    for layer in ("bindings", "rdma", "shell", "abi", "root"):
         mods = sorted(m for m in files if layer_of(m) == layer)
         print(f"{layer}: {len(mods)} files, {unsafe_count.get(layer, 0)} unsafe")
     print("core: no unsafe, no kernel dependency" if core_ok else "core: broken")

@@ -6,8 +6,8 @@
  * up by it, so a late event finds no id rather than freed memory.
  *
  * iw_destroy_cm_id() may flush iw_cm's workqueue, whose work calls into
- * rcm (rcm_rdma_iw_event, rcm_rdma_iw_request), so it is never called
- * with a lock those take held.
+ * rcm (struct rcm_iw_callbacks), so it is never called with a lock those
+ * take held.
  */
 #ifndef RCM_IW_HELPERS_H
 #define RCM_IW_HELPERS_H
@@ -36,6 +36,19 @@ struct rcm_h_iw_event {
 	const struct sockaddr *local;
 	const struct sockaddr *remote;
 };
+
+/* iw_cm's callbacks on the Rust side (rust/rdma/iw_cm.rs). */
+struct rcm_iw_callbacks {
+	/* An event of the connection of the id reported as token. */
+	int (*event)(u64 token, const struct rcm_h_iw_event *e);
+	/* A connection request on a listener of token, on the new cm_id;
+	 * non-zero refuses it (iw_cm then destroys cm_id). */
+	int (*request)(u64 token, struct iw_cm_id *cm_id,
+		       const struct rcm_h_iw_event *e);
+};
+
+/* Set once, before any iw_cm id is made; cb outlives every iw_cm id. */
+void rcm_h_iw_set_callbacks(const struct rcm_iw_callbacks *cb);
 
 /* The GID entry of an iWARP port for the id's resolved address (that of
  * the port's network device), held; NULL if the port does not serve it. */
@@ -79,12 +92,5 @@ void rcm_h_iw_refuse(struct iw_cm_id *cm_id);
 /* rdma_init_qp_attr for an iWARP id. */
 int rcm_h_iw_qp_attr(struct rdma_id_private *priv, struct ib_qp_attr *attr,
 		     int *mask);
-
-/* Implemented in Rust: an event of id `token`'s connection. */
-int rcm_rdma_iw_event(u64 token, const struct rcm_h_iw_event *e);
-/* Implemented in Rust: a request on a listener of id `token`, on new
- * iw_cm id `cm_id`; non-zero refuses it (iw_cm destroys `cm_id`). */
-int rcm_rdma_iw_request(u64 token, struct iw_cm_id *cm_id,
-			const struct rcm_h_iw_event *e);
 
 #endif

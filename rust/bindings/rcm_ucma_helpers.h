@@ -4,7 +4,8 @@
  * abi/ucma/): the misc device, its abi_version attribute, the
  * net/rdma_ucm/max_backlog sysctl and the "rdma_cm" ib_client that answers
  * ib_core's netlink chardev query, as the in-tree rdma_ucm provides them.
- * The file operations call the rcm_ucma_file_*() functions (Rust).
+ * The file operations call the Rust side through the table given at
+ * registration (rust/rdma/ucma_dev.rs).
  */
 #ifndef RCM_UCMA_HELPERS_H
 #define RCM_UCMA_HELPERS_H
@@ -28,18 +29,29 @@ struct rcm_ucma_file {
 	u64 token;			/* the Rust side's name of the file */
 };
 
+/* The files' operations on the Rust side. */
+struct rcm_ucma_file_ops {
+	/* 0 or a negative errno; the file is not yet visible to others. */
+	int (*open)(struct rcm_ucma_file *f);
+	void (*release)(struct rcm_ucma_file *f);
+	ssize_t (*write)(struct rcm_ucma_file *f, const char __user *buf,
+			 size_t len);
+	bool (*has_event)(struct rcm_ucma_file *f);
+};
+
 /* Whether the module parameter ucma asks for the device. */
 bool rcm_h_ucma_enabled(void);
 /*
- * Registers everything above. 0 or a negative errno (-EBUSY when the
- * in-tree rdma_ucm already holds the device name).
+ * Registers everything above, its files served by ops (which must outlive
+ * the registration). 0 or a negative errno (-EBUSY when the in-tree
+ * rdma_ucm already holds the device name).
  */
-int rcm_h_ucma_register(void);
+int rcm_h_ucma_register(const struct rcm_ucma_file_ops *ops);
 /* Unregisters; no file operation runs after it returns. */
 void rcm_h_ucma_unregister(void);
 
 /*
- * Waits until rcm_ucma_file_has_event(f) holds: 0, -EAGAIN for a
+ * Waits until the ops' has_event(f) holds: 0, -EAGAIN for a
  * non-blocking file, -ERESTARTSYS on a signal.
  */
 int rcm_h_ucma_wait_event(struct rcm_ucma_file *f);
@@ -91,11 +103,5 @@ bool rcm_h_ucma_bound(struct rdma_cm_id *id, u64 *node_guid, u32 *ibdev_index,
 /* A packed SA path record (RDMA_OPTION_IB_PATH) as an IB path record. */
 void rcm_h_ucma_unpack_path(const void *packed, struct sa_path_rec *rec);
 
-/* Implemented in Rust (abi/ucma/). */
-int rcm_ucma_file_open(struct rcm_ucma_file *f);
-void rcm_ucma_file_release(struct rcm_ucma_file *f);
-ssize_t rcm_ucma_file_write(struct rcm_ucma_file *f, const char __user *buf,
-			    size_t len);
-bool rcm_ucma_file_has_event(struct rcm_ucma_file *f);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe abstractions over ib_core for rcm.
+//! Layer 1, safe abstractions over ib_core for rcm.
 //!
 //! Everything that touches the raw bindings lives below this module, with a
 //! `// SAFETY:` argument for each unsafe operation. Driver code above it uses
@@ -11,10 +11,13 @@ pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod gid;
 pub(crate) mod igmp;
+pub(crate) mod iw_cm;
 pub(crate) mod mad;
 pub(crate) mod netwatch;
 pub(crate) mod path;
+pub(crate) mod restrack;
 pub(crate) mod sa;
+pub(crate) mod sockaddr;
 pub(crate) mod sync;
 pub(crate) mod timer;
 pub(crate) mod ucma_dev;

@@ -8,6 +8,13 @@
 #include "restrack.h"
 #include "../../../rust/bindings/rcm_iw_helpers.h"
 
+static const struct rcm_iw_callbacks *rcm_iw_cb;
+
+void rcm_h_iw_set_callbacks(const struct rcm_iw_callbacks *cb)
+{
+	rcm_iw_cb = cb;
+}
+
 static void rcm_iw_event_values(const struct iw_cm_event *ev,
 				struct rcm_h_iw_event *out)
 {
@@ -26,7 +33,7 @@ static int rcm_iw_handler(struct iw_cm_id *cm_id, struct iw_cm_event *ev)
 	struct rcm_h_iw_event e;
 
 	rcm_iw_event_values(ev, &e);
-	return rcm_rdma_iw_event((u64)(uintptr_t)cm_id->context, &e);
+	return rcm_iw_cb->event((u64)(uintptr_t)cm_id->context, &e);
 }
 
 /* iw_cm calls a listener's handler with the request's new iw_cm id. */
@@ -38,7 +45,7 @@ static int rcm_iw_request_handler(struct iw_cm_id *cm_id,
 	if (ev->event != IW_CM_EVENT_CONNECT_REQUEST)
 		return -EINVAL;
 	rcm_iw_event_values(ev, &e);
-	return rcm_rdma_iw_request((u64)(uintptr_t)cm_id->context, cm_id, &e);
+	return rcm_iw_cb->request((u64)(uintptr_t)cm_id->context, cm_id, &e);
 }
 
 const struct ib_gid_attr *

@@ -2,12 +2,12 @@
 
 //! rcm: an RDMA connection manager written in Rust.
 //!
-//! It is to replace the kernel's ib_cm, rdma_cm and rdma_ucm as one module;
-//! today it provides ib_cm (the in-tree rdma_cm and rdma_ucm load on it).
-//! This crate root holds the `module!` declaration and wires the layers
-//! together; the raw bindings and ib_core abstractions live in the
-//! repository's `rust/` directory and are compiled in through `#[path]`
-//! modules.
+//! It replaces the kernel's ib_cm, rdma_cm and rdma_ucm as one module: it
+//! exports ib_cm's and rdma_cm's symbols (the in-tree rdma_ucm can load on
+//! them) and, with `rcm.ucma=1`, provides `/dev/infiniband/rdma_cm` itself.
+//! This crate root holds the `module!` declaration and composes the layers;
+//! the raw bindings and ib_core abstractions live in the repository's
+//! `rust/` directory and are compiled in through `#[path]` modules.
 //!
 //! Layers, each using only those below it (`scripts/check-layers.py`
 //! checks it in `make test`):
@@ -18,8 +18,9 @@
 //!    place besides the ABI surfaces with unsafe code and raw bindings.
 //! 2. `shell`: runs the core in the kernel; no raw bindings; calls up only
 //!    through the traits it defines.
-//! 3. `abi`: the C symbols consumers link against (`ib_cm` today); the
-//!    only code that takes raw consumer pointers, mapping errors to errno.
+//! 3. `abi`: the C symbols consumers link against (ib_cm, rdma_cm) and
+//!    the rdma_ucm device's commands; the only code that takes raw
+//!    consumer pointers, mapping errors to errno.
 
 use kernel::{c_str, prelude::*};
 use rdma::client::{ClientOps, Registration};
@@ -59,7 +60,7 @@ module! {
     type: RcmModule,
     name: "rcm",
     author: "rcm developers",
-    description: "RDMA connection manager in Rust (ib_cm and rdma_cm; rdma_ucm to come)",
+    description: "RDMA connection manager in Rust (ib_cm, rdma_cm and rdma_ucm)",
     license: "GPL",
 }
 
@@ -104,7 +105,7 @@ impl ClientOps for DeviceClient {
 /// the MAD agents), then the service, then the SA client (whose late query
 /// callbacks find no service).
 struct RcmModule {
-    _ucma: Option<UcmaDevice>,
+    _ucma: Option<UcmaDevice<abi::ucma::file::UcmaFiles>>,
     _net: NetWatch,
     _client: Registration<DeviceClient>,
     _service: abi::service::ServiceHandle,
@@ -113,6 +114,8 @@ struct RcmModule {
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // Before any iw_cm id can exist.
+        rdma::iw_cm::set_handler::<abi::rdma_cm::iwarp::IwCallbacks>();
         let sa = SaClient::register();
         let service = abi::service::ServiceHandle::new()?;
         let client = Registration::new(c_str!("rcm"))?;

@@ -40,6 +40,8 @@ static struct ctl_table rcm_ucma_ctl_table[] = {
 };
 
 static struct ctl_table_header *rcm_ucma_ctl_header;
+/* Set before the device is registered, kept until it is unregistered. */
+static const struct rcm_ucma_file_ops *rcm_ucma_ops;
 
 static int rcm_ucma_open(struct inode *inode, struct file *filp)
 {
@@ -51,7 +53,7 @@ static int rcm_ucma_open(struct inode *inode, struct file *filp)
 	init_waitqueue_head(&f->poll_wait);
 	mutex_init(&f->reader);
 	f->filp = filp;
-	ret = rcm_ucma_file_open(f);
+	ret = rcm_ucma_ops->open(f);
 	if (ret) {
 		kfree(f);
 		return ret;
@@ -64,7 +66,7 @@ static int rcm_ucma_release(struct inode *inode, struct file *filp)
 {
 	struct rcm_ucma_file *f = filp->private_data;
 
-	rcm_ucma_file_release(f);
+	rcm_ucma_ops->release(f);
 	kfree(f);
 	return 0;
 }
@@ -76,7 +78,7 @@ static ssize_t rcm_ucma_write(struct file *filp, const char __user *buf,
 	 * for it (as every RDMA write()-command interface checks). */
 	if (!ib_safe_file_access(filp))
 		return -EACCES;
-	return rcm_ucma_file_write(filp->private_data, buf, len);
+	return rcm_ucma_ops->write(filp->private_data, buf, len);
 }
 
 static __poll_t rcm_ucma_poll(struct file *filp, struct poll_table_struct *wait)
@@ -84,7 +86,7 @@ static __poll_t rcm_ucma_poll(struct file *filp, struct poll_table_struct *wait)
 	struct rcm_ucma_file *f = filp->private_data;
 
 	poll_wait(filp, &f->poll_wait, wait);
-	return rcm_ucma_file_has_event(f) ? EPOLLIN | EPOLLRDNORM : 0;
+	return rcm_ucma_ops->has_event(f) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static const struct file_operations rcm_ucma_fops = {
@@ -118,14 +120,14 @@ int rcm_h_ucma_wait_event(struct rcm_ucma_file *f)
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	int ret = 0;
 
-	if (rcm_ucma_file_has_event(f))
+	if (rcm_ucma_ops->has_event(f))
 		return 0;
 	if (f->filp->f_flags & O_NONBLOCK)
 		return -EAGAIN;
 	/* The test takes a mutex, so it must run awake: wait_woken() rather
 	 * than wait_event_interruptible(), which tests in a sleeping state. */
 	add_wait_queue(&f->poll_wait, &wait);
-	while (!rcm_ucma_file_has_event(f)) {
+	while (!rcm_ucma_ops->has_event(f)) {
 		if (signal_pending(current)) {
 			ret = -ERESTARTSYS;
 			break;
@@ -161,10 +163,12 @@ bool rcm_h_ucma_enabled(void)
 	return rcm_ucma_enable;
 }
 
-int rcm_h_ucma_register(void)
+int rcm_h_ucma_register(const struct rcm_ucma_file_ops *ops)
 {
-	int ret = misc_register(&rcm_ucma_misc);
+	int ret;
 
+	rcm_ucma_ops = ops;
+	ret = misc_register(&rcm_ucma_misc);
 	if (ret)
 		return ret;
 	ret = device_create_file(rcm_ucma_misc.this_device, &dev_attr_abi_version);

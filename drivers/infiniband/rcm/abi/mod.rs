@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Layer 2, the ABI surfaces: the C symbols consumers link against. Only
+//! Layer 3, the ABI surfaces: the C symbols consumers link against. Only
 //! these files take raw consumer pointers; each `extern "C"` entry point
 //! turns them into safe types, calls the shell, and maps errors to the
 //! errno of the C implementation it replaces. Surfaces import each other

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Layer 1, the kernel shell: runs the protocol core in the kernel. It
+//! Layer 2, the kernel shell: runs the protocol core in the kernel. It
 //! feeds the core's endpoint with the MADs of a CM agent per port, with
 //! time from a timer and with the ABI surfaces' calls, posts the MADs it
 //! produces and hands its events to an [`EventConsumer`].

@@ -78,8 +78,7 @@ impl RdmaCmAbi {
                 let _ = core.destroy(host, child);
             });
             if let Some(cm_id) = this.take_iw_request(child) {
-                // SAFETY: taken out of the map: ours alone.
-                unsafe { bindings::rcm_h_iw_refuse(cm_id) };
+                cm_id.refuse();
             }
         };
         let Some(l) = self.id_box(listener) else {
@@ -155,7 +154,7 @@ impl RdmaCmAbi {
         if let Some(cm_id) = self.take_iw_request(child) {
             // SAFETY: the id's own field; from now on the id owns the
             // request's iw_cm id (destroyed with it).
-            unsafe { bindings::rcm_h_iw_set(b.private(), cm_id) };
+            unsafe { bindings::rcm_h_iw_set(b.private(), cm_id.into_raw()) };
         }
         Ok(b)
     }

@@ -11,24 +11,11 @@ use super::id::RdmaIdBox;
 use super::{take_column, RdmaCmAbi};
 use crate::abi::service::Service;
 use crate::bindings;
-use crate::proto::cm::store::OrderedMap;
+use crate::proto::cm::store::{InsertError, OrderedMap};
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::RdmaId;
+use crate::rdma::restrack::ListenRow;
 use kernel::prelude::*;
-
-/// A row `rcm_h_listen_row_add` made; freed by `rcm_h_listen_row_del`.
-pub(crate) struct ListenRow(*mut bindings::rdma_id_private);
-
-// SAFETY: a row is only read by ib_core's dumps (under its own reference)
-// and freed from process context by the map's one owner.
-unsafe impl Send for ListenRow {}
-
-impl Drop for ListenRow {
-    fn drop(&mut self) {
-        // SAFETY: made by `rcm_h_listen_row_add` and owned by this value.
-        unsafe { bindings::rcm_h_listen_row_del(self.0) };
-    }
-}
 
 impl RdmaCmAbi {
     /// Adds `b`'s rows (a wildcard listener) on `only` or on every device
@@ -60,16 +47,16 @@ impl RdmaCmAbi {
             }
             // SAFETY: a served device stays registered during the call;
             // the listener's address is written (it listens) and its
-            // tracking entry is live (above).
-            let row = unsafe {
-                bindings::rcm_h_listen_row_add(b.private(), *identity as *mut bindings::ib_device)
-            };
-            if row.is_null() || kernel::error::from_err_ptr(row).is_err() {
+            // tracking entry is live (above) until its destroy has dropped
+            // its rows.
+            let row = unsafe { ListenRow::add(b.private(), *identity as *mut bindings::ib_device) };
+            let Some(row) = row else {
                 continue;
-            }
-            // Out of memory: the row goes again, here (its free waits for
-            // dumps).
-            let refused = rows.try_insert(key, ListenRow(row));
+            };
+            // Out of memory: the row goes again, once the lock is released
+            // (its free waits for dumps).
+            let refused = rows.try_insert(key, row).map_err(InsertError::into_value);
+            drop(rows);
             drop(refused);
         }
     }

@@ -16,7 +16,7 @@ mod connect;
 mod delivery;
 mod exports;
 pub(crate) mod id;
-mod iwarp;
+pub(crate) mod iwarp;
 mod listen_rows;
 mod messages;
 mod multicast;
@@ -30,6 +30,8 @@ use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{Id, RdmaId};
 use crate::rdma::igmp::IgmpChange;
+use crate::rdma::iw_cm::{IwCmId, IwConnParams};
+use crate::rdma::restrack::ListenRow;
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
 use crate::shell::Peer;
@@ -53,13 +55,13 @@ pub(crate) struct RdmaCmAbi {
     /// The iw_cm ids of iWARP ids besides their connections': listeners
     /// and undelivered requests, by (core id, slot).
     #[pin]
-    iw_ids: Mutex<KernelMap<(u64, u32), iwarp::IwId>>,
+    iw_ids: Mutex<KernelMap<(u64, u32), IwCmId>>,
     /// Wildcard listeners' resource-tracking rows, by (core id, device).
     #[pin]
-    listen_rows: Mutex<KernelMap<(u64, u32), listen_rows::ListenRow>>,
+    listen_rows: Mutex<KernelMap<(u64, u32), ListenRow>>,
     /// iWARP connects the core asked for during a call, by core id.
     #[pin]
-    iw_connects: Mutex<KernelMap<u64, iwarp::IwConnect>>,
+    iw_connects: Mutex<KernelMap<u64, IwConnParams>>,
     /// IGMP joins and leaves the core asked for, in its order, applied
     /// once its lock is released (see [`multicast`]).
     #[pin]

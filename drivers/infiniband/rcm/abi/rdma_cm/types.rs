@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The kernel types of the rdma_cm ABI and the core's types they carry:
-//! socket addresses, port spaces, QP types, states, event statuses and
-//! errnos, each mapping declared once, here.
+//! port spaces, QP types, states, event statuses and errnos, each mapping
+//! declared once, here (socket addresses: `rdma::sockaddr`).
 
 use crate::abi::ib_cm::types::errno as cm_errno;
 use crate::bindings;
-use crate::proto::rdma_cm::{EventStatus, IdState, PortSpace, RdmaCmError, RdmaQpType, SockAddr};
+use crate::proto::rdma_cm::{EventStatus, IdState, PortSpace, RdmaCmError, RdmaQpType};
+pub(crate) use crate::rdma::sockaddr::{c_sockaddr, core_sockaddr, read_sockaddr, EAFNOSUPPORT};
 use kernel::error::code;
 use kernel::ffi::c_int;
 
@@ -19,98 +20,10 @@ const fn neg(code: u32) -> c_int {
 pub(crate) const EOPNOTSUPP: c_int = neg(kernel::bindings::EOPNOTSUPP);
 /// `-ECONNREFUSED`.
 pub(crate) const ECONNREFUSED: c_int = neg(kernel::bindings::ECONNREFUSED);
-pub(crate) const EAFNOSUPPORT: c_int = neg(kernel::bindings::EAFNOSUPPORT);
 const EPROTONOSUPPORT: c_int = neg(kernel::bindings::EPROTONOSUPPORT);
 const EADDRINUSE: c_int = neg(kernel::bindings::EADDRINUSE);
 const EADDRNOTAVAIL: c_int = neg(kernel::bindings::EADDRNOTAVAIL);
 const ETIMEDOUT: c_int = neg(kernel::bindings::ETIMEDOUT);
-
-/// `AF_INET`, `AF_INET6`, `AF_IB`.
-const AF_INET: u16 = 2;
-const AF_INET6: u16 = 10;
-const AF_IB: u16 = 27;
-
-/// A core address from the C helper's plain values.
-pub(crate) fn core_sockaddr(a: &bindings::rcm_h_sockaddr) -> Option<SockAddr> {
-    match a.family {
-        AF_INET => Some(SockAddr::V4 {
-            addr: [a.addr[0], a.addr[1], a.addr[2], a.addr[3]],
-            port: a.port,
-        }),
-        AF_INET6 => Some(SockAddr::V6 {
-            addr: a.addr,
-            port: a.port,
-            flowinfo: a.flowinfo,
-            scope_id: a.scope_id,
-        }),
-        AF_IB => Some(SockAddr::Ib {
-            gid: a.addr,
-            sid: a.sid,
-            sid_mask: a.sid_mask,
-            pkey: a.pkey,
-            flowinfo: a.flowinfo,
-            scope_id: a.ib_scope_id,
-        }),
-        _ => None,
-    }
-}
-
-/// The C helper's plain values of a core address.
-pub(crate) fn c_sockaddr(a: &SockAddr) -> bindings::rcm_h_sockaddr {
-    let mut c = bindings::rcm_h_sockaddr::default();
-    match *a {
-        SockAddr::V4 { addr, port } => {
-            c.family = AF_INET;
-            c.port = port;
-            c.addr[..4].copy_from_slice(&addr);
-        }
-        SockAddr::V6 {
-            addr,
-            port,
-            flowinfo,
-            scope_id,
-        } => {
-            c.family = AF_INET6;
-            c.port = port;
-            c.addr = addr;
-            c.flowinfo = flowinfo;
-            c.scope_id = scope_id;
-        }
-        SockAddr::Ib {
-            gid,
-            sid,
-            sid_mask,
-            pkey,
-            flowinfo,
-            scope_id,
-        } => {
-            c.family = AF_IB;
-            c.addr = gid;
-            c.sid = sid;
-            c.sid_mask = sid_mask;
-            c.pkey = pkey;
-            c.flowinfo = flowinfo;
-            c.ib_scope_id = scope_id;
-        }
-    }
-    c
-}
-
-/// Reads a consumer's socket address (`-EINVAL` for NULL,
-/// `-EAFNOSUPPORT` for another family).
-///
-/// # Safety
-///
-/// A non-NULL `sa` must point to a socket address of its family's size.
-pub(crate) unsafe fn read_sockaddr(sa: *const bindings::sockaddr) -> Result<SockAddr, c_int> {
-    let mut c = bindings::rcm_h_sockaddr::default();
-    // SAFETY: per this function's contract; the helper checks NULL.
-    let ret = unsafe { bindings::rcm_h_sockaddr_read(sa, &mut c) };
-    if ret != 0 {
-        return Err(ret);
-    }
-    core_sockaddr(&c).ok_or(EAFNOSUPPORT)
-}
 
 /// The port space of a kernel `enum rdma_ucm_port_space`.
 pub(crate) fn port_space(ps: bindings::rdma_ucm_port_space) -> Option<PortSpace> {

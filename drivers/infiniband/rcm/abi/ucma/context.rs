@@ -4,7 +4,7 @@
 //! every context of a file at close.
 
 use super::events::{ctx_pointer, rcm_ucma_event};
-use super::{errno, UcmaAbi, Waker};
+use super::{errno, UcmaAbi};
 use crate::abi::rdma_cm::id::{NewId, RdmaIdBox};
 use crate::abi::rdma_cm::types::ib_qp_type;
 use crate::abi::rdma_cm::RdmaCmAbi;
@@ -14,6 +14,7 @@ use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{PortSpace, RdmaId, RdmaQpType};
 use crate::proto::ucma::{CtxId, FileId};
 use crate::rdma::sync::{wait_until, wake_waiters};
+use crate::rdma::ucma_dev::UcmaFile;
 use core::sync::atomic::Ordering;
 use kernel::error::code;
 use kernel::prelude::*;
@@ -81,11 +82,11 @@ impl UcmaAbi {
     }
 
     /// A new file: named, and reachable by its events.
-    pub(super) fn open(&self, f: *mut bindings::rcm_ucma_file) -> Result<FileId> {
+    pub(super) fn open(&self, f: &UcmaFile) -> Result<FileId> {
         let mut st = self.state.lock();
         let file = st.table.open();
         st.files
-            .try_insert(file.0, Waker(f))
+            .try_insert(file.0, f.waker())
             .map_err(|_| code::ENOMEM)?;
         Ok(file)
     }

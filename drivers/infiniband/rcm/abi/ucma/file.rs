@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The device's file operations (called by `rcm_ucma_helpers.c`): open,
+//! The device's file operations (through `rdma::ucma_dev`): open,
 //! release, write (one command per call) and the event test behind poll
 //! and GET_EVENT.
 
 use super::{errno, UcmaAbi};
 use crate::abi::service::{with_service, Service};
-use crate::bindings;
 use crate::proto::ucma::command::{parse, Command};
 use crate::proto::ucma::layout::input::{ACCEPT, HEADER};
 use crate::proto::ucma::{FileId, Header};
-use crate::rdma::ucma_dev::UcmaFile;
+use crate::rdma::ucma_dev::{UcmaFile, UcmaFileOps};
 use kernel::error::code;
-use kernel::ffi::c_int;
 use kernel::prelude::*;
 use kernel::uaccess::{UserPtr, UserSlice};
 
@@ -111,54 +109,32 @@ impl UcmaAbi {
     }
 }
 
-/// Runs `op` on the service and the file, or answers `None` while the
-/// module is going.
-fn with_file<R>(
-    f: *mut bindings::rcm_ucma_file,
-    op: impl FnOnce(&Service, &UcmaAbi, &UcmaFile) -> R,
-) -> Option<R> {
-    // SAFETY: the helper passes the file of the running file operation.
-    let file = unsafe { UcmaFile::from_raw(f) };
-    with_service(|s| op(&s, &s.consumer().ucma, &file))
+/// The device's files as this surface serves them (registered by the
+/// module's root through `rdma::ucma_dev::UcmaDevice`).
+pub(crate) struct UcmaFiles;
+
+/// Runs `op` on the service's surface, or answers `None` while the module
+/// is going.
+fn with_surface<R>(op: impl FnOnce(&Service, &UcmaAbi) -> R) -> Option<R> {
+    with_service(|s| op(&s, &s.consumer().ucma))
 }
 
-/// `open`: names the file.
-#[no_mangle]
-pub(crate) extern "C" fn rcm_ucma_file_open(f: *mut bindings::rcm_ucma_file) -> c_int {
-    with_file(f, |_, ucma, file| match ucma.open(f) {
-        Ok(id) => {
-            file.set_token(id.0);
-            0
-        }
-        Err(e) => e.to_errno(),
-    })
-    .unwrap_or(code::ENODEV.to_errno())
-}
-
-/// `release`: every context of the file goes.
-#[no_mangle]
-pub(crate) extern "C" fn rcm_ucma_file_release(f: *mut bindings::rcm_ucma_file) {
-    with_file(f, |s, ucma, file| ucma.close(s, UcmaAbi::file_id(file)));
-}
-
-/// `write`: one command; the bytes written or a negative errno.
-#[no_mangle]
-pub(crate) extern "C" fn rcm_ucma_file_write(
-    f: *mut bindings::rcm_ucma_file,
-    buf: *const kernel::ffi::c_char,
-    len: usize,
-) -> isize {
-    let r = with_file(f, |s, ucma, file| ucma.write(s, file, buf as UserPtr, len))
-        .unwrap_or(Err(code::ENODEV));
-    match r {
-        Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
-        // A negative errno widens losslessly.
-        Err(e) => e.to_errno() as isize,
+impl UcmaFileOps for UcmaFiles {
+    fn open(file: &UcmaFile) -> Result {
+        let id = with_surface(|_, ucma| ucma.open(file)).ok_or(code::ENODEV)??;
+        file.set_token(id.0);
+        Ok(())
     }
-}
 
-/// poll's and GET_EVENT's test.
-#[no_mangle]
-pub(crate) extern "C" fn rcm_ucma_file_has_event(f: *mut bindings::rcm_ucma_file) -> bool {
-    with_file(f, |_, ucma, file| ucma.has_event(UcmaAbi::file_id(file))).unwrap_or(false)
+    fn release(file: &UcmaFile) {
+        with_surface(|s, ucma| ucma.close(s, UcmaAbi::file_id(file)));
+    }
+
+    fn write(file: &UcmaFile, buf: UserPtr, len: usize) -> Result<usize> {
+        with_surface(|s, ucma| ucma.write(s, file, buf, len)).unwrap_or(Err(code::ENODEV))
+    }
+
+    fn has_event(file: &UcmaFile) -> bool {
+        with_surface(|_, ucma| ucma.has_event(UcmaAbi::file_id(file))).unwrap_or(false)
+    }
 }

@@ -17,15 +17,15 @@
 mod context;
 mod control;
 mod events;
-mod file;
+pub(crate) mod file;
 mod multicast;
 mod query;
 
-use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::RdmaId;
 use crate::proto::ucma::table::Delivery;
 use crate::proto::ucma::{FileId, UcmaError, UcmaTable};
+use crate::rdma::ucma_dev::FileWaker;
 use crate::shell::kernel_maps::{Accounted, KernelCollections, KernelMap};
 use core::sync::atomic::AtomicU64;
 use kernel::error::code;
@@ -39,22 +39,11 @@ use kernel::sync::Mutex;
 /// not found.
 type Table = UcmaTable<KernelCollections<Accounted>, RdmaId>;
 
-/// An open file's wake-up target.
-///
-/// INVARIANT: points to the helper's `struct rcm_ucma_file` of an open
-/// file; it is in [`State::files`] from open until release, which removes
-/// it before the file is freed.
-#[derive(Clone, Copy)]
-struct Waker(*mut bindings::rcm_ucma_file);
-
-// SAFETY: the pointer is only used to wake the file's wait queue, which
-// works from any thread.
-unsafe impl Send for Waker {}
-
 /// What the lock covers.
 struct State {
     table: Table,
-    files: KernelMap<u64, Waker>,
+    /// Every open file's waker, from open until release.
+    files: KernelMap<u64, FileWaker>,
 }
 
 impl State {
@@ -67,8 +56,7 @@ impl State {
 
     fn wake_file(&self, file: FileId) {
         if let Some(w) = self.files.get(&file.0) {
-            // SAFETY: an open file (the type's invariant, under the lock).
-            unsafe { bindings::rcm_h_ucma_wake(w.0) };
+            w.wake();
         }
     }
 }

@@ -24,6 +24,15 @@ pub enum InsertError<V> {
     NoMemory(V),
 }
 
+impl<V> InsertError<V> {
+    /// The value that was not inserted.
+    pub fn into_value(self) -> V {
+        match self {
+            InsertError::Occupied(v) | InsertError::NoMemory(v) => v,
+        }
+    }
+}
+
 /// An ordered map with fallible insertion.
 pub trait OrderedMap<K: Ord + Copy, V> {
     /// An empty map.
