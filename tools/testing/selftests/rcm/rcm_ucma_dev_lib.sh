@@ -54,12 +54,16 @@ commands_on_c_peer() { peer_run "$CMDS $RCM_PEER"; }
 # random commands from 4 threads on shared files and ids; the seed is
 # printed (replay: rcm_ucma_abuse <seed> 1000000 4 <self> <peer>). The
 # final log and kmemleak checks judge it; the device must serve after.
+# Its seed and summary line (time, longest call) go to the test's output
+# whatever the result.
 ABUSE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_ucma_abuse
+ABUSE_SUMMARY=/tmp/rcm_ucma_abuse.summary
 abuse_campaign() {
 	local seed=${RCM_ABUSE_SEED:-${RCM_CAMPAIGN_SEED:-$(date +%s)}} out
 	echo "abuse seed $seed"
 	out=$(timeout 900 "$ABUSE" "$seed" 1000000 4 "$RCM_ADDR" "$RCM_PEER" 2>&1)
 	local rc=$?
+	echo "abuse (seed $seed): $(printf '%s\n' "$out" | tail -1)" > "$ABUSE_SUMMARY"
 	# A hang (status 3) ends with the hung thread's kernel stack and each
 	# thread's call: shown whole.
 	printf '%s\n' "$out" | tail -"$([ $rc = 3 ] && echo 30 || echo 5)"
@@ -141,8 +145,10 @@ ucma_dev_scenarios() {
 		check_rping_ipv6 global
 		check_rping_ipv6 link-local
 		check_rping_netns
+		rm -f "$ABUSE_SUMMARY"
 		rcm_expect "abuse: named races and 1,000,000 random commands from 4 threads" \
 			abuse_campaign
+		[ -s "$ABUSE_SUMMARY" ] && rcm_log "$(cat "$ABUSE_SUMMARY")"
 		check_rping to_peer
 	fi
 }
