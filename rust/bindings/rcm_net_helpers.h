@@ -11,12 +11,26 @@
 #include "rcm_rdma_helpers.h"
 
 /*
- * Starts watching: from now on rcm_rdma_neigh_update() and
- * rcm_rdma_netdev_failover() are called from rcm's own ordered work queue
- * (never from the notifiers, which may run in atomic context or under
- * RTNL). 0 or a negative errno.
+ * The network changes' callbacks on the Rust side (rust/rdma/netwatch.rs).
+ * `net` names a namespace for comparison only (it may be gone by then):
+ * ifindex is unique within it. `ha` is the new hardware address.
  */
-int rcm_h_net_watch_start(void);
+struct rcm_net_callbacks {
+	/* A neighbour entry was updated. */
+	void (*neigh_update)(const void *net, int ifindex,
+			     const struct rcm_h_sockaddr *ip, const u8 *ha,
+			     u32 ha_len);
+	/* A bond failed over to another hardware address. */
+	void (*failover)(const void *net, int ifindex, const u8 *ha,
+			 u32 ha_len);
+};
+
+/*
+ * Starts watching: from now on cb's functions are called from rcm's own
+ * ordered work queue (never from the notifiers, which may run in atomic
+ * context or under RTNL); cb outlives the watch. 0 or a negative errno.
+ */
+int rcm_h_net_watch_start(const struct rcm_net_callbacks *cb);
 /* Stops watching; returns after the last call above has returned. */
 void rcm_h_net_watch_stop(void);
 /*
@@ -25,16 +39,6 @@ void rcm_h_net_watch_stop(void);
  * stale.
  */
 u32 rcm_h_net_generation(void);
-
-/*
- * `net` names a namespace for comparison only (it may be gone by then):
- * ifindex is unique within it. `ha` is the new hardware address.
- */
-void rcm_rdma_neigh_update(const void *net, int ifindex,
-			   const struct rcm_h_sockaddr *ip, const u8 *ha,
-			   u32 ha_len);
-void rcm_rdma_netdev_failover(const void *net, int ifindex, const u8 *ha,
-			      u32 ha_len);
 
 /* True if the id's route leaves through (net, ifindex) to a hardware
  * address other than `ha`. */

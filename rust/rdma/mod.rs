@@ -15,6 +15,7 @@ pub(crate) mod iw_cm;
 pub(crate) mod mad;
 pub(crate) mod netwatch;
 pub(crate) mod path;
+pub(crate) mod resolution;
 pub(crate) mod restrack;
 pub(crate) mod sa;
 pub(crate) mod sockaddr;

@@ -106,7 +106,7 @@ impl ClientOps for DeviceClient {
 /// callbacks find no service).
 struct RcmModule {
     _ucma: Option<UcmaDevice<abi::ucma::file::UcmaFiles>>,
-    _net: NetWatch,
+    _net: NetWatch<abi::rdma_cm::netevent::NetCallbacks>,
     _client: Registration<DeviceClient>,
     _service: abi::service::ServiceHandle,
     _sa: SaClient,
@@ -114,8 +114,9 @@ struct RcmModule {
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // Before any iw_cm id can exist.
+        // Before any iw_cm id or resolution can exist.
         rdma::iw_cm::set_handler::<abi::rdma_cm::iwarp::IwCallbacks>();
+        rdma::resolution::set_handler::<abi::rdma_cm::resolve::ResolutionCallbacks>();
         let sa = SaClient::register();
         let service = abi::service::ServiceHandle::new()?;
         let client = Registration::new(c_str!("rcm"))?;

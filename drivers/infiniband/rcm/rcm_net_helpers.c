@@ -82,6 +82,9 @@ static void rcm_net_post(const struct rcm_net_change *c)
 	queue_work(rcm_net_wq, &rcm_net_work);
 }
 
+/* Set by rcm_h_net_watch_start, before any change is handed over. */
+static const struct rcm_net_callbacks *rcm_net_cb;
+
 static void rcm_net_change_work(struct work_struct *work)
 {
 	struct rcm_net_change c;
@@ -96,9 +99,10 @@ static void rcm_net_change_work(struct work_struct *work)
 		rcm_net_count--;
 		spin_unlock_irqrestore(&rcm_net_lock, flags);
 		if (c.failover)
-			rcm_rdma_netdev_failover(c.net, c.ifindex, c.ha, c.ha_len);
+			rcm_net_cb->failover(c.net, c.ifindex, c.ha, c.ha_len);
 		else
-			rcm_rdma_neigh_update(c.net, c.ifindex, &c.ip, c.ha, c.ha_len);
+			rcm_net_cb->neigh_update(c.net, c.ifindex, &c.ip, c.ha,
+						 c.ha_len);
 		cond_resched();
 	}
 	dropped = rcm_net_dropped;
@@ -158,10 +162,11 @@ static int rcm_netdev_event(struct notifier_block *nb, unsigned long event,
 static struct notifier_block rcm_netevent_nb = { .notifier_call = rcm_netevent };
 static struct notifier_block rcm_netdev_nb = { .notifier_call = rcm_netdev_event };
 
-int rcm_h_net_watch_start(void)
+int rcm_h_net_watch_start(const struct rcm_net_callbacks *cb)
 {
 	int ret;
 
+	rcm_net_cb = cb;
 	INIT_WORK(&rcm_net_work, rcm_net_change_work);
 	rcm_net_wq = alloc_ordered_workqueue("rcm_net", WQ_MEM_RECLAIM);
 	if (!rcm_net_wq)

@@ -285,10 +285,17 @@ int rcm_h_rdma_translate(struct rdma_id_private *priv)
 				 &priv->id.route.addr.dev_addr);
 }
 
+static const struct rcm_rdma_callbacks *rcm_rdma_cb;
+
+void rcm_h_rdma_set_callbacks(const struct rcm_rdma_callbacks *cb)
+{
+	rcm_rdma_cb = cb;
+}
+
 static void rcm_addr_resolved(int status, struct sockaddr *src,
 			      struct rdma_dev_addr *da, void *context)
 {
-	rcm_rdma_addr_done((u64)(uintptr_t)context, status, src);
+	rcm_rdma_cb->addr_done((u64)(uintptr_t)context, status, src);
 }
 
 int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
@@ -453,8 +460,8 @@ void rcm_h_sa_client_unregister(void)
 static void rcm_path_done(int status, struct sa_path_rec *rec,
 			  unsigned int num_prs, void *context)
 {
-	rcm_rdma_route_done((u64)(uintptr_t)context, status,
-			    status ? NULL : rec);
+	rcm_rdma_cb->route_done((u64)(uintptr_t)context, status,
+				status ? NULL : rec);
 }
 
 int rcm_h_rdma_ib_route(struct rdma_id_private *priv, int timeout_ms,

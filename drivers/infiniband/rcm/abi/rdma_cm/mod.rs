@@ -20,10 +20,10 @@ pub(crate) mod iwarp;
 mod listen_rows;
 mod messages;
 mod multicast;
-mod netevent;
+pub(crate) mod netevent;
 mod qp;
 mod registry;
-mod resolve;
+pub(crate) mod resolve;
 pub(crate) mod types;
 
 use crate::bindings;

@@ -5,43 +5,32 @@
 //! addresses they are compared with live in the ids' `rdma_dev_addr`.
 
 use super::calls::Host;
-use super::types::core_sockaddr;
 use super::RdmaCmAbi;
 use crate::abi::service::{with_service, Service};
-use crate::bindings;
-use crate::proto::rdma_cm::RdmaId;
+use crate::proto::rdma_cm::{RdmaId, SockAddr};
+use crate::rdma::netwatch::{NetChange, NetChangeHandler};
 use crate::shell::rdma_cm::KernelRdmaCm;
-use core::ffi::{c_int, c_void};
 use kernel::prelude::*;
 
-/// A change as the notifier saw it: where, and the new hardware address.
-struct NetChange {
-    net: *const c_void,
-    ifindex: c_int,
-    ha: *const u8,
-    ha_len: u32,
+/// Which of an id's hardware addresses a change is compared with.
+#[derive(Clone, Copy)]
+enum Compared {
+    /// Its route's next hop (a neighbour update).
+    Destination,
+    /// Its own interface's (a failover).
+    Source,
 }
 
-/// Which hardware address of an id a change is compared with (a C helper:
-/// true if the id is on the changed interface with another address).
-type Compare = unsafe extern "C" fn(
-    *const bindings::rdma_id_private,
-    *const c_void,
-    c_int,
-    *const u8,
-    u32,
-) -> bool;
-
 impl RdmaCmAbi {
-    /// Tells each of the candidates `pick` names whose address `compare`
-    /// finds changed, with `report`. The candidates are a snapshot: the
-    /// addresses are compared outside the core's lock.
+    /// Tells each of the candidates `pick` names whose `compared` address
+    /// the change makes stale, with `report`. The candidates are a
+    /// snapshot: the addresses are compared outside the core's lock.
     fn tell(
         &self,
         s: &Service,
-        change: &NetChange,
+        change: &NetChange<'_>,
         pick: impl FnOnce(&mut KernelRdmaCm, &mut KVec<RdmaId>),
-        compare: Compare,
+        compared: Compared,
         report: fn(&mut KernelRdmaCm, &mut Host<'_>, RdmaId) -> bool,
     ) {
         let ids = self.call(s, |core, _| {
@@ -53,18 +42,12 @@ impl RdmaCmAbi {
             let Some(b) = self.id_box(*id) else {
                 continue;
             };
-            // SAFETY: the box's reference keeps the id; the change's
-            // address is valid for this call. An id still resolving may be
-            // writing its device address: at worst the comparison is stale
-            // (6.12 reads it the same way).
+            // SAFETY: the box's reference keeps the id.
             let changed = unsafe {
-                compare(
-                    b.private(),
-                    change.net,
-                    change.ifindex,
-                    change.ha,
-                    change.ha_len,
-                )
+                match compared {
+                    Compared::Destination => change.changes_destination_of(b.private()),
+                    Compared::Source => change.changes_source_of(b.private()),
+                }
             };
             if changed {
                 self.call(s, |core, host| report(core, host, *id));
@@ -74,36 +57,25 @@ impl RdmaCmAbi {
 
     /// A neighbour's hardware address changed: the ids whose RoCE route
     /// goes to it through that interface get UNREACHABLE.
-    fn neighbour_update(&self, s: &Service, ip: &bindings::rcm_h_sockaddr, change: &NetChange) {
-        let Some(ip) = core_sockaddr(ip) else {
-            return;
-        };
+    fn neighbour_update(&self, s: &Service, ip: SockAddr, change: &NetChange<'_>) {
         // As many as memory allows (a change that cannot be told to
         // every id is told to those it can).
         let pick = |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| {
             core.neighbour_watchers(ip, |id| v.push(id, GFP_KERNEL).is_ok())
         };
-        self.tell(
-            s,
-            change,
-            pick,
-            bindings::rcm_h_rdma_dst_ha_differs,
-            |core, host, id| core.neighbour_changed(host, id),
-        );
+        self.tell(s, change, pick, Compared::Destination, |core, host, id| {
+            core.neighbour_changed(host, id)
+        });
     }
 
     /// A bond failed over to another hardware address: the ids bound to
     /// it get ADDR_CHANGE.
-    fn netdev_failover(&self, s: &Service, change: &NetChange) {
+    fn netdev_failover(&self, s: &Service, change: &NetChange<'_>) {
         let pick =
             |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| push_all(v, core.ids_with_device());
-        self.tell(
-            s,
-            change,
-            pick,
-            bindings::rcm_h_rdma_src_ha_differs,
-            |core, host, id| core.address_changed(host, id),
-        );
+        self.tell(s, change, pick, Compared::Source, |core, host, id| {
+            core.address_changed(host, id)
+        });
     }
 }
 
@@ -117,50 +89,16 @@ fn push_all(v: &mut KVec<RdmaId>, ids: impl Iterator<Item = RdmaId>) {
     }
 }
 
-/// A neighbour entry was updated (rcm's network work queue).
-///
-/// # Safety
-///
-/// Called by `rcm_net_helpers.c` with valid `ip` and `ha` (of `ha_len`
-/// bytes) for the call.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rcm_rdma_neigh_update(
-    net: *const c_void,
-    ifindex: c_int,
-    ip: *const bindings::rcm_h_sockaddr,
-    ha: *const u8,
-    ha_len: u32,
-) {
-    // SAFETY: per this function's contract.
-    let Some(ip) = (unsafe { ip.as_ref() }) else {
-        return;
-    };
-    let change = NetChange {
-        net,
-        ifindex,
-        ha,
-        ha_len,
-    };
-    with_service(|s| s.consumer().rdma_cm.neighbour_update(&s, ip, &change));
-}
+/// Network changes as rdma_cm handles them (the module's root starts the
+/// watch with them).
+pub(crate) struct NetCallbacks;
 
-/// A bond failed over (rcm's network work queue).
-///
-/// # Safety
-///
-/// Called by `rcm_net_helpers.c` with a valid `ha` of `ha_len` bytes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rcm_rdma_netdev_failover(
-    net: *const c_void,
-    ifindex: c_int,
-    ha: *const u8,
-    ha_len: u32,
-) {
-    let change = NetChange {
-        net,
-        ifindex,
-        ha,
-        ha_len,
-    };
-    with_service(|s| s.consumer().rdma_cm.netdev_failover(&s, &change));
+impl NetChangeHandler for NetCallbacks {
+    fn neighbour_updated(ip: SockAddr, change: &NetChange<'_>) {
+        with_service(|s| s.consumer().rdma_cm.neighbour_update(&s, ip, change));
+    }
+
+    fn failed_over(change: &NetChange<'_>) {
+        with_service(|s| s.consumer().rdma_cm.netdev_failover(&s, change));
+    }
 }

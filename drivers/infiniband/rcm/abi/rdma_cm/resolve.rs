@@ -6,7 +6,7 @@
 //! the resolved addresses) and `rdma_set_ib_path`.
 
 use super::id::RdmaIdBox;
-use super::types::{core_sockaddr, errno, read_sockaddr, EOPNOTSUPP};
+use super::types::{core_sockaddr, errno, EOPNOTSUPP};
 use super::RdmaCmAbi;
 use crate::abi::service::{with_service, Service};
 use crate::bindings;
@@ -21,6 +21,7 @@ use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::mad::MadPath;
 use crate::rdma::path::route_path;
+use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::KernelRdmaCm;
 use crate::shell::Peer;
 use kernel::ffi::{c_int, c_ulong};
@@ -126,7 +127,7 @@ pub(super) fn find_device(
 
 impl RdmaCmAbi {
     /// `rdma_resolve_addr`: binds if needed, then starts ARP/ND; the
-    /// outcome arrives in [`rcm_rdma_addr_done`].
+    /// outcome arrives in [`ResolutionCallbacks`].
     pub(crate) fn resolve_addr(
         &self,
         s: &Service,
@@ -181,37 +182,29 @@ impl RdmaCmAbi {
     /// that ordered queue (which would hold up every other resolution).
     /// The id's own order holds: an id resolving has no other event
     /// pending, and all its address events come from this queue.
-    fn addr_done(&self, s: &Service, id: RdmaId, status: c_int, src: *const bindings::sockaddr) {
+    fn addr_done(&self, s: &Service, id: RdmaId, resolved: Result<SockAddr, c_int>) {
         let Some(b) = self.id_box(id) else {
             return;
         };
         let mut taken = None;
-        let outcome = if status != 0 {
-            Err(status)
-        } else {
-            // SAFETY: ib_core passes the resolved source address.
-            match unsafe { read_sockaddr(src) } {
-                Err(e) => Err(e),
-                Ok(addr) => {
-                    let (port, device) = self
-                        .read(|core| {
-                            core.get(id)
-                                .map(|r| (r.src().map(|a| a.port()), r.device()))
-                        })
-                        .unwrap_or((None, None));
-                    b.write_addrs(Some(addr.with_port(port.unwrap_or(0))), None);
-                    match device {
-                        // Bound to a device already: the address is on it.
-                        Some(device) => Ok(AddrResolution { src: addr, device }),
-                        None => find_device(s, &b, None).map_err(errno).map(|found| {
-                            let device = found.device;
-                            taken = Some(found);
-                            AddrResolution { src: addr, device }
-                        }),
-                    }
-                }
+        let outcome = resolved.and_then(|addr| {
+            let (port, device) = self
+                .read(|core| {
+                    core.get(id)
+                        .map(|r| (r.src().map(|a| a.port()), r.device()))
+                })
+                .unwrap_or((None, None));
+            b.write_addrs(Some(addr.with_port(port.unwrap_or(0))), None);
+            match device {
+                // Bound to a device already: the address is on it.
+                Some(device) => Ok(AddrResolution { src: addr, device }),
+                None => find_device(s, &b, None).map_err(errno).map(|found| {
+                    let device = found.device;
+                    taken = Some(found);
+                    AddrResolution { src: addr, device }
+                }),
             }
-        };
+        });
         let (_, event) = self.service.call_taking(s, self, id, |core, host| {
             let resolved = core.addr_resolved(host, id, outcome);
             attach_if_taken(core, &b, taken);
@@ -253,7 +246,7 @@ impl RdmaCmAbi {
         let roce = device.is_some_and(|d| d.is_roce(port));
         if !roce {
             // IB: a path query to the SA; the outcome arrives in
-            // `rcm_rdma_route_done` (rxe, being RoCE, cannot run this).
+            // `ResolutionCallbacks` (rxe, being RoCE, cannot run this).
             let service_id = self.read(|core| {
                 core.get(b.core)
                     .and_then(|r| Some(service_id_of(r.port_space(), &r.dst()?)))
@@ -342,65 +335,43 @@ impl RdmaCmAbi {
     }
 }
 
-/// ib_core's address resolution finished (its work queue).
-///
-/// # Safety
-///
-/// Called by `rcm_rdma_helpers.c` with ib_core's arguments.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rcm_rdma_addr_done(
-    token: u64,
-    status: c_int,
-    src: *const bindings::sockaddr,
-) {
-    let id = RdmaId(token);
-    with_service(|s| s.consumer().rdma_cm.addr_done(&s, id, status, src));
-}
-
 impl RdmaCmAbi {
     /// The outcome of an IB id's SA path query: its route, then
     /// ROUTE_RESOLVED or ROUTE_ERROR.
-    fn route_done(
-        &self,
-        s: &Service,
-        id: RdmaId,
-        status: c_int,
-        rec: *const bindings::sa_path_rec,
-    ) {
+    fn route_done(&self, s: &Service, id: RdmaId, found: Result<&bindings::sa_path_rec, c_int>) {
         let Some(b) = self.id_box(id) else {
             return;
         };
         let device = self.read(|core| core.get(id).and_then(|r| r.device()));
-        let outcome = match (status, device) {
-            (0, Some(device)) if !rec.is_null() => {
-                // SAFETY: ib_core passes a valid record for the call; the
-                // id's route is written only by its own resolution.
+        let outcome = match (found, device) {
+            (Ok(rec), Some(device)) => {
+                // SAFETY: the record is valid for the call; the id's route
+                // is written only by its own resolution.
                 match unsafe { bindings::rcm_h_rdma_set_route(b.private(), rec) } {
                     0 => self.route_of(s, &b, device),
                     e => Err(e),
                 }
             }
-            (0, _) => Err(EINVAL.to_errno()),
-            (e, _) => Err(e),
+            (Ok(_), None) => Err(EINVAL.to_errno()),
+            (Err(e), _) => Err(e),
         };
         self.call(s, |core, host| core.route_resolved(host, id, outcome));
         self.sync(&b);
     }
 }
 
-/// ib_core's SA path query finished (ib_mad's work).
-///
-/// # Safety
-///
-/// Called by `rcm_rdma_helpers.c` with ib_core's arguments.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rcm_rdma_route_done(
-    token: u64,
-    status: c_int,
-    rec: *mut bindings::sa_path_rec,
-) {
-    let id = RdmaId(token);
-    with_service(|s| s.consumer().rdma_cm.route_done(&s, id, status, rec));
+/// The resolutions' callbacks as rdma_cm handles them (set by the
+/// module's root).
+pub(crate) struct ResolutionCallbacks;
+
+impl ResolutionHandler for ResolutionCallbacks {
+    fn address_resolved(token: u64, outcome: Result<SockAddr, c_int>) {
+        with_service(|s| s.consumer().rdma_cm.addr_done(&s, RdmaId(token), outcome));
+    }
+
+    fn route_resolved(token: u64, outcome: Result<&bindings::sa_path_rec, c_int>) {
+        with_service(|s| s.consumer().rdma_cm.route_done(&s, RdmaId(token), outcome));
+    }
 }
 
 /// A timeout from C (`unsigned long`) in the core's milliseconds.
