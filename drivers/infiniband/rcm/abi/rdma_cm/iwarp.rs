@@ -42,20 +42,23 @@ impl RdmaCmAbi {
     /// one kept later would outlive the device: such a device is simply
     /// not listened on) or there is no memory.
     fn keep_iw_listener(&self, id: RdmaId, dev: DeviceId, cm_id: IwCmId) -> Result<(), c_int> {
-        let refused = {
-            let mut ids = self.iw_ids.lock();
-            if with_service(|s| s.is_going(dev)).unwrap_or(true) {
-                Err((cm_id, Ok(())))
-            } else {
-                ids.try_insert((id.0, dev.0), cm_id)
-                    .map_err(|e| (e.into_value(), Err(ENOMEM.to_errno())))
+        let mut ids = self.iw_ids.lock();
+        let refused = if with_service(|s| s.is_going(dev)).unwrap_or(true) {
+            cm_id
+        } else {
+            match ids.try_insert((id.0, dev.0), cm_id) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    drop(ids);
+                    drop(e.into_value());
+                    return Err(ENOMEM.to_errno());
+                }
             }
         };
-        match refused {
-            Ok(()) => Ok(()),
-            // Destroyed here, with the lock released.
-            Err((_cm_id, answer)) => answer,
-        }
+        // Destroyed with the lock released.
+        drop(ids);
+        drop(refused);
+        Ok(())
     }
 
     /// The iw_cm id of a request `id` came from, until it is delivered.
