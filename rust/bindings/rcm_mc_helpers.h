@@ -16,12 +16,12 @@
  * caller joins it with rcm_h_igmp_change once no lock of rcm's is held
  * (it takes rtnl). Takes no lock a user can hold. */
 int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
-		       const struct rcm_h_sockaddr *group, bool send_only,
+		       const struct sockaddr *group, bool send_only,
 		       struct net_device **ndev, __be32 *addr);
 /* The IGMP membership rcm_h_rdma_mc_join asked for, to leave: as there,
  * *ndev (with a reference) or NULL if there is none. */
 void rcm_h_rdma_mc_leave(struct rdma_id_private *priv,
-			 const struct rcm_h_sockaddr *group, bool send_only,
+			 const struct sockaddr *group, bool send_only,
 			 struct net_device **ndev, __be32 *addr);
 /* Joins or leaves the IPv4 group `addr` on `ndev` (under rtnl; nothing if
  * the device has no IPv4 configuration any more). */
@@ -31,6 +31,6 @@ void rcm_h_netdev_put(struct net_device *ndev);
 /* Calls the id's handler with MULTICAST_JOIN (or MULTICAST_ERROR if no
  * address handle can be made) for `group`; the handler's return. */
 int rcm_h_rdma_deliver_mc(struct rdma_cm_id *id, void *context,
-			  const struct rcm_h_sockaddr *group, u32 qkey);
+			  const struct sockaddr *group, u32 qkey);
 
 #endif

@@ -13,13 +13,13 @@
 /*
  * The network changes' callbacks on the Rust side (rust/rdma/netwatch.rs).
  * `net` names a namespace for comparison only (it may be gone by then):
- * ifindex is unique within it. `ha` is the new hardware address.
+ * ifindex is unique within it. `ip` is 16 bytes (IPv4 in the first 4),
+ * `ha` the new hardware address.
  */
 struct rcm_net_callbacks {
 	/* A neighbour entry was updated. */
-	void (*neigh_update)(const void *net, int ifindex,
-			     const struct rcm_h_sockaddr *ip, const u8 *ha,
-			     u32 ha_len);
+	void (*neigh_update)(const void *net, int ifindex, u16 family,
+			     const u8 *ip, const u8 *ha, u32 ha_len);
 	/* A bond failed over to another hardware address. */
 	void (*failover)(const void *net, int ifindex, const u8 *ha,
 			 u32 ha_len);

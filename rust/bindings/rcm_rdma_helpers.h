@@ -15,28 +15,6 @@
 #include "cma_priv.h"
 #include "rcm_helpers.h"
 
-/* A socket address as plain values (host-order port and service id). */
-struct rcm_h_sockaddr {
-	u16 family;		/* AF_INET, AF_INET6, AF_IB; 0: none */
-	u16 port;
-	u32 flowinfo;
-	u32 scope_id;
-	u16 pkey;		/* AF_IB */
-	u8 addr[16];		/* IPv4 in the first 4 bytes; AF_IB: the GID */
-	u64 sid;		/* AF_IB */
-	u64 sid_mask;		/* AF_IB */
-	u64 ib_scope_id;	/* AF_IB */
-};
-
-/*
- * Reads a consumer's address (0, family 0 for AF_UNSPEC; -EAFNOSUPPORT for
- * a family rdma_cm has no use for, -EINVAL for NULL).
- */
-int rcm_h_sockaddr_read(const struct sockaddr *sa, struct rcm_h_sockaddr *out);
-/* Writes an address into one of the id's sockaddr_storage fields. */
-void rcm_h_sockaddr_write(struct sockaddr_storage *ss,
-			  const struct rcm_h_sockaddr *in);
-
 /*
  * Sets up a zeroed id: handler, context, port space, QP type, a reference
  * on `net`, its locks, and its resource-tracking entry owned as `parent`

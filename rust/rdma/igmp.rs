@@ -6,6 +6,8 @@
 //! under its own lock (no rtnl) and applies it once that lock is released.
 
 use crate::bindings;
+use crate::proto::rdma_cm::SockAddr;
+use crate::rdma::sockaddr::StoredSockAddr;
 use core::ptr::NonNull;
 
 /// A prepared join or leave of an IPv4 group on a network device.
@@ -33,12 +35,15 @@ impl IgmpChange {
     /// change during the call.
     pub(crate) unsafe fn join(
         id: *mut bindings::rdma_id_private,
-        group: &bindings::rcm_h_sockaddr,
+        group: &SockAddr,
         send_only: bool,
     ) -> Result<Option<Self>, i32> {
         let (mut ndev, mut addr) = (core::ptr::null_mut(), 0);
+        let group = StoredSockAddr::new(group);
         // SAFETY: per this function's contract; the outputs are ours.
-        match unsafe { bindings::rcm_h_rdma_mc_join(id, group, send_only, &mut ndev, &mut addr) } {
+        match unsafe {
+            bindings::rcm_h_rdma_mc_join(id, group.as_ptr(), send_only, &mut ndev, &mut addr)
+        } {
             // INVARIANT: a device handed out comes with a reference.
             0 => Ok(NonNull::new(ndev).map(|ndev| IgmpChange {
                 ndev,
@@ -56,12 +61,15 @@ impl IgmpChange {
     /// As for [`Self::join`].
     pub(crate) unsafe fn leave(
         id: *mut bindings::rdma_id_private,
-        group: &bindings::rcm_h_sockaddr,
+        group: &SockAddr,
         send_only: bool,
     ) -> Option<Self> {
         let (mut ndev, mut addr) = (core::ptr::null_mut(), 0);
+        let group = StoredSockAddr::new(group);
         // SAFETY: per this function's contract; the outputs are ours.
-        unsafe { bindings::rcm_h_rdma_mc_leave(id, group, send_only, &mut ndev, &mut addr) };
+        unsafe {
+            bindings::rcm_h_rdma_mc_leave(id, group.as_ptr(), send_only, &mut ndev, &mut addr)
+        };
         // INVARIANT: a device handed out comes with a reference.
         NonNull::new(ndev).map(|ndev| IgmpChange {
             ndev,

@@ -7,7 +7,7 @@
 
 use crate::bindings;
 use crate::proto::rdma_cm::SockAddr;
-use crate::rdma::sockaddr::core_sockaddr;
+use crate::proto::rdma_cm::sockaddr;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use kernel::error::to_result;
@@ -128,16 +128,19 @@ unsafe fn hardware_address<'a>(ha: *const u8, ha_len: u32) -> &'a [u8] {
 
 /// # Safety
 ///
-/// Called by the helper with valid `ip` and `ha` (of `ha_len` bytes).
+/// Called by the helper with `ip` valid for 16 bytes (an IPv4 address in
+/// the first 4) and `ha` for `ha_len` bytes.
 unsafe extern "C" fn neigh_update<H: NetChangeHandler>(
     net: *const c_void,
     ifindex: c_int,
-    ip: *const bindings::rcm_h_sockaddr,
+    family: u16,
+    ip: *const u8,
     ha: *const u8,
     ha_len: u32,
 ) {
     // SAFETY: per this function's contract.
-    let Some(ip) = (unsafe { ip.as_ref() }).and_then(core_sockaddr) else {
+    let ip = unsafe { core::slice::from_raw_parts(ip, 16) };
+    let Some(ip) = sockaddr::from_ip(family, ip) else {
         return;
     };
     let change = NetChange {

@@ -1,99 +1,95 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Kernel socket addresses (`struct sockaddr` of the families rdma_cm
-//! takes) as the core's [`SockAddr`], through the C helper's plain values
-//! (`rcm_h_sockaddr`): the one codec of the module.
+//! takes) as the core's [`SockAddr`]. The bytes are the same as in
+//! userspace, so the core's codec (`rdma_cm::sockaddr`) is the module's
+//! one codec; this file only bounds the memory it reads and writes.
 
 use crate::bindings;
+use crate::proto::rdma_cm::sockaddr::{self, SOCKADDR_IB_SIZE};
 use crate::proto::rdma_cm::SockAddr;
+use core::mem::{size_of, MaybeUninit};
 use kernel::ffi::c_int;
 
 /// `-EAFNOSUPPORT`, which 6.12's kernel crate does not name.
 pub(crate) const EAFNOSUPPORT: c_int = -(kernel::bindings::EAFNOSUPPORT as c_int);
 
-/// `AF_INET`, `AF_INET6`, `AF_IB`.
-const AF_INET: u16 = 2;
-const AF_INET6: u16 = 10;
-const AF_IB: u16 = 27;
+/// `struct sockaddr_storage`, which every address rdma_cm takes fits.
+type Storage = bindings::__kernel_sockaddr_storage;
+const _: () = assert!(size_of::<Storage>() >= SOCKADDR_IB_SIZE);
 
-/// A core address from the C helper's plain values.
-pub(crate) fn core_sockaddr(a: &bindings::rcm_h_sockaddr) -> Option<SockAddr> {
-    match a.family {
-        AF_INET => Some(SockAddr::V4 {
-            addr: [a.addr[0], a.addr[1], a.addr[2], a.addr[3]],
-            port: a.port,
-        }),
-        AF_INET6 => Some(SockAddr::V6 {
-            addr: a.addr,
-            port: a.port,
-            flowinfo: a.flowinfo,
-            scope_id: a.scope_id,
-        }),
-        AF_IB => Some(SockAddr::Ib {
-            gid: a.addr,
-            sid: a.sid,
-            sid_mask: a.sid_mask,
-            pkey: a.pkey,
-            flowinfo: a.flowinfo,
-            scope_id: a.ib_scope_id,
-        }),
-        _ => None,
-    }
-}
-
-/// The C helper's plain values of a core address.
-pub(crate) fn c_sockaddr(a: &SockAddr) -> bindings::rcm_h_sockaddr {
-    let mut c = bindings::rcm_h_sockaddr::default();
-    match *a {
-        SockAddr::V4 { addr, port } => {
-            c.family = AF_INET;
-            c.port = port;
-            c.addr[..4].copy_from_slice(&addr);
-        }
-        SockAddr::V6 {
-            addr,
-            port,
-            flowinfo,
-            scope_id,
-        } => {
-            c.family = AF_INET6;
-            c.port = port;
-            c.addr = addr;
-            c.flowinfo = flowinfo;
-            c.scope_id = scope_id;
-        }
-        SockAddr::Ib {
-            gid,
-            sid,
-            sid_mask,
-            pkey,
-            flowinfo,
-            scope_id,
-        } => {
-            c.family = AF_IB;
-            c.addr = gid;
-            c.sid = sid;
-            c.sid_mask = sid_mask;
-            c.pkey = pkey;
-            c.flowinfo = flowinfo;
-            c.ib_scope_id = scope_id;
-        }
-    }
-    c
-}
-
-/// Reads a kernel socket address (`-EINVAL` for NULL,
-/// `-EAFNOSUPPORT` for another family).
+/// Reads a kernel socket address: `Ok(None)` for `AF_UNSPEC`, `-EINVAL`
+/// for NULL, `-EAFNOSUPPORT` for a family rdma_cm has no use for.
 ///
 /// # Safety
 ///
 /// A non-NULL `sa` must point to a socket address of its family's size.
-pub(crate) unsafe fn read_sockaddr(sa: *const bindings::sockaddr) -> Result<SockAddr, c_int> {
-    let mut c = bindings::rcm_h_sockaddr::default();
-    // SAFETY: per this function's contract; the helper checks NULL.
-    let ret = unsafe { bindings::rcm_h_sockaddr_read(sa, &mut c) };
-    if ret != 0 {
-        return Err(ret);
+pub(crate) unsafe fn read_sockaddr_or_unspec(
+    sa: *const bindings::sockaddr,
+) -> Result<Option<SockAddr>, c_int> {
+    if sa.is_null() {
+        return Err(-(kernel::bindings::EINVAL as c_int));
     }
-    core_sockaddr(&c).ok_or(EAFNOSUPPORT)
+    let at = sa.cast::<u8>();
+    let mut family = [0u8; 2];
+    // SAFETY: every socket address starts with its two-byte family.
+    unsafe { core::ptr::copy_nonoverlapping(at, family.as_mut_ptr(), 2) };
+    let size = sockaddr::family_size(u16::from_ne_bytes(family));
+    if size == 0 {
+        return match u16::from_ne_bytes(family) {
+            0 => Ok(None),
+            _ => Err(EAFNOSUPPORT),
+        };
+    }
+    // SAFETY: per this function's contract, `sa` holds `size` bytes (its
+    // family's size), which the slice does not outlive.
+    let bytes = unsafe { core::slice::from_raw_parts(at, size) };
+    sockaddr::read(bytes).map(Some).ok_or(EAFNOSUPPORT)
+}
+
+/// Reads a kernel socket address (`-EINVAL` for NULL, `-EAFNOSUPPORT`
+/// for `AF_UNSPEC` or another family rdma_cm has no use for).
+///
+/// # Safety
+///
+/// As for [`read_sockaddr_or_unspec`].
+pub(crate) unsafe fn read_sockaddr(sa: *const bindings::sockaddr) -> Result<SockAddr, c_int> {
+    // SAFETY: per this function's contract.
+    unsafe { read_sockaddr_or_unspec(sa) }?.ok_or(EAFNOSUPPORT)
+}
+
+/// Writes `a` into a `struct sockaddr_storage`, zeroing the rest of it.
+///
+/// # Safety
+///
+/// `ss` is valid for writes of a `struct sockaddr_storage`.
+pub(crate) unsafe fn write_sockaddr(ss: *mut Storage, a: &SockAddr) {
+    let stored = StoredSockAddr::new(a);
+    // SAFETY: per this function's contract; both are storages.
+    unsafe { core::ptr::write(ss, stored.0) };
+}
+
+/// A `struct sockaddr_storage` holding one address, for C calls that take
+/// a `struct sockaddr *`.
+pub(crate) struct StoredSockAddr(Storage);
+
+impl StoredSockAddr {
+    /// `a` encoded, the rest zero.
+    pub(crate) fn new(a: &SockAddr) -> Self {
+        let mut bytes = [0u8; size_of::<Storage>()];
+        // The storage holds every family (checked above): nothing is cut.
+        let _ = sockaddr::write(a, &mut bytes);
+        let mut ss = MaybeUninit::<Storage>::zeroed();
+        // SAFETY: the storage is plain bytes of this size; any bytes are
+        // a valid value of it.
+        unsafe {
+            core::ptr::copy_nonoverlapping(bytes.as_ptr(), ss.as_mut_ptr().cast::<u8>(), bytes.len());
+            Self(ss.assume_init())
+        }
+    }
+
+    /// The address for a C call (valid while `self` is).
+    pub(crate) fn as_ptr(&self) -> *const bindings::sockaddr {
+        core::ptr::addr_of!(self.0).cast()
+    }
 }

@@ -62,9 +62,9 @@ void rcm_h_netdev_put(struct net_device *ndev)
 
 /* Whether a membership of `group` holds an IGMP membership. */
 static bool rcm_mc_igmp(struct rdma_id_private *priv,
-			const struct sockaddr_storage *group, bool send_only)
+			const struct sockaddr *group, bool send_only)
 {
-	return !send_only && group->ss_family == AF_INET &&
+	return !send_only && group->sa_family == AF_INET &&
 	       rcm_h_roce_gid_type(priv->id.device, priv->id.port_num) ==
 		       IB_GID_TYPE_ROCE_UDP_ENCAP;
 }
@@ -81,20 +81,18 @@ static bool rcm_mc_has_inet(struct net_device *ndev)
 }
 
 int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
-		       const struct rcm_h_sockaddr *group, bool send_only,
+		       const struct sockaddr *group, bool send_only,
 		       struct net_device **igmp, __be32 *addr)
 {
 	struct ib_device *dev = priv->id.device;
 	u32 port = priv->id.port_num;
-	struct sockaddr_storage ss = {};
 	struct net_device *ndev;
 	int err = 0;
 
 	*igmp = NULL;
 	if (!rdma_protocol_roce(dev, port))
 		return rdma_protocol_iwarp(dev, port) ? -ENOSYS : -EOPNOTSUPP;
-	rcm_h_sockaddr_write(&ss, group);
-	if (ss.ss_family == AF_INET6 &&
+	if (group->sa_family == AF_INET6 &&
 	    rcm_h_roce_gid_type(dev, port) == IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -ENOTSUPP;
 	ndev = rcm_mc_ndev(priv);
@@ -102,12 +100,12 @@ int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
 		return -ENODEV;
 	if (!iboe_get_mtu(ndev->mtu)) {
 		err = -EINVAL;
-	} else if (rcm_mc_igmp(priv, &ss, send_only)) {
+	} else if (rcm_mc_igmp(priv, group, send_only)) {
 		if (!rcm_mc_has_inet(ndev)) {
 			err = -ENODEV;
 		} else {
 			*igmp = ndev;
-			*addr = ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+			*addr = ((const struct sockaddr_in *)group)->sin_addr.s_addr;
 			return 0;
 		}
 	}
@@ -116,38 +114,34 @@ int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
 }
 
 void rcm_h_rdma_mc_leave(struct rdma_id_private *priv,
-			 const struct rcm_h_sockaddr *group, bool send_only,
+			 const struct sockaddr *group, bool send_only,
 			 struct net_device **igmp, __be32 *addr)
 {
-	struct sockaddr_storage ss = {};
 
 	*igmp = NULL;
 	if (!rdma_protocol_roce(priv->id.device, priv->id.port_num))
 		return;
-	rcm_h_sockaddr_write(&ss, group);
-	if (!rcm_mc_igmp(priv, &ss, send_only))
+	if (!rcm_mc_igmp(priv, group, send_only))
 		return;
 	*igmp = rcm_mc_ndev(priv);
-	*addr = ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+	*addr = ((const struct sockaddr_in *)group)->sin_addr.s_addr;
 }
 
 int rcm_h_rdma_deliver_mc(struct rdma_cm_id *id, void *context,
-			  const struct rcm_h_sockaddr *group, u32 qkey)
+			  const struct sockaddr *group, u32 qkey)
 {
 	struct rdma_id_private *priv = container_of(id, struct rdma_id_private, id);
 	enum ib_gid_type type = rcm_h_roce_gid_type(id->device, id->port_num);
 	struct ib_sa_mcmember_rec rec = {};
 	struct rdma_cm_event ev = {};
-	struct sockaddr_storage ss = {};
 	struct net_device *ndev;
 	int ret;
 
-	rcm_h_sockaddr_write(&ss, group);
-	rcm_mc_mgid((struct sockaddr *)&ss, &rec.mgid, type);
+	rcm_mc_mgid(group, &rec.mgid, type);
 	rdma_ip2gid((struct sockaddr *)&id->route.addr.src_addr, &rec.port_gid);
 	rec.pkey = cpu_to_be16(0xffff);
 	rec.rate = IB_RATE_PORT_CURRENT;
-	rec.hop_limit = ss.ss_family == AF_INET &&
+	rec.hop_limit = group->sa_family == AF_INET &&
 			type == IB_GID_TYPE_ROCE_UDP_ENCAP ? IPV6_DEFAULT_HOPLIMIT : 1;
 	ndev = rcm_mc_ndev(priv);
 	rec.mtu = ndev ? iboe_get_mtu(ndev->mtu) : 0;

@@ -28,7 +28,8 @@ struct rcm_net_change {
 	const void *net;
 	int ifindex;
 	bool failover;			/* else a neighbour update */
-	struct rcm_h_sockaddr ip;	/* the neighbour's */
+	u16 family;			/* the neighbour's address: */
+	u8 ip[16];			/* 4 or 16 bytes */
 	u32 ha_len;
 	u8 ha[MAX_ADDR_LEN];
 };
@@ -52,8 +53,8 @@ static bool rcm_net_same_subject(const struct rcm_net_change *a,
 				 const struct rcm_net_change *b)
 {
 	return a->net == b->net && a->ifindex == b->ifindex &&
-	       a->failover == b->failover && a->ip.family == b->ip.family &&
-	       !memcmp(a->ip.addr, b->ip.addr, sizeof(a->ip.addr));
+	       a->failover == b->failover && a->family == b->family &&
+	       !memcmp(a->ip, b->ip, sizeof(a->ip));
 }
 
 /* Any context. */
@@ -101,8 +102,8 @@ static void rcm_net_change_work(struct work_struct *work)
 		if (c.failover)
 			rcm_net_cb->failover(c.net, c.ifindex, c.ha, c.ha_len);
 		else
-			rcm_net_cb->neigh_update(c.net, c.ifindex, &c.ip, c.ha,
-						 c.ha_len);
+			rcm_net_cb->neigh_update(c.net, c.ifindex, c.family, c.ip,
+						 c.ha, c.ha_len);
 		cond_resched();
 	}
 	dropped = rcm_net_dropped;
@@ -138,8 +139,8 @@ static int rcm_netevent(struct notifier_block *nb, unsigned long event,
 	if (family != AF_INET && family != AF_INET6)
 		return NOTIFY_DONE;
 	rcm_net_change_fill(&c, n->dev, n->ha);
-	c.ip.family = family;
-	memcpy(c.ip.addr, n->primary_key, family == AF_INET ? 4 : 16);
+	c.family = family;
+	memcpy(c.ip, n->primary_key, family == AF_INET ? 4 : 16);
 	rcm_net_post(&c);
 	return NOTIFY_DONE;
 }

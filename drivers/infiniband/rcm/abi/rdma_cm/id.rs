@@ -5,7 +5,7 @@
 //! state, addresses and QP number through that layout), in an `Arc` with
 //! the core's id.
 
-use super::types::{c_sockaddr, kernel_state, read_sockaddr};
+use super::types::{kernel_state, read_sockaddr, write_sockaddr};
 use crate::bindings;
 use crate::proto::cm::CommId;
 use crate::proto::rdma_cm::{IdState, RdmaId, SockAddr};
@@ -177,16 +177,10 @@ impl RdmaIdBox {
         unsafe {
             let addr = core::ptr::addr_of_mut!((*p).id.route.addr);
             if let Some(src) = src {
-                bindings::rcm_h_sockaddr_write(
-                    core::ptr::addr_of_mut!((*addr).src_addr),
-                    &c_sockaddr(&src),
-                );
+                write_sockaddr(core::ptr::addr_of_mut!((*addr).src_addr), &src);
             }
             if let Some(dst) = dst {
-                bindings::rcm_h_sockaddr_write(
-                    core::ptr::addr_of_mut!((*addr).dst_addr),
-                    &c_sockaddr(&dst),
-                );
+                write_sockaddr(core::ptr::addr_of_mut!((*addr).dst_addr), &dst);
             }
         }
     }

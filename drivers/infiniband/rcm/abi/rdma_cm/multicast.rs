@@ -15,7 +15,7 @@
 
 use super::exports::on_id;
 use super::id::RdmaIdBox;
-use super::types::{c_sockaddr, read_sockaddr, ret};
+use super::types::{read_sockaddr, ret, StoredSockAddr};
 use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
@@ -67,14 +67,14 @@ impl RdmaCmAbi {
             // Left before its event: not reported.
             return 0;
         };
-        let addr = c_sockaddr(&m.addr);
+        let addr = StoredSockAddr::new(&m.addr);
         // SAFETY: the id is live with its handler lock held; the context
         // is the consumer's pointer, handed back as it gave it.
         unsafe {
             bindings::rcm_h_rdma_deliver_mc(
                 b.as_id(),
                 m.context as usize as *mut c_void,
-                &addr,
+                addr.as_ptr(),
                 event.conn.qkey,
             )
         }
@@ -84,10 +84,9 @@ impl RdmaCmAbi {
 impl IpMulticast for RdmaCmAbi {
     fn join_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
         let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        let c = c_sockaddr(addr);
         // SAFETY: the id's device and address fields are ours during its
         // own call.
-        if let Some(change) = unsafe { IgmpChange::join(b.private(), &c, send_only) }? {
+        if let Some(change) = unsafe { IgmpChange::join(b.private(), addr, send_only) }? {
             let mut changes = self.igmp_changes.lock();
             changes
                 .reserve(1, GFP_KERNEL)
@@ -102,9 +101,8 @@ impl IpMulticast for RdmaCmAbi {
         let Some(b) = self.id_box(id) else {
             return;
         };
-        let c = c_sockaddr(addr);
         // SAFETY: as in `join_group`.
-        let Some(change) = (unsafe { IgmpChange::leave(b.private(), &c, send_only) }) else {
+        let Some(change) = (unsafe { IgmpChange::leave(b.private(), addr, send_only) }) else {
             return;
         };
         let mut changes = self.igmp_changes.lock();

@@ -6,7 +6,7 @@
 //! the resolved addresses) and `rdma_set_ib_path`.
 
 use super::id::RdmaIdBox;
-use super::types::{core_sockaddr, errno, EOPNOTSUPP};
+use super::types::{errno, read_sockaddr_or_unspec, EOPNOTSUPP};
 use super::RdmaCmAbi;
 use crate::abi::service::{with_service, Service};
 use crate::bindings;
@@ -390,12 +390,7 @@ pub(super) unsafe fn optional_sockaddr(
     if sa.is_null() {
         return Ok(None);
     }
-    let mut c = bindings::rcm_h_sockaddr::default();
-    // SAFETY: per this function's contract.
-    let ret = unsafe { bindings::rcm_h_sockaddr_read(sa, &mut c) };
-    if ret != 0 {
-        return Err(ret);
-    }
-    // An unspecified family (0) counts as no address.
-    Ok(core_sockaddr(&c))
+    // SAFETY: per this function's contract. An unspecified family (0)
+    // counts as no address.
+    unsafe { read_sockaddr_or_unspec(sa) }
 }

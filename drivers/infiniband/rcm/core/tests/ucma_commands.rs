@@ -488,8 +488,8 @@ fn any_bytes_give_an_answer() {
             parsed += 1;
             if let Command::Bind { addr, .. } | Command::Join { addr, .. } = cmd {
                 let mut out = [0u8; 128];
-                let n = rcm_core::ucma::sockaddr::write(&addr, &mut out).unwrap();
-                assert_eq!(rcm_core::ucma::sockaddr::read(&out[..n]), Some(addr));
+                let n = rcm_core::rdma_cm::sockaddr::write(&addr, &mut out).unwrap();
+                assert_eq!(rcm_core::rdma_cm::sockaddr::read(&out[..n]), Some(addr));
             }
         }
     }

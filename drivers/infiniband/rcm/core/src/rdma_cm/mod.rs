@@ -25,6 +25,7 @@ pub mod port_space;
 pub mod resolve;
 pub mod route;
 pub mod sidr;
+pub mod sockaddr;
 pub mod state;
 
 pub use addr::{Family, SockAddr};

@@ -10,8 +10,8 @@ use super::frame::{Header, Opcode};
 use super::layout::{conn_param, input, response, MAX_PRIVATE_DATA, SOCKADDR_IN6_SIZE};
 use super::layout::{ECE_SIZE, SOCKADDR_STORAGE_SIZE};
 use super::option::{SetOption, MAX_OPTION_LEN};
-use super::sockaddr::{self, read_array};
 use super::UcmaError;
+use crate::rdma_cm::sockaddr::{self, read_array};
 use crate::rdma_cm::{PortSpace, RdmaQpType, SockAddr};
 
 /// `IB_QPT_RC`, `IB_QPT_UC` and `IB_QPT_UD`: the QP types an

@@ -7,8 +7,7 @@
 /// `RDMA_MAX_PRIVATE_DATA`: the private data buffer of a command or event.
 pub const MAX_PRIVATE_DATA: usize = 256;
 
-/// `struct sockaddr_in6`.
-pub const SOCKADDR_IN6_SIZE: usize = 28;
+pub use crate::rdma_cm::sockaddr::SOCKADDR_IN6_SIZE;
 /// `struct __kernel_sockaddr_storage`.
 pub const SOCKADDR_STORAGE_SIZE: usize = 128;
 

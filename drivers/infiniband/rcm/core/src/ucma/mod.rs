@@ -16,7 +16,6 @@ pub mod frame;
 pub mod layout;
 pub mod option;
 pub mod query;
-pub mod sockaddr;
 pub mod table;
 
 pub use command::{Command, ConnParam, Ece, JoinMode, PrivateData, UserAddr};

@@ -5,8 +5,8 @@
 //! no handler).
 
 use super::layout::response::PATH_REC_DATA;
-use super::sockaddr::read_array;
 use super::UcmaError;
+use crate::rdma_cm::sockaddr::read_array;
 
 /// The largest value the in-tree module copies in (`KMALLOC_MAX_SIZE` of
 /// an x86_64 kernel with 4 KiB pages and `MAX_PAGE_ORDER` 10); the kernel

@@ -7,7 +7,7 @@
 //! [`response::QUERY_ADDR_MIN`](super::layout::response::QUERY_ADDR_MIN).
 
 use super::layout::{response, SOCKADDR_STORAGE_SIZE};
-use super::sockaddr::{self, SOCKADDR_IB_SIZE};
+use crate::rdma_cm::sockaddr::{self, SOCKADDR_IB_SIZE};
 use crate::rdma_cm::{PortSpace, SockAddr};
 
 /// Offsets inside `struct rdma_ucm_query_addr_resp`.

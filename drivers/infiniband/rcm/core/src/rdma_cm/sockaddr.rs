@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Socket addresses as userspace writes them into commands
-//! (`sockaddr_in`, `sockaddr_in6`, `sockaddr_ib`, inside a `sockaddr_in6`
-//! or a `__kernel_sockaddr_storage`), read into [`SockAddr`] values and
-//! written back for queries. Multi-byte fields are network order except
-//! the family and the IPv6 scope id, which are the host's.
+//! The one codec of socket addresses (`sockaddr_in`, `sockaddr_in6`,
+//! `sockaddr_ib`) as bytes, the same layout in the kernel and in
+//! userspace: rdma_ucm commands and queries use it on user bytes, and the
+//! module on the kernel consumers' and ib_core's `struct sockaddr`s.
+//! Multi-byte fields are network order except the family and the IPv6
+//! scope id, which are the host's.
 
-use crate::rdma_cm::SockAddr;
+use super::SockAddr;
 
 /// `AF_INET`.
 pub const AF_INET: u16 = 2;
@@ -17,6 +18,8 @@ pub const AF_IB: u16 = 27;
 
 /// `struct sockaddr_in`.
 pub const SOCKADDR_IN_SIZE: usize = 16;
+/// `struct sockaddr_in6`.
+pub const SOCKADDR_IN6_SIZE: usize = 28;
 /// `struct sockaddr_ib`.
 pub const SOCKADDR_IB_SIZE: usize = 48;
 
@@ -25,7 +28,7 @@ pub const SOCKADDR_IB_SIZE: usize = 48;
 pub const fn family_size(family: u16) -> usize {
     match family {
         AF_INET => SOCKADDR_IN_SIZE,
-        AF_INET6 => super::layout::SOCKADDR_IN6_SIZE,
+        AF_INET6 => SOCKADDR_IN6_SIZE,
         AF_IB => SOCKADDR_IB_SIZE,
         _ => 0,
     }
@@ -81,7 +84,7 @@ pub fn read(bytes: &[u8]) -> Option<SockAddr> {
 pub fn write(addr: &SockAddr, out: &mut [u8]) -> Option<usize> {
     let (family, size) = match addr {
         SockAddr::V4 { .. } => (AF_INET, SOCKADDR_IN_SIZE),
-        SockAddr::V6 { .. } => (AF_INET6, super::layout::SOCKADDR_IN6_SIZE),
+        SockAddr::V6 { .. } => (AF_INET6, SOCKADDR_IN6_SIZE),
         SockAddr::Ib { .. } => (AF_IB, SOCKADDR_IB_SIZE),
     };
     let a = out.get_mut(..size)?;
@@ -120,6 +123,25 @@ pub fn write(addr: &SockAddr, out: &mut [u8]) -> Option<usize> {
         }
     }
     Some(size)
+}
+
+/// The address, port 0, of an IP family from its bare bytes (a
+/// neighbour entry's key: 4 bytes for `AF_INET`, 16 for `AF_INET6`);
+/// `None` for another family or too few bytes.
+pub fn from_ip(family: u16, ip: &[u8]) -> Option<SockAddr> {
+    match family {
+        AF_INET => Some(SockAddr::V4 {
+            addr: read_array(ip, 0)?,
+            port: 0,
+        }),
+        AF_INET6 => Some(SockAddr::V6 {
+            addr: read_array(ip, 0)?,
+            port: 0,
+            flowinfo: 0,
+            scope_id: 0,
+        }),
+        _ => None,
+    }
 }
 
 /// `N` bytes at `at`, if the buffer holds them.
@@ -171,6 +193,29 @@ mod tests {
             // A buffer cut short of the family's size reads nothing.
             assert_eq!(read(&buf[..size - 1]), None);
         }
+    }
+
+    #[test]
+    fn neighbour_keys_by_family() {
+        let v4 = from_ip(AF_INET, &[10, 0, 0, 2, 99]);
+        assert_eq!(
+            v4,
+            Some(SockAddr::V4 {
+                addr: [10, 0, 0, 2],
+                port: 0
+            })
+        );
+        assert_eq!(from_ip(AF_INET6, &[1; 15]), None);
+        assert_eq!(
+            from_ip(AF_INET6, &[1; 16]),
+            Some(SockAddr::V6 {
+                addr: [1; 16],
+                port: 0,
+                flowinfo: 0,
+                scope_id: 0
+            })
+        );
+        assert_eq!(from_ip(AF_IB, &[1; 16]), None);
     }
 
     #[test]
