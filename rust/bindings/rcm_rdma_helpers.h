@@ -83,12 +83,25 @@ int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
 /* Cancels a pending resolution; its callback has returned afterwards. */
 void rcm_h_rdma_addr_cancel(struct rdma_id_private *priv);
 
+/* The id's network device, with a reference (NULL if it has none). */
+struct net_device *rcm_h_rdma_id_ndev(struct rdma_id_private *priv);
+
+/* What a RoCE path takes from a resolved id's port and network device. */
+struct rcm_h_roce_link {
+	u8 v2;			/* the GID's record type is RoCE v2 */
+	u8 udp_encap;		/* the port carries RoCE v2 */
+	u8 hop_limit;		/* from address resolution */
+	u8 sl;			/* the service level of the type of service */
+	u8 mtu;			/* IB encoding */
+};
+
 /*
- * The RoCE route of a resolved id: a path record made from its device
- * address, with traffic class `tos`, and the packet lifetime `plt`.
- * Stored as the id's route; 0 or -errno.
+ * Reads them for type of service `tos`: 0, -ENODEV without a device or
+ * network device, -EINVAL if the network device's MTU has no IB encoding.
+ * The path itself is the core's (rdma_cm::roce_path).
  */
-int rcm_h_rdma_roce_route(struct rdma_id_private *priv, u8 tos, u8 plt);
+int rcm_h_rdma_roce_link(struct rdma_id_private *priv, u8 tos,
+			 struct rcm_h_roce_link *out);
 /* rcm's SA client, registered while the module is loaded. */
 void rcm_h_sa_client_register(void);
 void rcm_h_sa_client_unregister(void);
@@ -102,7 +115,10 @@ int rcm_h_rdma_ib_route(struct rdma_id_private *priv, int timeout_ms,
 /* Cancels it (its callback may still run, and finds no query). */
 void rcm_h_rdma_ib_route_cancel(struct rdma_id_private *priv);
 
-/* Stores a copy of `rec` as the id's route (0 or -ENOMEM). */
+/*
+ * Stores a copy of `rec` as the id's route, with the resolved L2 part on
+ * RoCE (0, -ENOMEM, or -ENODEV if the id lost its network device).
+ */
 int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 			 const struct sa_path_rec *rec);
 

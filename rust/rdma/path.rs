@@ -4,6 +4,7 @@
 //! as the core sees them.
 
 use crate::bindings;
+use crate::proto::rdma_cm::route::FLOW_LABEL_MASK;
 use crate::proto::rdma_cm::{PathKind, RoutePath};
 
 /// The (source, destination) LIDs of a path record (0 on RoCE, where the
@@ -30,7 +31,7 @@ pub(crate) fn route_path(rec: &bindings::sa_path_rec) -> RoutePath {
         dgid,
         slid,
         dlid,
-        flow_label: u32::from_be(rec.flow_label) & 0x000F_FFFF,
+        flow_label: u32::from_be(rec.flow_label) & FLOW_LABEL_MASK,
         traffic_class: rec.traffic_class,
         hop_limit: rec.hop_limit,
         sl: rec.sl & 0xF,
@@ -39,4 +40,37 @@ pub(crate) fn route_path(rec: &bindings::sa_path_rec) -> RoutePath {
         pkey: u16::from_be(rec.pkey),
         packet_life_time: rec.packet_life_time,
     }
+}
+
+/// A route path as the C helper's plain values (no service id).
+pub(crate) fn plain_path(p: &RoutePath) -> bindings::rcm_h_lap_path {
+    bindings::rcm_h_lap_path {
+        sgid: p.sgid,
+        dgid: p.dgid,
+        service_id: 0,
+        flow_label: p.flow_label,
+        slid: p.slid,
+        dlid: p.dlid,
+        pkey: p.pkey,
+        sl: p.sl,
+        rate: p.rate,
+        hop_limit: p.hop_limit,
+        traffic_class: p.traffic_class,
+        packet_life_time: p.packet_life_time,
+        mtu: p.mtu,
+        roce: u8::from(p.kind != PathKind::Ib),
+    }
+}
+
+/// A route path as a path record (the inverse of [`route_path`]).
+pub(crate) fn path_record(p: &RoutePath) -> bindings::sa_path_rec {
+    let rec_type = match p.kind {
+        PathKind::Ib => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
+        PathKind::RoceV1 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V1,
+        PathKind::RoceV2 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V2,
+    };
+    let mut rec = bindings::sa_path_rec::default();
+    // SAFETY: both are valid for the call; the record is ours to fill.
+    unsafe { bindings::rcm_h_fill_path_rec(&plain_path(p), rec_type, &mut rec) };
+    rec
 }

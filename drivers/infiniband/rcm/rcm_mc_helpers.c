@@ -31,15 +31,6 @@ static void rcm_mc_mgid(const struct sockaddr *addr, union ib_gid *mgid,
 	memcpy(&mgid->raw[12], &sin->sin_addr.s_addr, 4);
 }
 
-/* The id's network device, with a reference (NULL if none). */
-static struct net_device *rcm_mc_ndev(struct rdma_id_private *priv)
-{
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-
-	return da->bound_dev_if ? dev_get_by_index(da->net, da->bound_dev_if) :
-				  NULL;
-}
-
 void rcm_h_igmp_change(struct net_device *ndev, __be32 addr, bool join)
 {
 	struct in_device *in_dev;
@@ -95,7 +86,7 @@ int rcm_h_rdma_mc_join(struct rdma_id_private *priv,
 	if (group->sa_family == AF_INET6 &&
 	    rcm_h_roce_gid_type(dev, port) == IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -ENOTSUPP;
-	ndev = rcm_mc_ndev(priv);
+	ndev = rcm_h_rdma_id_ndev(priv);
 	if (!ndev)
 		return -ENODEV;
 	if (!iboe_get_mtu(ndev->mtu)) {
@@ -123,7 +114,7 @@ void rcm_h_rdma_mc_leave(struct rdma_id_private *priv,
 		return;
 	if (!rcm_mc_igmp(priv, group, send_only))
 		return;
-	*igmp = rcm_mc_ndev(priv);
+	*igmp = rcm_h_rdma_id_ndev(priv);
 	*addr = ((const struct sockaddr_in *)group)->sin_addr.s_addr;
 }
 
@@ -143,7 +134,7 @@ int rcm_h_rdma_deliver_mc(struct rdma_cm_id *id, void *context,
 	rec.rate = IB_RATE_PORT_CURRENT;
 	rec.hop_limit = group->sa_family == AF_INET &&
 			type == IB_GID_TYPE_ROCE_UDP_ENCAP ? IPV6_DEFAULT_HOPLIMIT : 1;
-	ndev = rcm_mc_ndev(priv);
+	ndev = rcm_h_rdma_id_ndev(priv);
 	rec.mtu = ndev ? iboe_get_mtu(ndev->mtu) : 0;
 	ev.param.ud.private_data = context;
 	ev.event = RDMA_CM_EVENT_MULTICAST_JOIN;

@@ -246,95 +246,59 @@ static u8 rcm_tos_to_sl(struct net_device *ndev, u8 tos)
 	return real->num_tc ? netdev_get_prio_tc_map(real, prio) : 0;
 }
 
-/* RoCE v2's flow label: the IPv6 flow info if set, else a port hash. */
-static u32 rcm_udp_flow_label(const struct rdma_addr *a)
-{
-	const struct sockaddr *src = (const struct sockaddr *)&a->src_addr;
-	const struct sockaddr *dst = (const struct sockaddr *)&a->dst_addr;
-	u16 sport, dport;
-
-	if (src->sa_family == AF_INET6) {
-		u32 fl = be32_to_cpu(((const struct sockaddr_in6 *)src)->sin6_flowinfo) &
-			 IB_GRH_FLOWLABEL_MASK;
-
-		if (fl)
-			return fl;
-	}
-	sport = be16_to_cpu(src->sa_family == AF_INET6 ?
-			    ((const struct sockaddr_in6 *)src)->sin6_port :
-			    ((const struct sockaddr_in *)src)->sin_port);
-	dport = be16_to_cpu(dst->sa_family == AF_INET6 ?
-			    ((const struct sockaddr_in6 *)dst)->sin6_port :
-			    ((const struct sockaddr_in *)dst)->sin_port);
-	return ((u32)sport * 31 + dport) & IB_GRH_FLOWLABEL_MASK;
-}
-
-/*
- * A RoCE path's L2 part from the id's resolved address (its network
- * device with a reference, NULL if it has none): the record type of the
- * id's GID type, raised by an IP network hint, and the peer's MAC.
- */
-static struct net_device *rcm_roce_l2(struct rdma_id_private *priv,
-				      struct sa_path_rec *rec)
+/* The record type of a RoCE id's GID, raised by its route's network. */
+static enum sa_path_rec_type rcm_roce_rec_type(struct rdma_id_private *priv)
 {
 	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
 	enum ib_gid_type type = priv->gid_type;
-	struct net_device *ndev;
 
-	if (!da->bound_dev_if)
-		return NULL;
-	ndev = dev_get_by_index(da->net, da->bound_dev_if);
-	if (!ndev)
-		return NULL;
 	if (type < ib_network_to_gid_type(da->network))
 		type = ib_network_to_gid_type(da->network);
-	rec->rec_type = sa_conv_gid_to_pathrec_type(type);
-	rec->roce.route_resolved = true;
-	sa_path_set_dmac(rec, da->dst_dev_addr);
-	return ndev;
+	return sa_conv_gid_to_pathrec_type(type);
 }
 
-int rcm_h_rdma_roce_route(struct rdma_id_private *priv, u8 tos, u8 plt)
+struct net_device *rcm_h_rdma_id_ndev(struct rdma_id_private *priv)
 {
-	struct rdma_addr *a = &priv->id.route.addr;
-	struct ib_device *ibdev = priv->id.device;
-	u32 port = priv->id.port_num;
-	struct sa_path_rec *rec;
+	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+
+	return da->bound_dev_if ? dev_get_by_index(da->net, da->bound_dev_if) :
+				  NULL;
+}
+
+int rcm_h_rdma_roce_link(struct rdma_id_private *priv, u8 tos,
+			 struct rcm_h_roce_link *out)
+{
 	struct net_device *ndev;
 
-	if (!ibdev)
+	if (!priv->id.device)
 		return -ENODEV;
-	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
-	if (!rec)
-		return -ENOMEM;
-	ndev = rcm_roce_l2(priv, rec);
-	if (!ndev) {
-		kfree(rec);
+	ndev = rcm_h_rdma_id_ndev(priv);
+	if (!ndev)
 		return -ENODEV;
-	}
-	rdma_ip2gid((struct sockaddr *)&a->src_addr, &rec->sgid);
-	rdma_ip2gid((struct sockaddr *)&a->dst_addr, &rec->dgid);
-	rec->hop_limit = a->dst_addr.ss_family == AF_IB ? 1 : a->dev_addr.hoplimit;
-	rec->reversible = 1;
-	rec->pkey = cpu_to_be16(0xffff);
-	rec->mtu_selector = IB_SA_EQ;
-	rec->sl = rcm_tos_to_sl(ndev, tos);
-	rec->traffic_class = tos;
-	rec->mtu = iboe_get_mtu(ndev->mtu);
-	rec->rate_selector = IB_SA_EQ;
-	rec->rate = IB_RATE_PORT_CURRENT;
-	rec->packet_life_time_selector = IB_SA_EQ;
-	rec->packet_life_time = plt;
+	out->v2 = rcm_roce_rec_type(priv) == SA_PATH_REC_TYPE_ROCE_V2;
+	out->udp_encap = rdma_protocol_roce_udp_encap(priv->id.device,
+						      priv->id.port_num);
+	out->hop_limit = priv->id.route.addr.dev_addr.hoplimit;
+	out->sl = rcm_tos_to_sl(ndev, tos);
+	out->mtu = iboe_get_mtu(ndev->mtu);
 	dev_put(ndev);
-	if (!rec->mtu) {
-		kfree(rec);
-		return -EINVAL;
-	}
-	if (rdma_protocol_roce_udp_encap(ibdev, port))
-		rec->flow_label = cpu_to_be32(rcm_udp_flow_label(a));
-	kfree(priv->id.route.path_rec);
-	priv->id.route.path_rec = rec;
-	priv->id.route.num_pri_alt_paths = 1;
+	return out->mtu ? 0 : -EINVAL;
+}
+
+/*
+ * A RoCE record's L2 part from the id's resolved address: its record type
+ * and the peer's MAC (-ENODEV if the id has no network device any more).
+ */
+static int rcm_roce_l2(struct rdma_id_private *priv, struct sa_path_rec *rec)
+{
+	struct net_device *ndev = rcm_h_rdma_id_ndev(priv);
+
+	if (!ndev)
+		return -ENODEV;
+	dev_put(ndev);
+	rec->rec_type = rcm_roce_rec_type(priv);
+	rec->roce.route_resolved = true;
+	sa_path_set_dmac(rec, priv->id.route.addr.dev_addr.dst_dev_addr);
 	return 0;
 }
 
@@ -342,18 +306,17 @@ int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 			 const struct sa_path_rec *rec)
 {
 	struct sa_path_rec *copy = kmemdup(rec, sizeof(*rec), GFP_KERNEL);
-	struct net_device *ndev;
+	int err;
 
 	if (!copy)
 		return -ENOMEM;
-	/* A consumer's record on RoCE gets the resolved L2 part (as 6.12). */
+	/* A record on RoCE gets the resolved L2 part (as 6.12). */
 	if (rdma_protocol_roce(priv->id.device, priv->id.port_num)) {
-		ndev = rcm_roce_l2(priv, copy);
-		if (!ndev) {
+		err = rcm_roce_l2(priv, copy);
+		if (err) {
 			kfree(copy);
-			return -ENODEV;
+			return err;
 		}
-		dev_put(ndev);
 	}
 	kfree(priv->id.route.path_rec);
 	priv->id.route.path_rec = copy;

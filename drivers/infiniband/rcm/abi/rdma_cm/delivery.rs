@@ -16,7 +16,8 @@ use super::RdmaCmAbi;
 use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
-use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route, RoutePath};
+use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route};
+use crate::rdma::path::plain_path;
 use crate::shell::Peer;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -166,7 +167,7 @@ impl RdmaCmAbi {
 fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: bool) -> Result {
     let peer = route.peer.ok_or(EINVAL)?;
     let ibdev = device_ptr(s, peer.device).ok_or(ENODEV)?;
-    let path = lap_path(&route.path);
+    let path = plain_path(&route.path);
     let path_ptr: *const bindings::rcm_h_lap_path =
         if with_path { &path } else { core::ptr::null() };
     // SAFETY: a served device is registered; the id's fields are ours.
@@ -191,26 +192,6 @@ fn iwarp_device(s: &Service, b: &RdmaIdBox, device: Option<DeviceId>) -> Result 
     let found = find_device(s, b, Some(device)).map_err(|_| ENODEV)?;
     found.attach(b);
     Ok(())
-}
-
-/// A route path as the C helper's plain values.
-fn lap_path(p: &RoutePath) -> bindings::rcm_h_lap_path {
-    bindings::rcm_h_lap_path {
-        sgid: p.sgid,
-        dgid: p.dgid,
-        service_id: 0,
-        flow_label: p.flow_label,
-        slid: p.slid,
-        dlid: p.dlid,
-        pkey: p.pkey,
-        sl: p.sl,
-        rate: p.rate,
-        hop_limit: p.hop_limit,
-        traffic_class: p.traffic_class,
-        packet_life_time: p.packet_life_time,
-        mtu: p.mtu,
-        roce: u8::from(p.kind != crate::proto::rdma_cm::PathKind::Ib),
-    }
 }
 
 /// Calls the handler of `b`'s id with `event` (a UD id's as `param.ud`,

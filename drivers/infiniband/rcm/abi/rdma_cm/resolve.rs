@@ -14,13 +14,14 @@ use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
 use crate::proto::rdma_cm::service_id_of;
 use crate::proto::rdma_cm::{
-    AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, SockAddr,
+    roce_path, AddrResolution, AddrWork, IdState, PathKind, RdmaCmError, RdmaId, RoceLink, Route,
+    SockAddr,
 };
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::mad::MadPath;
-use crate::rdma::path::route_path;
+use crate::rdma::path::{path_record, route_path};
 use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::KernelRdmaCm;
 use crate::shell::Peer;
@@ -268,11 +269,7 @@ impl RdmaCmAbi {
             }
             return ret;
         }
-        let plt = roce_packet_life_time(b.ack_timeout());
-        // 6.12's default type of service (configfs default_roce_tos).
-        let tos = work.tos.unwrap_or(0);
-        // SAFETY: the id's route is ours to write during its own call.
-        let ret = unsafe { bindings::rcm_h_rdma_roce_route(b.private(), tos, plt) };
+        let ret = self.roce_route(b, work.tos);
         if ret != 0 {
             self.call(s, |core, _| core.route_query_failed(b.core));
             return ret;
@@ -281,6 +278,39 @@ impl RdmaCmAbi {
         self.call(s, |core, host| core.route_resolved(host, b.core, route));
         self.sync(b);
         0
+    }
+
+    /// A resolved RoCE id's route: the core builds the path from the id's
+    /// addresses and its link, stored as the id's record with its L2 part.
+    fn roce_route(&self, b: &RdmaIdBox, tos: Option<u8>) -> c_int {
+        // 6.12's default type of service (configfs default_roce_tos).
+        let tos = tos.unwrap_or(0);
+        let mut link = bindings::rcm_h_roce_link::default();
+        // SAFETY: the id's device and address fields are ours during its
+        // own call; `link` is ours.
+        let ret = unsafe { bindings::rcm_h_rdma_roce_link(b.private(), tos, &mut link) };
+        if ret != 0 {
+            return ret;
+        }
+        let (Some(src), Some(dst)) = b.addrs() else {
+            return EINVAL.to_errno();
+        };
+        let link = RoceLink {
+            kind: if link.v2 != 0 {
+                PathKind::RoceV2
+            } else {
+                PathKind::RoceV1
+            },
+            udp_encap: link.udp_encap != 0,
+            hop_limit: link.hop_limit,
+            sl: link.sl,
+            mtu: link.mtu,
+        };
+        let plt = roce_packet_life_time(b.ack_timeout());
+        let rec = path_record(&roce_path(&src, &dst, tos, plt, &link));
+        // SAFETY: the record is ours; the id's route is ours to write
+        // during its own call.
+        unsafe { bindings::rcm_h_rdma_set_route(b.private(), &rec) }
     }
 
     /// The core's route of the path record the id holds.

@@ -68,6 +68,18 @@ impl SockAddr {
         }
     }
 
+    /// The GID the address names (`rdma_ip2gid`): an IPv4 address
+    /// mapped (`::ffff:a.b.c.d`), an IPv6 one as it is, AF_IB's GID.
+    pub const fn gid(&self) -> [u8; 16] {
+        match *self {
+            SockAddr::V4 { addr, .. } => [
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, addr[0], addr[1], addr[2], addr[3],
+            ],
+            SockAddr::V6 { addr, .. } => addr,
+            SockAddr::Ib { gid, .. } => gid,
+        }
+    }
+
     /// The port (`cma_port`).
     pub const fn port(&self) -> u16 {
         match *self {

@@ -41,5 +41,5 @@ pub use multicast::{GroupId, Membership};
 pub use passive::Arrival;
 pub use port_space::PortSpace;
 pub use resolve::{AddrResolution, AddrWork};
-pub use route::{PathKind, Route, RoutePath, RouteWork};
+pub use route::{roce_path, PathKind, RoceLink, Route, RoutePath, RouteWork};
 pub use state::IdState;

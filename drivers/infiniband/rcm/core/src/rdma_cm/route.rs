@@ -5,6 +5,7 @@
 //! outcome in, as for addresses), set directly (`rdma_set_ib_path`), and
 //! how a path turns into a REQ's path and back.
 
+use super::addr::SockAddr;
 use super::endpoint::{RdmaCm, RdmaCmError, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
@@ -30,6 +31,73 @@ pub const fn roce_packet_life_time(ack_timeout: Option<u8>) -> u8 {
         Some(t) if t > 0 => t - 1,
         _ => ROCE_PACKET_LIFETIME,
     }
+}
+
+/// A flow label's 20 bits (`IB_GRH_FLOWLABEL_MASK`).
+pub const FLOW_LABEL_MASK: u32 = 0x000F_FFFF;
+
+/// What a RoCE path takes from the id's port and network device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoceLink {
+    /// The record type of the id's GID (raised by the route's network).
+    pub kind: PathKind,
+    /// Whether the port carries RoCE v2 (UDP): the path gets a flow label.
+    pub udp_encap: bool,
+    /// The hop limit address resolution found.
+    pub hop_limit: u8,
+    /// The service level the type of service maps to on the device.
+    pub sl: u8,
+    /// The device's MTU (IB encoding).
+    pub mtu: u8,
+}
+
+/// A resolved RoCE id's path (6.12's `cma_resolve_iboe_route`): GIDs of
+/// its addresses, traffic class `tos`, lifetime `packet_life_time`, the
+/// rest from its link. RoCE has no LIDs and takes any P_Key.
+pub fn roce_path(
+    src: &SockAddr,
+    dst: &SockAddr,
+    tos: u8,
+    packet_life_time: u8,
+    link: &RoceLink,
+) -> RoutePath {
+    RoutePath {
+        kind: link.kind,
+        sgid: src.gid(),
+        dgid: dst.gid(),
+        slid: 0,
+        dlid: 0,
+        flow_label: if link.udp_encap {
+            roce_udp_flow_label(src, dst)
+        } else {
+            0
+        },
+        traffic_class: tos,
+        hop_limit: if matches!(dst, SockAddr::Ib { .. }) {
+            1
+        } else {
+            link.hop_limit
+        },
+        sl: link.sl,
+        rate: IB_RATE_PORT_CURRENT,
+        mtu: link.mtu,
+        pkey: 0xFFFF,
+        packet_life_time,
+    }
+}
+
+/// `IB_RATE_PORT_CURRENT`: the port's own rate.
+const IB_RATE_PORT_CURRENT: u8 = 0;
+
+/// RoCE v2's flow label: an IPv6 source's flow info if it set one, else a
+/// hash of the ports, so that connections spread over ECMP paths.
+fn roce_udp_flow_label(src: &SockAddr, dst: &SockAddr) -> u32 {
+    if let SockAddr::V6 { flowinfo, .. } = *src {
+        if flowinfo & FLOW_LABEL_MASK != 0 {
+            return flowinfo & FLOW_LABEL_MASK;
+        }
+    }
+    (u32::from(src.port()) * 31 + u32::from(dst.port())) & FLOW_LABEL_MASK
 }
 
 /// How a path record was made (`enum sa_path_rec_type`).
@@ -95,7 +163,7 @@ impl RoutePath {
             remote_port_lid: remote,
             local_port_gid: self.sgid,
             remote_port_gid: self.dgid,
-            flow_label: self.flow_label & 0x000F_FFFF,
+            flow_label: self.flow_label & FLOW_LABEL_MASK,
             packet_rate: self.rate & 0x3F,
             traffic_class: self.traffic_class,
             hop_limit: self.hop_limit,
@@ -296,5 +364,71 @@ mod tests {
         let wire = p.req_path(None, IbaTime::new(0));
         assert_eq!((wire.local_port_lid, wire.remote_port_lid), (5, 9));
         assert!(wire.subnet_local);
+    }
+
+    const LINK: RoceLink = RoceLink {
+        kind: PathKind::RoceV2,
+        udp_encap: true,
+        hop_limit: 64,
+        sl: 5,
+        mtu: 3,
+    };
+
+    #[test]
+    fn a_roce_v4_path_maps_its_addresses_and_hashes_its_ports() {
+        let src = SockAddr::V4 {
+            addr: [10, 0, 0, 1],
+            port: 40000,
+        };
+        let dst = SockAddr::V4 {
+            addr: [10, 0, 0, 2],
+            port: 4420,
+        };
+        let p = super::roce_path(&src, &dst, 96, 18, &LINK);
+        assert_eq!(p.sgid[10..], [0xff, 0xff, 10, 0, 0, 1]);
+        assert_eq!(p.dgid[..10], [0; 10]);
+        assert_eq!(p.dgid[12..], [10, 0, 0, 2]);
+        assert_eq!(p.flow_label, (40000 * 31 + 4420) & FLOW_LABEL_MASK);
+        assert_eq!((p.traffic_class, p.hop_limit, p.sl), (96, 64, 5));
+        assert_eq!((p.mtu, p.pkey, p.packet_life_time), (3, 0xFFFF, 18));
+        assert_eq!(
+            (p.slid, p.dlid, p.rate, p.kind),
+            (0, 0, 0, PathKind::RoceV2)
+        );
+        // RoCE v1 carries no flow label.
+        let v1 = RoceLink {
+            kind: PathKind::RoceV1,
+            udp_encap: false,
+            ..LINK
+        };
+        assert_eq!(super::roce_path(&src, &dst, 0, 18, &v1).flow_label, 0);
+    }
+
+    #[test]
+    fn an_ipv6_flow_label_wins_over_the_hash_and_af_ib_stays_in_the_subnet() {
+        let v6 = |flowinfo| SockAddr::V6 {
+            addr: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7],
+            port: 1,
+            flowinfo,
+            scope_id: 2,
+        };
+        let dst = v6(0);
+        let p = super::roce_path(&v6(0xABCDE), &dst, 0, 18, &LINK);
+        assert_eq!((p.flow_label, p.sgid), (0xABCDE, dst.gid()));
+        assert_eq!(
+            super::roce_path(&v6(0), &dst, 0, 18, &LINK).flow_label,
+            31 + 1
+        );
+        let ib = SockAddr::Ib {
+            gid: [9; 16],
+            sid: 0x0106_0000_0000_1234,
+            sid_mask: !0,
+            pkey: 0xFFFF,
+            flowinfo: 0,
+            scope_id: 0,
+        };
+        let p = super::roce_path(&ib, &ib, 0, 18, &LINK);
+        assert_eq!((p.hop_limit, p.dgid), (1, [9; 16]));
+        assert_eq!(p.flow_label, (0x1234 * 31 + 0x1234) & FLOW_LABEL_MASK);
     }
 }
