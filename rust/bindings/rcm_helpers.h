@@ -120,35 +120,6 @@ struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
 					     ib_mad_recv_handler recv_handler,
 					     void *context);
 
-/*
- * A send buffer holding a copy of the 256-byte `mad`, with an address
- * handle for `path`, no MAD-layer retries (rcm retransmits itself), or an
- * ERR_PTR. `cookie` is kept in context[0] for the completion.
- */
-struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
-					 const struct rcm_h_path *path,
-					 const void *mad, u64 cookie);
-/* The cookie of a send buffer. */
-u64 rcm_h_send_cookie(const struct ib_mad_send_buf *buf);
-/* Frees a send buffer and gives up its address handle. */
-void rcm_h_free_send(struct ib_mad_send_buf *buf);
-/*
- * Unregisters a CM agent, then destroys the address handles kept for
- * its port (rcm_mad_ah.c).
- */
-void rcm_h_unregister_cm_agent(struct ib_mad_agent *agent);
-
-/*
- * Address handles shared by the sends on one path (rcm_mad_ah.c): one for
- * `path` on `pd` (an ERR_PTR on failure) and, in *slot, what
- * rcm_h_ah_put gives it back to (NULL: the send's own).
- */
-struct ib_ah *rcm_h_ah_get(struct ib_pd *pd, const struct rcm_h_path *path,
-			   void **slot);
-void rcm_h_ah_put(struct ib_ah *ah, void *slot);
-/* Destroys the kept handles on `pd`, none of them in use any more. */
-void rcm_h_ah_forget_pd(struct ib_pd *pd);
-
 /* Per-port CM message counters in sysfs (rcm_counters.c). */
 enum rcm_h_counter_group {
 	RCM_H_TX,

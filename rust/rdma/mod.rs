@@ -13,6 +13,8 @@ pub(crate) mod gid;
 pub(crate) mod igmp;
 pub(crate) mod iw_cm;
 pub(crate) mod mad;
+pub(crate) mod mad_ah;
+pub(crate) mod mad_path;
 pub(crate) mod netwatch;
 pub(crate) mod path;
 pub(crate) mod resolution;

@@ -283,55 +283,6 @@ struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
 				     send_handler, recv_handler, context, 0);
 }
 
-struct ib_mad_send_buf *rcm_h_alloc_send(struct ib_mad_agent *agent,
-					 const struct rcm_h_path *path,
-					 const void *mad, u64 cookie)
-{
-	struct ib_mad_send_buf *buf;
-	struct ib_ah *ah;
-	void *slot;
-
-	ah = rcm_h_ah_get(agent->qp->pd, path, &slot);
-	if (IS_ERR(ah))
-		return ERR_CAST(ah);
-
-	buf = ib_create_send_mad(agent, 1, path->pkey_index, 0, IB_MGMT_MAD_HDR,
-				 IB_MGMT_MAD_DATA, GFP_KERNEL,
-				 IB_MGMT_BASE_VERSION);
-	if (IS_ERR(buf)) {
-		rcm_h_ah_put(ah, slot);
-		return buf;
-	}
-	memcpy(buf->mad, mad, IB_MGMT_MAD_SIZE);
-	buf->ah = ah;
-	buf->context[1] = slot;
-	buf->timeout_ms = 0;
-	buf->retries = 0;
-	buf->context[0] = (void *)(uintptr_t)cookie;
-	return buf;
-}
-
-u64 rcm_h_send_cookie(const struct ib_mad_send_buf *buf)
-{
-	return (uintptr_t)buf->context[0];
-}
-
-void rcm_h_free_send(struct ib_mad_send_buf *buf)
-{
-	if (buf->ah)
-		rcm_h_ah_put(buf->ah, buf->context[1]);
-	ib_free_send_mad(buf);
-}
-
-void rcm_h_unregister_cm_agent(struct ib_mad_agent *agent)
-{
-	struct ib_pd *pd = agent->qp->pd;
-
-	ib_unregister_mad_agent(agent);
-	/* Its sends are complete: no handle of the port is in use. */
-	rcm_h_ah_forget_pd(pd);
-}
-
 u64 rcm_h_now_ms(void)
 {
 	return jiffies64_to_msecs(get_jiffies_64());

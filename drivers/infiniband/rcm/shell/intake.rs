@@ -26,7 +26,8 @@
 use super::peer::Peer;
 use crate::proto::cm::DeviceId;
 use crate::rdma::device::DeviceRef;
-use crate::rdma::mad::{reply_path_reuse_ms, MadOrigin, MadPath, ReceivedMad};
+use crate::rdma::mad::ReceivedMad;
+use crate::rdma::mad_path::{reply_path_reuse_ms, MadOrigin, MadPath};
 use crate::rdma::netwatch;
 use kernel::prelude::*;
 

@@ -3,7 +3,7 @@
 //! The endpoint's peer address in the kernel.
 
 use crate::proto::cm::DeviceId;
-use crate::rdma::mad::MadPath;
+use crate::rdma::mad_path::MadPath;
 
 /// A peer as the endpoint sees it: the device it is reached through and
 /// the path on that device.

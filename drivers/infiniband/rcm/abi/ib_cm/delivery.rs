@@ -25,7 +25,7 @@ use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
-use crate::rdma::mad::MadPath;
+use crate::rdma::mad_path::MadPath;
 use crate::rdma::sync::{current_task, wait_until, wake_waiters};
 use crate::rdma::timer::now_ms;
 use crate::shell::{EventBatch, Peer};

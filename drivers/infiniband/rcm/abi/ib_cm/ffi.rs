@@ -10,7 +10,7 @@ use crate::abi::service::with_service;
 use crate::bindings;
 use crate::proto::cm::{CmError, CommId};
 use crate::rdma::gid::GidAttr;
-use crate::rdma::mad::MadPath;
+use crate::rdma::mad_path::MadPath;
 use crate::shell::{KernelEndpoint, Outbox, Peer};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;

@@ -20,7 +20,7 @@ use crate::proto::rdma_cm::{
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
-use crate::rdma::mad::MadPath;
+use crate::rdma::mad_path::MadPath;
 use crate::rdma::path::{path_record, route_path};
 use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::KernelRdmaCm;

@@ -15,6 +15,7 @@
 //! the port and path a MAD arrived on. Storage comes from a
 //! [`Collections`](store::Collections) implementation.
 
+pub mod ah_cache;
 mod audit;
 mod conn;
 mod connect;
