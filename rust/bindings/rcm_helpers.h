@@ -73,15 +73,6 @@ int rcm_h_reply_path(struct ib_device *ibdev,
 		     const struct rcm_h_mad_origin *origin,
 		     struct rcm_h_path *out);
 
-/*
- * Whether two received MADs have the same reply path: the same port,
- * completion fields and sender and receiver addresses (for RoCE v2 over
- * IPv4 the IPv4 header's addresses, TOS and TTL: its id and checksum
- * change per packet, and the 20 bytes before it are not the packet's).
- */
-bool rcm_h_same_sender(const struct rcm_h_mad_origin *a,
-		       const struct rcm_h_mad_origin *b);
-
 /* A reference on a registered device (false once it is going away). */
 bool rcm_h_device_try_get(struct ib_device *ibdev);
 

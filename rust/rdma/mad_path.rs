@@ -5,9 +5,11 @@
 //! out from).
 
 use crate::bindings;
+use crate::proto::wire::grh::{same_route_back, GRH_SIZE};
 use crate::rdma::device::{Device, DeviceRef};
 use crate::rdma::gid::GidAttr;
 use kernel::error::to_result;
+use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 /// Where a MAD goes or came from: the values an address handle is built
@@ -164,10 +166,31 @@ impl MadOrigin {
     }
 
     /// Whether `other` came from the same sender, so that its reply path
-    /// is this one's (see `rcm_h_same_sender`).
+    /// is this one's: the same work completion values and, with a network
+    /// header, the same way back (`wire::grh::same_route_back`).
     pub(crate) fn same_sender(&self, other: &MadOrigin) -> bool {
-        // SAFETY: both origins are ours, valid for the call.
-        unsafe { bindings::rcm_h_same_sender(&self.0, &other.0) }
+        let (a, b) = (&self.0, &other.0);
+        let same_completion = a.port == b.port
+            && a.wc_flags == b.wc_flags
+            && a.slid == b.slid
+            && a.pkey_index == b.pkey_index
+            && a.vlan_id == b.vlan_id
+            && a.sl == b.sl
+            && a.dlid_path_bits == b.dlid_path_bits
+            && a.network_hdr_type == b.network_hdr_type;
+        if !same_completion || a.wc_flags & bindings::ib_wc_flags_IB_WC_GRH as c_int == 0 {
+            return same_completion;
+        }
+        same_route_back(&self.grh(), &other.grh())
+    }
+
+    /// The network header bytes as they arrived.
+    fn grh(&self) -> [u8; GRH_SIZE] {
+        let mut bytes = [0; GRH_SIZE];
+        for (out, word) in bytes.chunks_exact_mut(4).zip(self.0.grh) {
+            out.copy_from_slice(&word.to_ne_bytes());
+        }
+        bytes
     }
 
     /// The path to answer the MAD on, through `device`, the device it

@@ -156,32 +156,6 @@ int rcm_h_reply_path(struct ib_device *ibdev,
 	return 0;
 }
 
-bool rcm_h_same_sender(const struct rcm_h_mad_origin *a,
-		       const struct rcm_h_mad_origin *b)
-{
-	const union rdma_network_hdr *ha = (const void *)a->grh;
-	const union rdma_network_hdr *hb = (const void *)b->grh;
-	int version;
-
-	if (a->port != b->port || a->wc_flags != b->wc_flags ||
-	    a->slid != b->slid || a->pkey_index != b->pkey_index ||
-	    a->vlan_id != b->vlan_id || a->sl != b->sl ||
-	    a->dlid_path_bits != b->dlid_path_bits ||
-	    a->network_hdr_type != b->network_hdr_type)
-		return false;
-	if (!(a->wc_flags & IB_WC_GRH))
-		return true;
-	version = ib_get_rdma_header_version(ha);
-	if (version != ib_get_rdma_header_version(hb))
-		return false;
-	if (version == 4)
-		return ha->roce4grh.saddr == hb->roce4grh.saddr &&
-		       ha->roce4grh.daddr == hb->roce4grh.daddr &&
-		       ha->roce4grh.tos == hb->roce4grh.tos &&
-		       ha->roce4grh.ttl == hb->roce4grh.ttl;
-	return !memcmp(&ha->ibgrh, &hb->ibgrh, sizeof(ha->ibgrh));
-}
-
 bool rcm_h_device_try_get(struct ib_device *ibdev)
 {
 	return ib_device_try_get(ibdev);

@@ -10,6 +10,7 @@ pub mod class_port_info;
 pub mod cma_hdr;
 pub mod disconnect;
 pub mod field;
+pub mod grh;
 pub mod lap;
 pub mod mad;
 pub mod message;
