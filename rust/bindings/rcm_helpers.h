@@ -173,18 +173,13 @@ struct rcm_h_req_event {
 	const struct ib_gid_attr *sgid_attr;
 	const void *private_data;	/* 92 bytes */
 	u64 remote_ca_guid;
-	u64 service_id;
 	u32 port;
 	u32 remote_qkey;
 	u32 remote_qpn;
 	u32 starting_psn;
-	u32 flow_label;
 	u32 vendor_id;			/* ECE */
 	u32 attr_mod;			/* ECE */
-	u16 pkey;			/* the REQ's partition key */
 	u16 pkey_index;			/* the MAD's, for bth_pkey */
-	u16 slid;			/* IB: the requester's LID in the REQ */
-	u16 dlid;			/* IB: the LID the REQ came from */
 	u32 qp_type;			/* enum ib_qp_type */
 	u8 responder_resources;
 	u8 initiator_depth;
@@ -194,15 +189,11 @@ struct rcm_h_req_event {
 	u8 retry_count;
 	u8 rnr_retry_count;
 	u8 srq;
-	u8 roce;
-	u8 sl;
-	u8 mtu;
-	u8 rate;
-	u8 packet_life_time;
-	u8 hop_limit;		/* of the GRH the REQ came with */
-	u8 traffic_class;
-	u8 sgid[16];		/* ours */
-	u8 dgid[16];		/* the requester's */
+	/*
+	 * Seen from this side, with the REQ's service id and P_Key: IB's dlid
+	 * is the LID the REQ came from, the hop limit its GRH's.
+	 */
+	struct rcm_h_lap_path primary;
 	u8 dmac[6];		/* RoCE: the requester's MAC */
 	u8 has_alt;		/* the REQ names an alternate path */
 	struct rcm_h_lap_path alt;

@@ -72,26 +72,9 @@ int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e)
 	struct ib_cm_event ev = {};
 	struct ib_cm_req_event_param *p = &ev.param.req_rcvd;
 
-	/* The path as seen from this side: our GID is the source. */
-	memcpy(path.sgid.raw, e->sgid, sizeof(path.sgid.raw));
-	memcpy(path.dgid.raw, e->dgid, sizeof(path.dgid.raw));
-	path.rec_type = rcm_rec_type(e->roce, e->sgid_attr);
-	sa_path_set_slid(&path, e->slid);
-	sa_path_set_dlid(&path, e->dlid);
-	path.flow_label = cpu_to_be32(e->flow_label);
-	path.hop_limit = e->hop_limit;
-	path.traffic_class = e->traffic_class;
-	path.reversible = 1;
-	path.pkey = cpu_to_be16(e->pkey);
-	path.sl = e->sl;
-	path.mtu_selector = IB_SA_EQ;
-	path.mtu = e->mtu;
-	path.rate_selector = IB_SA_EQ;
-	path.rate = e->rate;
-	path.packet_life_time_selector = IB_SA_EQ;
-	path.packet_life_time = e->packet_life_time;
-	path.service_id = cpu_to_be64(e->service_id);
-	if (e->roce)
+	rcm_h_fill_path_rec(&e->primary,
+			    rcm_rec_type(e->primary.roce, e->sgid_attr), &path);
+	if (e->primary.roce)
 		sa_path_set_dmac(&path, (u8 *)e->dmac);
 
 	ev.event = IB_CM_REQ_RECEIVED;

@@ -19,7 +19,6 @@ use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Event, Transport};
-use crate::proto::rdma_cm::route::packet_life_time;
 use crate::proto::reason::RejectReason;
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
@@ -245,18 +244,13 @@ impl IbCm {
             sgid_attr,
             private_data: req.private_data.as_ptr().cast(),
             remote_ca_guid: req.local_ca_guid,
-            service_id: req.service_id,
             port: path.port,
             remote_qkey: req.local_qkey,
             remote_qpn: req.local_qpn,
             starting_psn: req.starting_psn,
-            flow_label: p.flow_label,
             vendor_id: req.vendor_id,
             attr_mod,
-            pkey: req.partition_key,
             pkey_index: path.pkey_index,
-            slid: p.remote_port_lid,
-            dlid: path.dlid,
             qp_type: kernel_qp_type(
                 Transport::from_req(req.transport_service_type, req.extended_transport_type)
                     .unwrap_or_default()
@@ -270,16 +264,19 @@ impl IbCm {
             retry_count: req.retry_count,
             rnr_retry_count: req.rnr_retry_count,
             srq: u8::from(req.srq),
-            roce: u8::from(path.has_grh),
-            sl: p.sl,
-            mtu: req.path_mtu,
-            rate: p.packet_rate,
-            packet_life_time: packet_life_time(p.local_ack_timeout),
-            // The hop limit of the GRH the REQ came with, as 6.12.
-            hop_limit: path.hop_limit,
-            traffic_class: p.traffic_class,
-            sgid: p.remote_port_gid,
-            dgid: p.local_port_gid,
+            primary: bindings::rcm_h_lap_path {
+                // The LID and the hop limit of the GRH the REQ came with,
+                // as 6.12.
+                dlid: path.dlid,
+                hop_limit: path.hop_limit,
+                ..event_path(
+                    p,
+                    req.partition_key,
+                    req.path_mtu,
+                    req.service_id,
+                    path.has_grh,
+                )
+            },
             dmac: path.dmac,
             has_alt: u8::from(alt.is_some()),
             alt: alt.unwrap_or_default(),

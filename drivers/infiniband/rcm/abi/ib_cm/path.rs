@@ -28,9 +28,9 @@ pub(super) unsafe fn req_path(
     route_path(r).req_path(inbound_dlid, ack_delay)
 }
 
-/// A path a peer proposed (a REQ's alternate path, a LAP's), seen from
-/// this side, for the `sa_path_rec` of an event (`service_id` 0 for a LAP's,
-/// whose record 6.12 gives none).
+/// A path a REQ or LAP names (a REQ's primary or alternate path, a
+/// LAP's), seen from this side, for the `sa_path_rec` of an event
+/// (`service_id` 0 for a LAP's, whose record 6.12 gives none).
 pub(super) fn event_path(
     p: &ReqPath,
     pkey: u16,
