@@ -6,8 +6,8 @@
 //! watch was started with.
 
 use crate::bindings;
-use crate::proto::rdma_cm::SockAddr;
 use crate::proto::rdma_cm::sockaddr;
+use crate::proto::rdma_cm::SockAddr;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use kernel::error::to_result;

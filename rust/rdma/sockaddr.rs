@@ -83,7 +83,11 @@ impl StoredSockAddr {
         // SAFETY: the storage is plain bytes of this size; any bytes are
         // a valid value of it.
         unsafe {
-            core::ptr::copy_nonoverlapping(bytes.as_ptr(), ss.as_mut_ptr().cast::<u8>(), bytes.len());
+            core::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                ss.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            );
             Self(ss.assume_init())
         }
     }

@@ -7,10 +7,10 @@
 //! again), and a SET_OPTION's value (the bytes after its struct) parses
 //! or is refused.
 
-use rcm_core::rdma_cm::SockAddr;
+use rcm_core::rdma_cm::{sockaddr, SockAddr};
 use rcm_core::ucma::command::parse;
 use rcm_core::ucma::layout::input::HEADER;
-use rcm_core::ucma::{sockaddr, Command, Header, Opcode, UserAddr};
+use rcm_core::ucma::{Command, Header, Opcode, UserAddr};
 
 /// Runs one write.
 pub fn command(data: &[u8]) {
