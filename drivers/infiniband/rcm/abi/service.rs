@@ -8,6 +8,7 @@
 use crate::abi::ib_cm::IbCm;
 use crate::abi::rdma_cm::RdmaCmAbi;
 use crate::abi::ucma::UcmaAbi;
+use crate::proto::cm::Owner;
 use crate::shell::{CmService, EventBatch, EventConsumer};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
@@ -32,13 +33,20 @@ pub(crate) type Service = CmService<Consumers>;
 
 impl EventConsumer for Consumers {
     fn deliver(&self, s: &Service, batch: EventBatch) {
-        // rdma_cm takes its events; the rest keep their order for ib_cm.
+        // Each event goes to the surface its id belongs to: rdma_cm takes
+        // its own at once, ib_cm's consumers theirs in order after, without
+        // rdma_cm's lock.
         let mut rest = EventBatch::new();
-        for (comm, event) in batch {
-            if let Some((comm, event)) = self.rdma_cm.cm_event(s, comm, event) {
-                if rest.push((comm, event), GFP_KERNEL).is_err() {
-                    pr_warn!("out of memory: an ib_cm event not delivered\n");
-                }
+        for (comm, owner, event) in batch {
+            let event = match owner {
+                Owner::RdmaCm => match self.rdma_cm.cm_event(s, comm, event) {
+                    Some((_, event)) => event,
+                    None => continue,
+                },
+                Owner::IbCm => event,
+            };
+            if rest.push((comm, owner, event), GFP_KERNEL).is_err() {
+                pr_warn!("out of memory: an ib_cm event not delivered\n");
             }
         }
         if !rest.is_empty() {

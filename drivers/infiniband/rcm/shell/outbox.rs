@@ -13,7 +13,7 @@
 
 use super::peer::Peer;
 use crate::proto::cm::{
-    CommId, Destination, Event, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
+    CommId, Destination, Event, Owner, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
 };
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::mad::MAD_SIZE;
@@ -21,8 +21,9 @@ use kernel::alloc::Flags;
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 
-/// A batch of events of one or more inputs, in order.
-pub(crate) type EventBatch = KVec<(CommId, Event)>;
+/// A batch of events of one or more inputs, in order, each with the
+/// surface its id belongs to.
+pub(crate) type EventBatch = KVec<(CommId, Owner, Event)>;
 
 /// Where a MAD to post goes.
 #[derive(Clone, Copy)]
@@ -149,8 +150,8 @@ impl Sink<Peer> for Outbox {
         let _ = self.duplicates.push(attr_id, GFP_ATOMIC);
     }
 
-    fn event(&mut self, id: CommId, event: Event) {
-        if self.events.push((id, event), GFP_ATOMIC).is_err() {
+    fn event(&mut self, id: CommId, owner: Owner, event: Event) {
+        if self.events.push((id, owner, event), GFP_ATOMIC).is_err() {
             self.lost += 1;
         }
     }

@@ -36,10 +36,14 @@ pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;
 
 /// How the rdma_cm surface moves its consumers' QPs for the core.
 pub(crate) trait QpControl {
+    /// What the CM service the QPs' attributes come from delivers to.
+    type Consumer: EventConsumer;
     /// `id`'s QP to RTR (receiving from `rq_psn`) and RTS with the
-    /// attributes the CM settled for `comm`; a negative errno on failure.
+    /// attributes the CM `cm` settled for `comm`; a negative errno on
+    /// failure.
     fn qp_ready(
         &self,
+        cm: &CmService<Self::Consumer>,
         id: RdmaId,
         comm: CommId,
         limits: Option<QpLimits>,
@@ -98,7 +102,11 @@ pub(crate) struct RdmaService {
 }
 
 /// The environment of one call into the core.
-pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> {
+pub(crate) struct KernelHost<
+    'a,
+    C: EventConsumer,
+    Q: QpControl<Consumer = C> + IwarpCm + IpMulticast,
+> {
     cm: &'a CmService<C>,
     qp: &'a Q,
     events: &'a mut RdmaEvents,
@@ -107,26 +115,39 @@ pub(crate) struct KernelHost<'a, C: EventConsumer, Q: QpControl + IwarpCm + IpMu
     /// [`RdmaService::call_taking`]), and that event once produced.
     take_for: Option<RdmaId>,
     taken: Option<RdmaEvent>,
-    /// The CM's output of the call, sent once the core's lock is released
-    /// (other ids' calls and address results need that lock meanwhile).
-    unsent: Option<Outbox>,
+    /// The CM's output of the call, in order, sent once the core's lock
+    /// is released (other ids' calls and address results need that lock
+    /// meanwhile, and posting runs the driver's send inline).
+    unsent: KVec<Outbox>,
     /// Whether the call queued IP multicast changes, applied once the
     /// core's lock is released.
     group_changes: bool,
 }
 
-impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, C, Q> {
+impl<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast> Host<Peer>
+    for KernelHost<'_, C, Q>
+{
     type Maps = KernelCollections;
     type Out = Outbox;
 
     fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
         let (r, outbox) = self.cm.run_unsent(f);
-        // A call that reaches the CM twice sends the first output now,
-        // keeping the order of its MADs and events.
-        if let Some(earlier) = self.unsent.replace(outbox) {
-            self.cm.send(earlier);
+        if self.unsent.reserve(1, GFP_KERNEL).is_err() {
+            // No room to keep it: sent at once, in order all the same
+            // (the earlier output first).
+            for earlier in core::mem::take(&mut self.unsent) {
+                self.cm.send(earlier);
+            }
+            self.cm.send(outbox);
+            return r;
         }
+        // Cannot fail: the room is reserved.
+        let _ = self.unsent.push(outbox, GFP_KERNEL);
         r
+    }
+
+    fn cm_read<R>(&mut self, f: impl FnOnce(&KernelEndpoint) -> R) -> R {
+        self.cm.read(f)
     }
 
     fn qp_ready(
@@ -136,7 +157,7 @@ impl<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for Kern
         limits: Option<QpLimits>,
         rq_psn: u32,
     ) -> Result<(), i32> {
-        self.qp.qp_ready(id, comm, limits, rq_psn)
+        self.qp.qp_ready(self.cm, id, comm, limits, rq_psn)
     }
 
     fn qp_error(&mut self, id: RdmaId) {
@@ -218,7 +239,7 @@ impl RdmaService {
     /// Runs `f` on the core with the CM service `cm` and the QPs of `qp`;
     /// the events it produced are queued (under the core's lock, so in
     /// order) and the delivery work is kicked.
-    pub(crate) fn call<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast, R>(
+    pub(crate) fn call<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast, R>(
         &self,
         cm: &CmService<C>,
         qp: &Q,
@@ -230,7 +251,11 @@ impl RdmaService {
     /// As [`Self::call`], but the first event `f` produces for `id` is
     /// handed back, for the caller to deliver in its own task, instead of
     /// queued behind every other id's.
-    pub(crate) fn call_taking<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast, R>(
+    pub(crate) fn call_taking<
+        C: EventConsumer,
+        Q: QpControl<Consumer = C> + IwarpCm + IpMulticast,
+        R,
+    >(
         &self,
         cm: &CmService<C>,
         qp: &Q,
@@ -240,7 +265,7 @@ impl RdmaService {
         self.run(cm, qp, Some(id), f)
     }
 
-    fn run<C: EventConsumer, Q: QpControl + IwarpCm + IpMulticast, R>(
+    fn run<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast, R>(
         &self,
         cm: &CmService<C>,
         qp: &Q,
@@ -257,7 +282,7 @@ impl RdmaService {
             lost: 0,
             take_for,
             taken: None,
-            unsent: None,
+            unsent: KVec::new(),
             group_changes: false,
         };
         let r = f(&mut core, &mut host);
@@ -266,7 +291,7 @@ impl RdmaService {
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
-        if let Some(outbox) = unsent {
+        for outbox in unsent {
             cm.send(outbox);
         }
         if group_changes {

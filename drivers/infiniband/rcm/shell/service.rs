@@ -62,7 +62,8 @@ pub(crate) type KernelEndpoint = Endpoint<Peer, KernelCollections>;
 pub(crate) trait EventConsumer: Send + Sync + Sized {
     /// Delivers a batch of events, in order. Called from the delivery
     /// work or the MAD intake work: process context, never concurrently
-    /// with itself, no lock held.
+    /// with itself, no lock held but the intake work's own buffer (which
+    /// no API call takes).
     fn deliver(&self, service: &CmService<Self>, batch: EventBatch);
 
     /// Runs after the queued batches are delivered (same context), for
@@ -532,9 +533,14 @@ impl<C: EventConsumer> CmService<C> {
                 start = end;
             }
         }
+        let queued = self.send_output(outbox);
         // The events are delivered here, without a hop to the delivery
-        // work, as the C CM calls its consumers from its MAD work.
-        if self.send_output(outbox) {
+        // work, as the C CM calls its consumers from its MAD work; with
+        // the reply paths unlocked, so that a consumer's handler runs
+        // under no lock of the intake's but its own buffer.
+        drop(senders);
+        drop(recent);
+        if queued {
             self.deliver_all();
         }
     }

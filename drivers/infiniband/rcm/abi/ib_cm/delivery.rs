@@ -43,7 +43,7 @@ impl IbCm {
     /// service's delivery, no lock held).
     pub(crate) fn deliver(&self, s: &Service, batch: EventBatch) {
         self.worker.store(current_task(), Ordering::Release);
-        for (id, event) in batch {
+        for (id, _, event) in batch {
             match event {
                 Event::ReqReceived {
                     listener,

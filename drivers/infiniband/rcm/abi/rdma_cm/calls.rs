@@ -33,24 +33,26 @@ impl RdmaCmAbi {
         self.service.call(s, self, f)
     }
 
-    /// A CM event: rdma_cm's (its connections', and REQs for its
-    /// listeners) are handled here; others are handed back for ib_cm.
+    /// A CM event of an id rdma_cm owns (its connections', and REQs for
+    /// its listeners), handled here under the core's mutex; one the core
+    /// no longer knows is handed back for ib_cm, which drops it.
     pub(crate) fn cm_event(
         &self,
         s: &Service,
         comm: CommId,
         event: Event,
     ) -> Option<(CommId, Event)> {
-        if !self.read(|core| core.claims(comm, &event)) {
-            return Some((comm, event));
-        }
         let at = arrival(s, comm);
-        let outcome = self.call(s, |core, host| core.cm_event(host, at, comm, &event));
-        if outcome == CmEventOutcome::Refused {
-            // As ib_cm does when a REQ handler fails: the REQ is rejected.
-            let _ = s.destroy(comm, true);
+        match self.call(s, |core, host| core.cm_event(host, at, comm, &event)) {
+            CmEventOutcome::NotOurs => Some((comm, event)),
+            CmEventOutcome::Refused => {
+                // As ib_cm does when a REQ handler fails: the REQ is
+                // rejected.
+                let _ = s.destroy(comm, true);
+                None
+            }
+            CmEventOutcome::Handled(_) => None,
         }
-        None
     }
 
     /// Creates an IDLE id for `n` and registers it (the registry holds a

@@ -7,7 +7,7 @@
 use super::id::RdmaIdBox;
 use super::RdmaCmAbi;
 use crate::abi::ib_cm::qp::{connection_qp_attrs, qp_target};
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::{Consumers, Service};
 use crate::bindings as b;
 use crate::proto::cm::{CommId, QpTarget};
 use crate::proto::rdma_cm::{QpLimits, RdmaId, RdmaQpType};
@@ -164,8 +164,11 @@ impl RdmaCmAbi {
 }
 
 impl QpControl for RdmaCmAbi {
+    type Consumer = Consumers;
+
     fn qp_ready(
         &self,
+        s: &Service,
         id: RdmaId,
         comm: CommId,
         limits: Option<QpLimits>,
@@ -178,22 +181,19 @@ impl QpControl for RdmaCmAbi {
         if bx.qp().is_null() {
             return Ok(());
         }
-        with_service(|s| {
-            // INIT again first: the attributes may have changed since the
-            // QP was created (6.12 does the same).
-            self.modify(&s, &bx, comm, QpTarget::Init, None, |_| {})?;
-            self.modify(&s, &bx, comm, QpTarget::Rtr, Some(rq_psn), |a| {
-                if let Some(l) = limits {
-                    a.max_dest_rd_atomic = l.responder_resources;
-                }
-            })?;
-            self.modify(&s, &bx, comm, QpTarget::Rts, None, |a| {
-                if let Some(l) = limits {
-                    a.max_rd_atomic = l.initiator_depth;
-                }
-            })
+        // INIT again first: the attributes may have changed since the QP
+        // was created (6.12 does the same).
+        self.modify(s, &bx, comm, QpTarget::Init, None, |_| {})?;
+        self.modify(s, &bx, comm, QpTarget::Rtr, Some(rq_psn), |a| {
+            if let Some(l) = limits {
+                a.max_dest_rd_atomic = l.responder_resources;
+            }
+        })?;
+        self.modify(s, &bx, comm, QpTarget::Rts, None, |a| {
+            if let Some(l) = limits {
+                a.max_rd_atomic = l.initiator_depth;
+            }
         })
-        .unwrap_or(Err(ENODEV.to_errno()))
     }
 
     fn qp_error(&self, id: RdmaId) {

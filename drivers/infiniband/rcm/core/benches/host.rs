@@ -166,7 +166,7 @@ impl Sink<u32> for Out {
     fn transmit(&mut self, tx: Transmit<'_, u32>) {
         self.mads.push(*tx.mad);
     }
-    fn event(&mut self, id: CommId, event: Event) {
+    fn event(&mut self, id: CommId, _owner: rcm_core::cm::Owner, event: Event) {
         self.events.push((id, event));
     }
 }

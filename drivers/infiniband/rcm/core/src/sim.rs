@@ -124,7 +124,7 @@ impl Sink<u32> for Outbox {
         };
         self.sent.push((to, Box::new(*tx.mad), tx.retry));
     }
-    fn event(&mut self, id: CommId, event: Event) {
+    fn event(&mut self, id: CommId, _owner: crate::cm::Owner, event: Event) {
         self.events.push((id, event));
     }
     fn duplicate(&mut self, _attr_id: u16) {

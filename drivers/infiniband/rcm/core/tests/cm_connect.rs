@@ -523,3 +523,56 @@ fn only_a_request_needs_its_sender() {
     assert!(keeps_sender(attr::REQ) && keeps_sender(attr::SIDR_REQ));
     assert!(!keeps_sender(attr::DREQ) && !keeps_sender(attr::REP));
 }
+
+/// A REQ's new id belongs to its listener's surface (rdma_cm or an ib_cm
+/// consumer), and its events say so: the kernel delivers them to that
+/// surface without asking the other.
+#[test]
+fn a_request_goes_to_the_surface_of_its_listener() {
+    // Two requesters (one REQ each: a peer's window may hold one).
+    let mut f = Fabric::new(3, 7, Faults::default());
+    let guid_b = f.nodes[B as usize].guid;
+    let now = f.now;
+    {
+        let ep = &mut f.nodes[B as usize].ep;
+        let rdma = ep
+            .create_owned_id(DeviceId(0), guid_b, Owner::RdmaCm)
+            .expect("create_owned_id");
+        ep.listen(rdma, ListenSpec::exact(SID)).expect("listen");
+        assert_eq!(ep.get(rdma).map(|c| c.owner()), Some(Owner::RdmaCm));
+        let plain = ep.create_id(DeviceId(0), guid_b).expect("create_id");
+        ep.listen(plain, ListenSpec::exact(SID + 1))
+            .expect("listen");
+    }
+    for (from, sid, owner) in [(A, SID, Owner::RdmaCm), (2, SID + 1, Owner::IbCm)] {
+        let rx_b = Received {
+            from: Some(from),
+            device: DeviceId(0),
+            local_ca_guid: guid_b,
+        };
+        let a = create(&mut f, from);
+        let mut sent = Capture::default();
+        f.nodes[from as usize]
+            .ep
+            .send_req(
+                now,
+                a,
+                &sample_req(sid, 0x11, 5),
+                0,
+                B,
+                IbaTime::new(10),
+                &mut sent,
+            )
+            .expect("send_req");
+        let mut got = Capture::default();
+        let handled = f.nodes[B as usize]
+            .ep
+            .handle_mad(now, &rx_b, &sent.sent[0].0, &mut got);
+        let Handled::Delivered(b) = handled else {
+            panic!("REQ for {sid:#x}: {handled:?}");
+        };
+        assert_eq!(got.owners, [owner], "REQ for {sid:#x}");
+        let ep = &f.nodes[B as usize].ep;
+        assert_eq!(ep.get(b).map(|c| c.owner()), Some(owner));
+    }
+}

@@ -206,7 +206,7 @@ impl Sink<u32> for Capture {
             self.sent.push((*to, *tx.mad));
         }
     }
-    fn event(&mut self, id: CommId, event: Event) {
+    fn event(&mut self, id: CommId, _owner: rcm_core::cm::Owner, event: Event) {
         self.events.push((id, event));
     }
 }

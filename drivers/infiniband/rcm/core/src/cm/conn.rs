@@ -121,10 +121,23 @@ pub(crate) struct Listening {
     pub(crate) share_tag: Option<u64>,
 }
 
+/// The surface a communication id belongs to, which its events go to: a
+/// consumer of the ib_cm API, or rdma_cm (whose ids the rdma_cm core
+/// creates). A REQ's or SIDR_REQ's new id belongs to its listener's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Owner {
+    /// A consumer of the ib_cm API.
+    #[default]
+    IbCm,
+    /// rdma_cm.
+    RdmaCm,
+}
+
 /// One communication id.
 #[derive(Clone, Debug)]
 pub struct Connection<A> {
     pub(crate) id: CommId,
+    pub(crate) owner: Owner,
     pub(crate) state: State,
     pub(crate) lap_state: LapState,
     /// The consumer destroyed the id; it lives on only to finish the
@@ -185,6 +198,7 @@ impl<A: Copy> Connection<A> {
     pub(crate) fn new(id: CommId, device: DeviceId, local_ca_guid: u64) -> Self {
         Connection {
             id,
+            owner: Owner::IbCm,
             state: State::Idle,
             lap_state: LapState::Uninit,
             destroyed: false,
@@ -233,6 +247,10 @@ impl<A: Copy> Connection<A> {
     /// The local communication id.
     pub fn id(&self) -> CommId {
         self.id
+    }
+    /// The surface its events go to.
+    pub fn owner(&self) -> Owner {
+        self.owner
     }
     /// The connection state.
     pub fn state(&self) -> State {

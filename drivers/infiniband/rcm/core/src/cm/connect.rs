@@ -177,11 +177,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             self.discard(id);
             return Handled::Dropped(e);
         }
+        let listener_owner = self.owner_of(listener);
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::NoMemory);
         };
         conn.state = State::ReqRcvd;
         conn.listener = Some(listener);
+        conn.owner = listener_owner;
         conn.peer = Some(from);
         conn.service_id = req.service_id;
         conn.tid = tid;

@@ -4,7 +4,7 @@
 //! destruction. The per-message protocol lives in `connect.rs`,
 //! `disconnect.rs`, `lap.rs` and `sidr.rs`.
 
-use super::conn::{Connection, Timer};
+use super::conn::{Connection, Owner, Timer};
 use super::error::CmError;
 use super::listen::{ListenKey, MaskSet};
 use super::mad_store::MadStore;
@@ -165,9 +165,29 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
 
     // ---- ids ----------------------------------------------------------
 
-    /// Creates an IDLE id on `device` (`ib_create_cm_id`).
+    /// Creates an IDLE id on `device` (`ib_create_cm_id`) for a consumer
+    /// of the ib_cm API.
     pub fn create_id(&mut self, device: DeviceId, local_ca_guid: u64) -> Result<CommId, CmError> {
-        self.alloc(device, local_ca_guid)
+        self.create_owned_id(device, local_ca_guid, Owner::IbCm)
+    }
+
+    /// Creates an IDLE id on `device` whose events go to `owner`.
+    pub fn create_owned_id(
+        &mut self,
+        device: DeviceId,
+        local_ca_guid: u64,
+        owner: Owner,
+    ) -> Result<CommId, CmError> {
+        let id = self.alloc(device, local_ca_guid)?;
+        if let Some(conn) = self.conns.get_mut(id.0) {
+            conn.owner = owner;
+        }
+        Ok(id)
+    }
+
+    /// The surface a listener's new ids belong to.
+    pub(crate) fn owner_of(&self, listener: CommId) -> Owner {
+        self.conns.get(listener.0).map_or(Owner::IbCm, |l| l.owner)
     }
 
     /// Allocates an id (see [`IdTable`] for why a new id does not match

@@ -37,7 +37,7 @@ mod timers;
 mod transport;
 
 pub use audit::AuditError;
-pub use conn::{Connection, QpParams};
+pub use conn::{Connection, Owner, QpParams};
 pub use endpoint::{fill, keeps_sender, Config, Dropped, Endpoint, Handled, Received};
 pub use error::CmError;
 pub use event::{Event, Failure};
@@ -109,8 +109,8 @@ pub trait Sink<A> {
     /// Send a MAD. Failures are reported back with
     /// [`Endpoint::send_failed`]; a lost MAD is recovered by retransmission.
     fn transmit(&mut self, tx: Transmit<'_, A>);
-    /// Deliver an event to the consumer of `id`.
-    fn event(&mut self, id: CommId, event: Event);
+    /// Deliver an event to the consumer of `id`, which `owner` serves.
+    fn event(&mut self, id: CommId, owner: Owner, event: Event);
     /// A received message was a duplicate (`cm_rx_duplicates`).
     fn duplicate(&mut self, _attr_id: u16) {}
 }

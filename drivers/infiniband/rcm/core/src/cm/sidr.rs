@@ -83,12 +83,14 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             self.discard(id);
             return Handled::Dropped(Dropped::NoMemory);
         }
+        let listener_owner = self.owner_of(listener);
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::UnknownId);
         };
         conn.in_sidr_table = true;
         conn.state = State::SidrReqRcvd;
         conn.listener = Some(listener);
+        conn.owner = listener_owner;
         conn.peer = Some(from);
         conn.remote_id = req.request_id;
         conn.service_id = req.service_id;

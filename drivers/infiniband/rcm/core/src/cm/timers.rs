@@ -185,7 +185,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     pub(crate) fn emit<S: Sink<A>>(&self, id: CommId, event: Event, sink: &mut S) {
         if let Some(conn) = self.conns.get(id.0) {
             if !conn.destroyed {
-                sink.event(id, event);
+                sink.event(id, conn.owner, event);
             }
         }
     }

@@ -113,7 +113,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 if qp_type != RdmaQpType::Ud {
                     let _ = host.cm(|ep, _, out| ep.send_mra(comm, MRA_SETTING, &[], out));
                 }
-                let xrc = host.cm(|ep, _, _| ep.get(comm).map(|c| c.qp_params().transport))
+                let xrc = host.cm_read(|ep| ep.get(comm).map(|c| c.qp_params().transport))
                     == Some(Transport::Xrc);
                 let conn = rep_data(rep, *attr_mod, xrc);
                 let has_qp = self.ids.get(&id).is_some_and(|r| r.has_qp);

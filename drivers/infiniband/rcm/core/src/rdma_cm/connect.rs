@@ -10,7 +10,7 @@ use super::endpoint::{RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 use super::host::{Host, QpLimits};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
-use crate::cm::{fill, CmError, CommId, DeviceId, Endpoint, Millis, Transport};
+use crate::cm::{fill, CmError, CommId, DeviceId, Endpoint, Millis, Owner, Transport};
 use crate::reason::RejectReason;
 use crate::timer::IbaTime;
 use crate::wire::cma_hdr::{CmaHdr, IpAddr, CMA_HDR_LEN};
@@ -163,7 +163,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     ) -> Result<(), RdmaCmError> {
         let guid = host.device(device).guid;
         let comm = host.cm(|ep, now, out| {
-            let comm = ep.create_id(device, guid)?;
+            let comm = ep.create_owned_id(device, guid, Owner::RdmaCm)?;
             match send(ep, now, comm, out) {
                 Ok(()) => Ok(comm),
                 Err(e) => {

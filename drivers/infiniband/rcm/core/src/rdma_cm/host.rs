@@ -60,6 +60,9 @@ pub trait Host<A: Copy + Ord> {
         f: impl FnOnce(&mut Endpoint<A, Self::Maps>, Millis, &mut Self::Out) -> R,
     ) -> R;
 
+    /// Reads the CM endpoint (no output).
+    fn cm_read<R>(&mut self, f: impl FnOnce(&Endpoint<A, Self::Maps>) -> R) -> R;
+
     /// Moves `id`'s QP to RTR and then RTS with the attributes the CM
     /// settled for `comm` (`limits` overriding the REQ's), receiving from
     /// `rq_psn` (the id's own starting PSN: on the passive side the QP

@@ -15,7 +15,7 @@ use super::port_space::PortSpace;
 use super::route::{Route, RoutePath};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
-use crate::cm::{CommId, DeviceId, ListenSpec, QpType, MRA_FLAG_DELAY};
+use crate::cm::{CommId, DeviceId, ListenSpec, Owner, QpType, MRA_FLAG_DELAY};
 use crate::wire::cma_hdr::{CmaHdr, IpAddr, CMA_HDR_LEN};
 use crate::wire::req::Req;
 
@@ -91,7 +91,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             join: true,
         };
         let holder = host.cm(|ep, now, out| {
-            let comm = ep.create_id(device.unwrap_or(ANY_DEVICE), guid)?;
+            let comm = ep.create_owned_id(device.unwrap_or(ANY_DEVICE), guid, Owner::RdmaCm)?;
             match ep.listen(comm, spec) {
                 Ok(holder) => {
                     if holder != comm {
@@ -179,7 +179,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         req: &Req,
         attr_mod: u32,
     ) -> Result<RdmaId, RdmaCmError> {
-        let (qp_type, peer) = host.cm(|ep, _, _| {
+        let (qp_type, peer) = host.cm_read(|ep| {
             ep.get(comm)
                 .map(|c| (c.qp_type(), c.peer().copied()))
                 .unwrap_or((QpType::XrcTgt, None))

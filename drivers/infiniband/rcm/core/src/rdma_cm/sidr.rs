@@ -137,7 +137,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             qp_type: RdmaQpType::Ud,
         };
         // No path: where the SIDR_REQ came from, for the device and port.
-        let peer = host.cm(|ep, _, _| ep.get(comm).and_then(|c| c.peer().copied()));
+        let peer = host.cm_read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
         let route = Route {
             path: RoutePath {
                 pkey: req.partition_key,

@@ -105,6 +105,10 @@ impl Host<u32> for NodeHost<'_> {
         self.fabric.call(self.node, f)
     }
 
+    fn cm_read<R>(&mut self, f: impl FnOnce(&Endpoint<u32, Std>) -> R) -> R {
+        f(&self.fabric.nodes[self.node as usize].ep)
+    }
+
     fn qp_ready(
         &mut self,
         id: RdmaId,

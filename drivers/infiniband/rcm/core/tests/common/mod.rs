@@ -10,8 +10,8 @@ pub use rcm_core::cm::store::btree::inject_insert_failures;
 pub use rcm_core::cm::store::btree::Std;
 pub use rcm_core::cm::{
     keeps_sender, AltPath, CmError, CommId, Config, Destination, DeviceId, Dropped, Endpoint,
-    Event, Failure, Handled, LapState, ListenSpec, QpAttrs, QpTarget, QpType, Received, Sink,
-    State, Transmit, Transport, ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
+    Event, Failure, Handled, LapState, ListenSpec, Owner, QpAttrs, QpTarget, QpType, Received,
+    Sink, State, Transmit, Transport, ASSIGN_SERVICE_ID, MRA_FLAG_DELAY,
 };
 pub use rcm_core::reason::{AprStatus, RejectReason, SidrStatus};
 pub use rcm_core::sim::{sample_lap, sample_rep, sample_req, Fabric, Faults};
@@ -142,6 +142,8 @@ pub struct Capture {
     /// Each send's address; `None` for the sender of the MAD handled.
     pub to: Vec<Option<u32>>,
     pub events: Vec<(CommId, Event)>,
+    /// The owner each event went to, in the same order.
+    pub owners: Vec<Owner>,
 }
 
 impl Sink<u32> for Capture {
@@ -152,7 +154,8 @@ impl Sink<u32> for Capture {
             Destination::Sender => None,
         });
     }
-    fn event(&mut self, id: CommId, event: Event) {
+    fn event(&mut self, id: CommId, owner: Owner, event: Event) {
         self.events.push((id, event));
+        self.owners.push(owner);
     }
 }

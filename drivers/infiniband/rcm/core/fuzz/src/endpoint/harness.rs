@@ -604,5 +604,5 @@ struct Discard;
 
 impl rcm_core::cm::Sink<u32> for Discard {
     fn transmit(&mut self, _tx: rcm_core::cm::Transmit<'_, u32>) {}
-    fn event(&mut self, _id: CommId, _event: Event) {}
+    fn event(&mut self, _id: CommId, _owner: rcm_core::cm::Owner, _event: Event) {}
 }
