@@ -84,7 +84,7 @@ int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
 void rcm_h_rdma_addr_cancel(struct rdma_id_private *priv);
 
 /* The id's network device, with a reference (NULL if it has none). */
-struct net_device *rcm_h_rdma_id_ndev(struct rdma_id_private *priv);
+struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv);
 
 /* What a RoCE path takes from a resolved id's port and network device. */
 struct rcm_h_roce_link {

@@ -6,8 +6,11 @@
 
 use crate::bindings;
 use crate::proto::cm::ah_cache::{AhCache, Freshness, Inserted, Lookup};
+use crate::rdma::device::Device;
 use crate::rdma::mad_path::{reply_path_reuse_ms, MadPath};
+use crate::rdma::netwatch::generation;
 use crate::rdma::sync::IrqSpinLock;
+use crate::rdma::timer::now_ms;
 use core::ptr::NonNull;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
@@ -73,10 +76,8 @@ impl MadAhs {
 
     fn freshness() -> Freshness {
         Freshness {
-            // SAFETY: reads the clock; any context.
-            now_ms: unsafe { bindings::rcm_h_now_ms() },
-            // SAFETY: reads a counter; any context.
-            generation: unsafe { bindings::rcm_h_net_generation() },
+            now_ms: now_ms(),
+            generation: generation(),
             max_age_ms: reply_path_reuse_ms(),
         }
     }
@@ -102,9 +103,10 @@ impl MadAhs {
         }
         let mut attr = bindings::rdma_ah_attr::default();
         // SAFETY: per this function's contract the PD and its device are
-        // alive; `attr` is ours.
+        // alive for the call.
+        path.fill_ah_attr(&unsafe { Device::from_raw((*pd).device) }, &mut attr);
+        // SAFETY: as above; `attr` is ours.
         let ah = unsafe {
-            bindings::rcm_h_fill_ah_attr((*pd).device, &path.to_raw(), &mut attr);
             bindings::rdma_create_ah(
                 pd,
                 &mut attr,

@@ -63,7 +63,7 @@ impl MadPath {
         }
     }
 
-    pub(super) fn to_raw(self) -> bindings::rcm_h_path {
+    fn to_raw(self) -> bindings::rcm_h_path {
         bindings::rcm_h_path {
             port: self.port,
             flow_label: self.flow_label,

@@ -5,7 +5,8 @@
 
 use crate::bindings;
 use crate::proto::rdma_cm::route::FLOW_LABEL_MASK;
-use crate::proto::rdma_cm::{PathKind, RoutePath};
+use crate::proto::rdma_cm::{PathKind, RoceLink, RoutePath};
+use kernel::ffi::c_int;
 
 /// The (source, destination) LIDs of a path record (0 on RoCE, where the
 /// record has none).
@@ -73,4 +74,34 @@ pub(crate) fn path_record(p: &RoutePath) -> bindings::sa_path_rec {
     // SAFETY: both are valid for the call; the record is ours to fill.
     unsafe { bindings::rcm_h_fill_path_rec(&plain_path(p), rec_type, &mut rec) };
     rec
+}
+
+/// What a RoCE path takes from a resolved id's port and network device,
+/// for type of service `tos`; a negative errno as `rcm_h_rdma_roce_link`
+/// gives it.
+///
+/// # Safety
+///
+/// `id` is a live rdma_cm id whose device and address fields do not
+/// change during the call.
+pub(crate) unsafe fn roce_link(
+    id: *mut bindings::rdma_id_private,
+    tos: u8,
+) -> Result<RoceLink, c_int> {
+    let mut link = bindings::rcm_h_roce_link::default();
+    // SAFETY: per this function's contract; `link` is ours.
+    match unsafe { bindings::rcm_h_rdma_roce_link(id, tos, &mut link) } {
+        0 => Ok(RoceLink {
+            kind: if link.v2 != 0 {
+                PathKind::RoceV2
+            } else {
+                PathKind::RoceV1
+            },
+            udp_encap: link.udp_encap != 0,
+            hop_limit: link.hop_limit,
+            sl: link.sl,
+            mtu: link.mtu,
+        }),
+        e => Err(e),
+    }
 }

@@ -34,9 +34,10 @@ pub(crate) unsafe fn read_sockaddr_or_unspec(
     let mut family = [0u8; 2];
     // SAFETY: every socket address starts with its two-byte family.
     unsafe { core::ptr::copy_nonoverlapping(at, family.as_mut_ptr(), 2) };
-    let size = sockaddr::family_size(u16::from_ne_bytes(family));
+    let family = u16::from_ne_bytes(family);
+    let size = sockaddr::family_size(family);
     if size == 0 {
-        return match u16::from_ne_bytes(family) {
+        return match family {
             0 => Ok(None),
             _ => Err(EAFNOSUPPORT),
         };

@@ -172,9 +172,9 @@ rcm_h_rdma_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
 	union ib_gid gid;
 
 	if (!rdma_protocol_roce(ibdev, port) ||
-	    !rdma_dev_access_netns(ibdev, da->net) || !da->bound_dev_if)
+	    !rdma_dev_access_netns(ibdev, da->net))
 		return NULL;
-	ndev = dev_get_by_index(da->net, da->bound_dev_if);
+	ndev = rcm_h_rdma_id_ndev(priv);
 	if (!ndev)
 		return NULL;
 	rdma_ip2gid((struct sockaddr *)&priv->id.route.addr.src_addr, &gid);
@@ -257,9 +257,9 @@ static enum sa_path_rec_type rcm_roce_rec_type(struct rdma_id_private *priv)
 	return sa_conv_gid_to_pathrec_type(type);
 }
 
-struct net_device *rcm_h_rdma_id_ndev(struct rdma_id_private *priv)
+struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv)
 {
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
+	const struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
 
 	return da->bound_dev_if ? dev_get_by_index(da->net, da->bound_dev_if) :
 				  NULL;

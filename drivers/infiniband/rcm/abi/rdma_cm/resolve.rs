@@ -14,14 +14,13 @@ use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
 use crate::proto::rdma_cm::service_id_of;
 use crate::proto::rdma_cm::{
-    roce_path, AddrResolution, AddrWork, IdState, PathKind, RdmaCmError, RdmaId, RoceLink, Route,
-    SockAddr,
+    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, SockAddr,
 };
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::mad_path::MadPath;
-use crate::rdma::path::{path_record, route_path};
+use crate::rdma::path::{path_record, roce_link, route_path};
 use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::KernelRdmaCm;
 use crate::shell::Peer;
@@ -285,26 +284,14 @@ impl RdmaCmAbi {
     fn roce_route(&self, b: &RdmaIdBox, tos: Option<u8>) -> c_int {
         // 6.12's default type of service (configfs default_roce_tos).
         let tos = tos.unwrap_or(0);
-        let mut link = bindings::rcm_h_roce_link::default();
         // SAFETY: the id's device and address fields are ours during its
-        // own call; `link` is ours.
-        let ret = unsafe { bindings::rcm_h_rdma_roce_link(b.private(), tos, &mut link) };
-        if ret != 0 {
-            return ret;
-        }
+        // own call.
+        let link = match unsafe { roce_link(b.private(), tos) } {
+            Ok(link) => link,
+            Err(e) => return e,
+        };
         let (Some(src), Some(dst)) = b.addrs() else {
             return EINVAL.to_errno();
-        };
-        let link = RoceLink {
-            kind: if link.v2 != 0 {
-                PathKind::RoceV2
-            } else {
-                PathKind::RoceV1
-            },
-            udp_encap: link.udp_encap != 0,
-            hop_limit: link.hop_limit,
-            sl: link.sl,
-            mtu: link.mtu,
         };
         let plt = roce_packet_life_time(b.ack_timeout());
         let rec = path_record(&roce_path(&src, &dst, tos, plt, &link));
