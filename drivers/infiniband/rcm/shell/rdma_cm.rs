@@ -101,6 +101,11 @@ pub(crate) struct RdmaService {
     lost: core::sync::atomic::AtomicU32,
 }
 
+/// The outputs of the CM one call into the core keeps for after its lock
+/// (an rdma_cm call reaches the CM a few times at most: an MRA, the RTU,
+/// a REJ).
+const UNSENT_MAX: usize = 4;
+
 /// The environment of one call into the core.
 pub(crate) struct KernelHost<
     'a,
@@ -117,8 +122,9 @@ pub(crate) struct KernelHost<
     taken: Option<RdmaEvent>,
     /// The CM's output of the call, in order, sent once the core's lock
     /// is released (other ids' calls and address results need that lock
-    /// meanwhile, and posting runs the driver's send inline).
-    unsent: KVec<Outbox>,
+    /// meanwhile, and posting runs the driver's send inline). Kept in
+    /// place, not allocated: calls are the hot path.
+    unsent: [Option<Outbox>; UNSENT_MAX],
     /// Whether the call queued IP multicast changes, applied once the
     /// core's lock is released.
     group_changes: bool,
@@ -132,17 +138,15 @@ impl<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast> Host<
 
     fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
         let (r, outbox) = self.cm.run_unsent(f);
-        if self.unsent.reserve(1, GFP_KERNEL).is_err() {
-            // No room to keep it: sent at once, in order all the same
-            // (the earlier output first).
-            for earlier in core::mem::take(&mut self.unsent) {
+        if let Some(free) = self.unsent.iter_mut().find(|o| o.is_none()) {
+            *free = Some(outbox);
+        } else {
+            // More output than kept: the earlier is sent now, in order.
+            for earlier in self.unsent.iter_mut().filter_map(Option::take) {
                 self.cm.send(earlier);
             }
-            self.cm.send(outbox);
-            return r;
+            self.unsent[0] = Some(outbox);
         }
-        // Cannot fail: the room is reserved.
-        let _ = self.unsent.push(outbox, GFP_KERNEL);
         r
     }
 
@@ -282,7 +286,7 @@ impl RdmaService {
             lost: 0,
             take_for,
             taken: None,
-            unsent: KVec::new(),
+            unsent: [const { None }; UNSENT_MAX],
             group_changes: false,
         };
         let r = f(&mut core, &mut host);
@@ -291,7 +295,7 @@ impl RdmaService {
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
-        for outbox in unsent {
+        for outbox in unsent.into_iter().flatten() {
             cm.send(outbox);
         }
         if group_changes {

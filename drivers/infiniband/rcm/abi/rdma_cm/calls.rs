@@ -42,7 +42,7 @@ impl RdmaCmAbi {
         comm: CommId,
         event: Event,
     ) -> Option<(CommId, Event)> {
-        let at = arrival(s, comm);
+        let at = arrival(s, comm, &event);
         match self.call(s, |core, host| core.cm_event(host, at, comm, &event)) {
             CmEventOutcome::NotOurs => Some((comm, event)),
             CmEventOutcome::Refused => {
@@ -190,17 +190,26 @@ impl RdmaCmAbi {
     }
 }
 
-/// Where a connection's REQ arrived: the device, the namespace of the
-/// network device its GID belongs to, a random starting PSN.
-fn arrival(s: &Service, comm: CommId) -> Arrival {
+/// Where a request (REQ or SIDR_REQ, the events that make a new id)
+/// arrived: the device, the namespace of the network device its GID
+/// belongs to, a random starting PSN. Other events have no use for it:
+/// they get no device, without the lookups.
+fn arrival(s: &Service, comm: CommId, event: &Event) -> Arrival {
+    let nowhere = |psn| Arrival {
+        net: net_id(core::ptr::null_mut()),
+        device: DeviceId(u32::MAX),
+        psn,
+    };
+    if !matches!(
+        event,
+        Event::ReqReceived { .. } | Event::SidrReqReceived { .. }
+    ) {
+        return nowhere(0);
+    }
     let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
     let psn = random_u32();
     let Some(peer) = peer else {
-        return Arrival {
-            net: net_id(core::ptr::null_mut()),
-            device: DeviceId(u32::MAX),
-            psn,
-        };
+        return nowhere(psn);
     };
     let net = device_ptr(s, peer.device).map_or(core::ptr::null_mut(), |ibdev| {
         // SAFETY: a served device is registered; ib_core checks the port

@@ -195,10 +195,10 @@ pub struct Connection<A> {
 }
 
 impl<A: Copy> Connection<A> {
-    pub(crate) fn new(id: CommId, device: DeviceId, local_ca_guid: u64) -> Self {
+    pub(crate) fn new(id: CommId, device: DeviceId, local_ca_guid: u64, owner: Owner) -> Self {
         Connection {
             id,
-            owner: Owner::IbCm,
+            owner,
             state: State::Idle,
             lap_state: LapState::Uninit,
             destroyed: false,

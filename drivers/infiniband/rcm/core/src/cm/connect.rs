@@ -163,7 +163,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(from) = rx.from else {
             return Handled::Dropped(Dropped::NoSender);
         };
-        let Ok(id) = self.alloc(rx.device, rx.local_ca_guid) else {
+        let Ok(id) = self.alloc_for_request(rx, listener) else {
             return Handled::Dropped(Dropped::NoMemory);
         };
         if let Err(e) = self.insert_remote(
@@ -177,13 +177,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             self.discard(id);
             return Handled::Dropped(e);
         }
-        let listener_owner = self.owner_of(listener);
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::NoMemory);
         };
         conn.state = State::ReqRcvd;
         conn.listener = Some(listener);
-        conn.owner = listener_owner;
         conn.peer = Some(from);
         conn.service_id = req.service_id;
         conn.tid = tid;

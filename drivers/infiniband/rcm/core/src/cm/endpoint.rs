@@ -178,24 +178,26 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         local_ca_guid: u64,
         owner: Owner,
     ) -> Result<CommId, CmError> {
-        let id = self.alloc(device, local_ca_guid)?;
-        if let Some(conn) = self.conns.get_mut(id.0) {
-            conn.owner = owner;
-        }
-        Ok(id)
+        self.alloc(device, local_ca_guid, owner)
     }
 
-    /// The surface a listener's new ids belong to.
-    pub(crate) fn owner_of(&self, listener: CommId) -> Owner {
-        self.conns.get(listener.0).map_or(Owner::IbCm, |l| l.owner)
+    /// An id for a request to `listener`: on the request's device, owned
+    /// as the listener is.
+    pub(crate) fn alloc_for_request(
+        &mut self,
+        rx: &Received<A>,
+        listener: CommId,
+    ) -> Result<CommId, CmError> {
+        let owner = self.conns.get(listener.0).map_or(Owner::IbCm, |l| l.owner);
+        self.alloc(rx.device, rx.local_ca_guid, owner)
     }
 
     /// Allocates an id (see [`IdTable`] for why a new id does not match
     /// an old connection a peer still knows).
-    pub(crate) fn alloc(&mut self, device: DeviceId, guid: u64) -> Result<CommId, CmError> {
+    fn alloc(&mut self, device: DeviceId, guid: u64, owner: Owner) -> Result<CommId, CmError> {
         let id = self
             .conns
-            .try_insert(|id| Connection::new(CommId(id), device, guid))
+            .try_insert(|id| Connection::new(CommId(id), device, guid, owner))
             .map(CommId)
             .map_err(|e| match e {
                 TableFull::NoMemory => CmError::NoMemory,

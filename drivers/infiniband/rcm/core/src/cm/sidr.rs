@@ -76,21 +76,19 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             Self::answer(rx, tid, CmMessage::SidrRep(rep), sink);
             return Handled::Answered;
         };
-        let Ok(id) = self.alloc(rx.device, rx.local_ca_guid) else {
+        let Ok(id) = self.alloc_for_request(rx, listener) else {
             return Handled::Dropped(Dropped::NoMemory);
         };
         if self.sidr.try_insert(key, id).is_err() {
             self.discard(id);
             return Handled::Dropped(Dropped::NoMemory);
         }
-        let listener_owner = self.owner_of(listener);
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::UnknownId);
         };
         conn.in_sidr_table = true;
         conn.state = State::SidrReqRcvd;
         conn.listener = Some(listener);
-        conn.owner = listener_owner;
         conn.peer = Some(from);
         conn.remote_id = req.request_id;
         conn.service_id = req.service_id;
