@@ -101,11 +101,6 @@ pub(crate) struct RdmaService {
     lost: core::sync::atomic::AtomicU32,
 }
 
-/// The outputs of the CM one call into the core keeps for after its lock
-/// (an rdma_cm call reaches the CM a few times at most: an MRA, the RTU,
-/// a REJ).
-const UNSENT_MAX: usize = 4;
-
 /// The environment of one call into the core.
 pub(crate) struct KernelHost<
     'a,
@@ -122,9 +117,12 @@ pub(crate) struct KernelHost<
     taken: Option<RdmaEvent>,
     /// The CM's output of the call, in order, sent once the core's lock
     /// is released (other ids' calls and address results need that lock
-    /// meanwhile, and posting runs the driver's send inline). Kept in
-    /// place, not allocated: calls are the hot path.
-    unsent: [Option<Outbox>; UNSENT_MAX],
+    /// meanwhile, and posting runs the driver's send inline). Most calls
+    /// reach the CM once: that output is kept in place, the rare later
+    /// ones in `unsent_more` (one Outbox on the stack: user calls run on
+    /// a kernel stack).
+    unsent: Option<Outbox>,
+    unsent_more: KVec<Outbox>,
     /// Whether the call queued IP multicast changes, applied once the
     /// core's lock is released.
     group_changes: bool,
@@ -138,14 +136,21 @@ impl<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast> Host<
 
     fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
         let (r, outbox) = self.cm.run_unsent(f);
-        if let Some(free) = self.unsent.iter_mut().find(|o| o.is_none()) {
-            *free = Some(outbox);
+        if self.unsent.is_none() {
+            self.unsent = Some(outbox);
+        } else if self.unsent_more.reserve(1, GFP_KERNEL).is_ok() {
+            // Reserved: the push cannot fail.
+            let _ = self.unsent_more.push(outbox, GFP_KERNEL);
         } else {
-            // More output than kept: the earlier is sent now, in order.
-            for earlier in self.unsent.iter_mut().filter_map(Option::take) {
+            // No memory to keep it: the earlier output is sent now, in
+            // order, under the lock.
+            if let Some(first) = self.unsent.take() {
+                self.cm.send(first);
+            }
+            for earlier in core::mem::replace(&mut self.unsent_more, KVec::new()) {
                 self.cm.send(earlier);
             }
-            self.unsent[0] = Some(outbox);
+            self.unsent = Some(outbox);
         }
         r
     }
@@ -286,16 +291,18 @@ impl RdmaService {
             lost: 0,
             take_for,
             taken: None,
-            unsent: [const { None }; UNSENT_MAX],
+            unsent: None,
+            unsent_more: KVec::new(),
             group_changes: false,
         };
         let r = f(&mut core, &mut host);
-        let (lost, taken, unsent) = (host.lost, host.taken, host.unsent);
+        let (lost, taken) = (host.lost, host.taken);
+        let (unsent, unsent_more) = (host.unsent, host.unsent_more);
         let group_changes = host.group_changes;
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
-        for outbox in unsent.into_iter().flatten() {
+        for outbox in Iterator::chain(unsent.into_iter(), unsent_more) {
             cm.send(outbox);
         }
         if group_changes {
