@@ -12,7 +12,8 @@
 #    answers compared), resource tracking and the kernel log stay clean;
 #  - rxe1 removed while an id whose bind was refused exists, that id
 #    destroyed afterwards;
-#  - rxe1 removed and added back 20 times (RCM_HARDEN_ROUNDS) while four
+#  - rxe1 removed and added back 20 times (5 in make test;
+#    RCM_HARDEN_ROUNDS) while four
 #    threads create, bind, resolve and listen on it and close files with
 #    live ids, and rping connections and NVMe-oF I/O over rxe0 keep moving
 #    data; then rxe1 serves again;
@@ -34,7 +35,7 @@
 HARDEN=$RCM_TEST_DIR/rcm_harden	# the same path on the peer
 ADDR1=${RCM_ADDR1:-10.0.1.1}
 PEER1=${RCM_PEER1:-10.0.1.2}
-ROUNDS=${RCM_HARDEN_ROUNDS:-20}
+ROUNDS=${RCM_HARDEN_ROUNDS:-$(rcm_repeats 20 5)}
 CHURN_SECONDS=8
 STALL_HOLD=25
 BIND_PORT=7610
@@ -439,7 +440,7 @@ ids_in_a_memory_cgroup() {
 # addresses while rxe1 is removed and added back every 2 s: the kernel
 # logs stay clean, no id is left, every removal ends in bounded time.
 ABUSE=$RCM_TEST_DIR/rcm_ucma_abuse
-ABUSE_COMMANDS=200000
+ABUSE_COMMANDS=$(rcm_repeats 200000 50000)
 abuse_across_removals() {
 	local seed=${RCM_ABUSE_SEED:-${RCM_CAMPAIGN_SEED:-$(date +%s)}} pid r=0 rc=0 max=0 status=0
 	local out=/tmp/harden.abuse.out

@@ -199,7 +199,7 @@ nvme_scenarios() {
 	rcm_expect "4 MiB written and read back unchanged" nvme_pattern_round_trip
 	rcm_expect "nvme disconnect" nvme_disconnect_all
 	local rounds
-	rounds=$(rcm_repeats 10 3)
+	rounds=$(rcm_repeats 10 2)
 	rcm_expect "$rounds rounds of connect, I/O, disconnect" nvme_rounds "$rounds"
 	rcm_expect "target port removed and restored while connected: the host reconnects" \
 		nvme_port_bounce
