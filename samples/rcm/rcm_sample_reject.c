@@ -4,7 +4,7 @@
  * only the exported ib_cm API and rejects each connection request with
  * reason 28 (consumer defined) and private data. Loaded with rcm.ko it
  * shows the ib_cm exports, event delivery and the REJ on the wire; the
- * kselftest rcm_cm_consumer.sh drives it.
+ * kselftest rcm_cm_wire.sh drives it.
  *
  *   modprobe rcm_sample_reject service_id=0x1061c20 [mra=1]
  *

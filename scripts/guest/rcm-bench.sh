@@ -4,7 +4,7 @@
 # connection setup and teardown through the C CM and through rcm in the
 # same boot of the same kernel, alternating C, rcm, C, rcm on both guests
 # (round by round; the rdma_cm runs point by point), client here, server
-# on the peer: ib_cm with samples/rcm/rcm_sample_conn
+# on the peer: ib_cm with tools/testing/selftests/rcm/modules/rcm_test_conn
 # (connect, one message, disconnect), rdma_cm with rcm_sample_rdma
 # (resolve, connect, disconnect; without and with QPs; and 10,000 held up
 # at once for the memory per id, then disconnected at once), the wall time
@@ -18,7 +18,7 @@
 # sizes.
 . /kselftest/rcm/rcm_nvme_lib.sh
 
-SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+SAMPLE=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
 RDMA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma.ko
 # rdma_cm runs, "<connections>:<in flight>" each.
 RDMA_POINTS=$(echo "${RCM_BENCH_RDMA_POINTS:-1000:1,1000:100,1000:1000,10000:100,10000:1000}" | tr , ' ')
@@ -77,7 +77,7 @@ measure() {
 	dmesg -c > /dev/null
 	insmod "$SAMPLE" role=client peer="$RCM_PEER" conns="$1" parallel="$2" messages=1 ||
 		{ dmesg | tail -3 >&2; return 1; }
-	rmmod rcm_sample_conn
+	rmmod rcm_test_conn
 	ms=$(dmesg | sed -n 's/.*client: .* \([0-9]*\) ms$/\1/p' | tail -1)
 	[ -n "$ms" ] && echo "$ms"
 }
@@ -88,7 +88,7 @@ run_cm() { # <c|rcm> <round>
 	peer_run "insmod $SAMPLE role=server" > /dev/null || return 1
 	seq=$(measure "$CONNS" 1) || return 1
 	par=$(measure "$CONNS" 50) || return 1
-	peer_run 'rmmod rcm_sample_conn' > /dev/null
+	peer_run 'rmmod rcm_test_conn' > /dev/null
 	awk -v cm="$cm" -v r="$2" -v n="$CONNS" -v s="$seq" -v p="$par" 'BEGIN {
 		printf "%-4s round %d: %d connections one at a time %6d ms (%5.1f/s), 50 at a time %6d ms (%5.1f/s)\n",
 			cm, r, n, s, n * 1000 / s, p, n * 1000 / p }'

@@ -9,7 +9,7 @@
 # time x). Checked on the wire too: the counters show the retries.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
 
-SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
 CNT=/sys/class/infiniband/rxe0/ports/1
 PLT=14 # the sample's packet lifetime
 
@@ -23,7 +23,7 @@ timeout_after() {
 	dmesg -c > /dev/null
 	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=timeout \
 		cm_timeout="$t" retries="$r" || { dmesg | tail -3; return 1; }
-	rmmod rcm_sample_conn
+	rmmod rcm_test_conn
 	ms=$(dmesg | sed -n 's/.*REQ timed out after \([0-9]*\) ms/\1/p' | tail -1)
 	tx1=$(cat $CNT/cm_tx_msgs/req) rt1=$(cat $CNT/cm_tx_retries/req)
 	echo "cm_timeout $t, $r retries: REQ_ERROR after ${ms:-?} ms (expected $expected);" \
@@ -37,7 +37,7 @@ sidr_timeout() {
 	local tx0 tx1
 	tx0=$(cat $CNT/cm_tx_msgs/sidr_req)
 	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=sidr retries=2 2> /dev/null
-	rmmod rcm_sample_conn 2> /dev/null
+	rmmod rcm_test_conn 2> /dev/null
 	tx1=$(cat $CNT/cm_tx_msgs/sidr_req)
 	echo "$((tx1 - tx0)) SIDR_REQs sent"
 	dmesg | grep -q 'conn 0: QP 0x[0-9a-f]*, result -110' && [ $((tx1 - tx0)) = 3 ]
@@ -56,7 +56,7 @@ blocked_handler() {
 	sleep 2.5
 	mid=$(cat $CNT/cm_tx_msgs/req)
 	wait $pid || rc=1
-	rmmod rcm_sample_conn
+	rmmod rcm_test_conn
 	end=$(cat $CNT/cm_tx_msgs/req)
 	echo "REQs sent while a handler blocked: $((mid - tx0)) of 4 after 2.5 s, $((end - tx0)) in all"
 	dmesg | grep -q 'stall: event' || { echo "the blocking handler never ran"; rc=1; }
@@ -93,7 +93,7 @@ paced_storm_once() {
 		sleep 0.02
 	done
 	wait $pid || rc=1
-	rmmod rcm_sample_conn
+	rmmod rcm_test_conn
 	end=$(($(cat $CNT/cm_tx_msgs/req) - tx0))
 	echo "12 connects behind a window of 4: $PACED_FIRST REQs on the wire before the first retry" \
 		"($PACED_SAMPLES samples), $end in all"

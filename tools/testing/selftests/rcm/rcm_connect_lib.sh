@@ -1,19 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The connection scenarios of rcm_connect_*.sh: this guest runs the client
-# side of samples/rcm/rcm_sample_conn.ko, the peer the server side, each on
+# The ib_cm connection scenarios (connect_scenarios, which rcm_ucma_c.sh,
+# rcm_ucma_dev.sh and rcm_consumers_*.sh run): this guest runs the client
+# side of modules/rcm_test_conn.ko, the peer the server side, each on
 # the CM its rcm-vm mode gives it (rcm.ko or the in-tree ib_cm). The client
 # does its whole run inside insmod and fails it unless every connection met
 # the expectation; its summary line is checked too.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
 
-SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
 # insmod, not modprobe: the sample's modinfo depends on rcm (it was linked
 # against rcm's exports), which must not load next to the C CM.
 SERVER_LOAD="insmod $SAMPLE_KO role=server"
 
 server() { # <sample parameters...>: (re)load the server on the peer
-	peer_run "rmmod rcm_sample_conn 2>/dev/null; $SERVER_LOAD $*"
+	peer_run "rmmod rcm_test_conn 2>/dev/null; $SERVER_LOAD $*"
 }
 
 # Runs the client with the given parameters; prints its summary; fails if
@@ -23,8 +24,8 @@ client() {
 	dmesg -c > /dev/null
 	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" "$@"
 	rc=$?
-	rmmod rcm_sample_conn 2> /dev/null
-	summary=$(dmesg | grep 'rcm_sample_conn' | tail -4)
+	rmmod rcm_test_conn 2> /dev/null
+	summary=$(dmesg | grep 'rcm_test_conn' | tail -4)
 	printf '%s\n' "$summary"
 	[ $rc = 0 ] && printf '%s\n' "$summary" | grep -qE 'client: ([0-9]+)/\1 as expected' && return 0
 	# A stale-connection REJ names a QP number the peer still connects
@@ -52,7 +53,7 @@ client_during() { # <conns> <peer command> [sample parameters...]
 	sleep 1
 	peer_run "$cmd" || rc=1
 	wait $pid || rc=1
-	rmmod rcm_sample_conn 2> /dev/null
+	rmmod rcm_test_conn 2> /dev/null
 	echo "client with $conns connection(s) during '$cmd': $([ $rc = 0 ] && echo fine || echo failed)"
 	return $rc
 }
@@ -110,7 +111,7 @@ connect_scenarios() {
 		local line
 		server comm_est=1 > /dev/null || return 1
 		client conns=3 messages=2 || return 1
-		peer_run 'rmmod rcm_sample_conn' > /dev/null
+		peer_run 'rmmod rcm_test_conn' > /dev/null
 		line=$(peer_run dmesg | grep 'server stopped' | tail -1)
 		echo "$line"
 		printf '%s\n' "$line" | grep -qE '3 accepted, 6 echoed, [1-3] user established, 0 notify errors'
@@ -135,7 +136,7 @@ connect_scenarios() {
 	rcm_expect "REQ with an alternate path: REJ 18 (invalid alt GID), as 6.12 on RoCE" \
 		client conns=2 alt=1 expect=reject_alt
 	if ! connect_scale "$mine" "$theirs"; then
-		peer_run 'rmmod rcm_sample_conn' > /dev/null 2>&1
+		peer_run 'rmmod rcm_test_conn' > /dev/null 2>&1
 		return
 	fi
 
@@ -276,7 +277,7 @@ connect_scenarios() {
 	unload_live() {
 		local live tx0 tx1 cnt=/sys/class/infiniband/rxe0/ports/1/cm_tx_msgs/dreq
 		tx0=$(peer_run "cat $cnt")
-		client_during 5 'rmmod rcm_sample_conn' || return 1
+		client_during 5 'rmmod rcm_test_conn' || return 1
 		tx1=$(peer_run "cat $cnt")
 		live=$(peer_run dmesg | sed -n 's/.*server stopped: .*, \([0-9]*\) live at stop/\1/p' | tail -1)
 		echo "the server had $live live connection(s) at stop; its CM sent $((tx1 - tx0)) DREQs"
@@ -321,7 +322,7 @@ connect_scenarios() {
 		before=$(removal_lines | grep -c .)
 		client_during "$conns" 'rdma link delete rxe0' "$@"
 		rc=$?
-		peer_run 'rmmod rcm_sample_conn; rdma link add rxe0 type rxe netdev eth0' || return 1
+		peer_run 'rmmod rcm_test_conn; rdma link add rxe0 type rxe netdev eth0' || return 1
 		[ $rc = 0 ] || return 1
 		[ "$theirs" != rcm ] || removal_wait "$before" "$conns" "$fewest" 8000
 	}
@@ -337,5 +338,5 @@ connect_scenarios() {
 		ktap_test_skip "the removal wait is rcm's (the C CM does not wait)"
 	fi
 
-	peer_run 'rmmod rcm_sample_conn' > /dev/null 2>&1
+	peer_run 'rmmod rcm_test_conn' > /dev/null 2>&1
 }

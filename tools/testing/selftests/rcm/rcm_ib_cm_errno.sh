@@ -4,14 +4,14 @@
 #
 # The errnos of the ib_cm exports on misuse, the C CM's against rcm's, in
 # one boot (CM mode both: the C modules loaded, rcm.ko kept aside at
-# /usr/lib/rcm/rcm.ko). samples/rcm/rcm_sample_errno calls every export
+# /usr/lib/rcm/rcm.ko). modules/rcm_test_errno calls every export
 # with bad arguments and in wrong states and checks each errno against the
 # 6.12 C ib_cm's. It runs on the C CM first, the reference: a failure there
 # means the sample is wrong. Then the C modules go, rcm.ko takes their
 # place, and the same module runs again; both runs must pass, and pass the
 # same list of checks.
 #
-# In each of the two runs samples/rcm/rcm_sample_qp_attr then connects RC,
+# In each of the two runs modules/rcm_test_qp_attr then connects RC,
 # UC and XRC ids to a listener on the same device, with and without an
 # alternate path, and logs what ib_cm_init_qp_attr returns for INIT, RTR
 # and RTS on both sides at every stage, and each REJ (on RoCE 6.12 rejects
@@ -27,8 +27,8 @@
 # have looked referenced, through a stale pointer, at the first scan).
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
 
-SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_sample_errno.ko
-QP_ATTR_KO=/lib/modules/$(uname -r)/extra/rcm_sample_qp_attr.ko
+SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_test_errno.ko
+QP_ATTR_KO=/lib/modules/$(uname -r)/extra/rcm_test_qp_attr.ko
 RCM_KO=/usr/lib/rcm/rcm.ko
 # The C modules rcm replaces (iw_cm stays: rcm uses it for iWARP).
 C_STACK="rdma_ucm rdma_cm ib_cm"
@@ -62,11 +62,11 @@ run_sample() {
 	echo "$pid" > "$OUT/$cm.pid"
 	wait "$pid" || rc=$?
 	echo "$rc" > "$OUT/$cm.rc"
-	if grep -q '^rcm_sample_errno ' /proc/modules; then
-		rmmod rcm_sample_errno
+	if grep -q '^rcm_test_errno ' /proc/modules; then
+		rmmod rcm_test_errno
 	fi
-	log_since "run on $cm" | grep 'rcm_sample_errno: ' > "$OUT/$cm.log"
-	sed -nE 's/.*rcm_sample_errno: (ok|FAIL) ([A-Za-z0-9_]+).*/\2/p' \
+	log_since "run on $cm" | grep 'rcm_test_errno: ' > "$OUT/$cm.log"
+	sed -nE 's/.*rcm_test_errno: (ok|FAIL) ([A-Za-z0-9_]+).*/\2/p' \
 		"$OUT/$cm.log" > "$OUT/$cm.names"
 }
 
@@ -76,24 +76,24 @@ sample_passed() {
 	local cm=$1 n rc summary
 	rc=$(cat "$OUT/$cm.rc")
 	n=$(($(wc -l < "$OUT/$cm.names")))
-	summary=$(sed -nE 's/.*rcm_sample_errno: ([0-9]+ checks, [0-9]+ failed)$/\1/p' \
+	summary=$(sed -nE 's/.*rcm_test_errno: ([0-9]+ checks, [0-9]+ failed)$/\1/p' \
 		"$OUT/$cm.log" | tail -n 1)
-	grep -v 'rcm_sample_errno: ok ' "$OUT/$cm.log"
+	grep -v 'rcm_test_errno: ok ' "$OUT/$cm.log"
 	echo "$cm: ${summary:-no summary line}; insmod status $rc; $n checks logged"
 	[ "$rc" = 0 ] && [ "$n" -gt 0 ] && [ "$summary" = "$n checks, 0 failed" ]
 }
 
-# qp_attr_run <cm>: rcm_sample_qp_attr on the CM loaded now; its
+# qp_attr_run <cm>: rcm_test_qp_attr on the CM loaded now; its
 # attribute lines go to $OUT/<cm>.qp_attr. Succeeds if every scenario
 # connected.
 qp_attr_run() {
 	local cm=$1 rc=0
 	mark "qp_attr on $cm"
 	insmod "$QP_ATTR_KO" dev=rxe0 || rc=$?
-	if grep -q '^rcm_sample_qp_attr ' /proc/modules; then
-		rmmod rcm_sample_qp_attr
+	if grep -q '^rcm_test_qp_attr ' /proc/modules; then
+		rmmod rcm_test_qp_attr
 	fi
-	log_since "qp_attr on $cm" | sed -n 's/.*rcm_sample_qp_attr: //p' > "$OUT/$cm.qp_attr.log"
+	log_since "qp_attr on $cm" | sed -n 's/.*rcm_test_qp_attr: //p' > "$OUT/$cm.qp_attr.log"
 	# The client's and the server's callbacks run concurrently, so their
 	# lines interleave differently from run to run: group them by scenario
 	# and side (a stable sort keeps each side's own order).

@@ -36,14 +36,14 @@ consumer_served() {
 # the duplicate gets the same REP again, a REQ from the QP of the
 # established connection gets REJ 10 and the old connection a DREQ.
 dup_and_stale() {
-	local sample=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko d0 d1 out rc
+	local sample=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko d0 d1 out rc
 	peer_run "insmod $sample role=server" > /dev/null || return 1
 	d0=$(peer_run "cat $PORT/cm_rx_duplicates/req")
 	out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" dup-stale 0x1061c21 2>&1)
 	rc=$?
 	d1=$(peer_run "cat $PORT/cm_rx_duplicates/req")
 	sleep 1
-	peer_run 'rmmod rcm_sample_conn' > /dev/null
+	peer_run 'rmmod rcm_test_conn' > /dev/null
 	printf '%s\n' "$out"
 	echo "rcm counted $((d1 - d0)) duplicate REQ(s)"
 	[ $rc = 0 ] && [ $((d1 - d0)) = 1 ] &&
@@ -54,15 +54,15 @@ dup_and_stale() {
 # (insmod: modprobe is blocked in mode none) and connects to the sample
 # server on rcm, 10 messages echoed, then disconnects.
 normal_connection() {
-	local ko rc sample=/lib/modules/$(uname -r)/extra/rcm_sample_conn.ko
+	local ko rc sample=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
 	ko=$(find "/lib/modules/$(uname -r)/kernel" -name 'ib_cm.ko*' | head -1)
 	[ -n "$ko" ] && insmod "$ko" || return 1
 	peer_run "insmod $sample role=server" > /dev/null || return 1
 	insmod "$sample" role=client peer="$RCM_PEER" messages=10
 	rc=$?
-	rmmod rcm_sample_conn 2> /dev/null
-	peer_run 'rmmod rcm_sample_conn' > /dev/null
-	dmesg | grep 'rcm_sample_conn: client' | tail -1
+	rmmod rcm_test_conn 2> /dev/null
+	peer_run 'rmmod rcm_test_conn' > /dev/null
+	dmesg | grep 'rcm_test_conn: client' | tail -1
 	return $rc
 }
 

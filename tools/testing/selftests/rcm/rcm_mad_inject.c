@@ -22,7 +22,7 @@
  * must get none, or any expected answer missing.
  *
  * dup-stale plays the active side of one connection to a listener that
- * accepts (samples/rcm/rcm_sample_conn): REQ -> REP; the same REQ again ->
+ * accepts (modules/rcm_test_conn): REQ -> REP; the same REQ again ->
  * the same REP again (a duplicate); RTU; then a REQ with a new comm id
  * from the same QP -> REJ 10 (stale connection) and a DREQ ending the old
  * connection, which it answers with a DREP.

@@ -9,7 +9,7 @@
 # (rcm_storage_lib.sh), NVMe over Fabrics (discover, connect, I/O
 # verified, disconnect, reconnect rounds, the target port bouncing and
 # device removals under a live controller; rcm_nvme_lib.sh); the ib_cm
-# connection scenarios of samples/rcm/rcm_sample_conn (rcm_connect_lib.sh),
+# connection scenarios of modules/rcm_test_conn (rcm_connect_lib.sh),
 # which end with device removals on the peer; and last, both guests on
 # soft-iWARP instead: the tools and NVMe over Fabrics through iw_cm
 # (rcm_siw_lib.sh).

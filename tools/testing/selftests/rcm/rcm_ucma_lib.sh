@@ -113,10 +113,10 @@ kernel_consumer_connects() {
 	return $rc
 }
 
-DATA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_data.ko
+DATA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_test_data.ko
 
 # A kernel consumer of the rdma_cm API alone that moves data
-# (samples/rcm/rcm_sample_data): an RC connection with 10 messages the
+# (modules/rcm_test_data): an RC connection with 10 messages the
 # peer's server echoes, then a UD exchange whose peer QP and Q_Key come
 # from SIDR (PS_UDP), 10 datagrams echoed; each echo checked byte for byte.
 kernel_consumer_data() {
@@ -124,10 +124,10 @@ kernel_consumer_data() {
 	for m in rc ud; do
 		peer_run "insmod $DATA_SAMPLE role=server mode=$m" > /dev/null || return 1
 		insmod "$DATA_SAMPLE" role=client mode=$m peer="$RCM_PEER" messages=10 || rc=1
-		rmmod rcm_sample_data 2> /dev/null
-		peer_run 'rmmod rcm_sample_data' > /dev/null || rc=1
-		dmesg | grep 'rcm_sample_data: client' | tail -2
-		line=$(peer_run dmesg | grep 'rcm_sample_data: server stopped' | tail -1)
+		rmmod rcm_test_data 2> /dev/null
+		peer_run 'rmmod rcm_test_data' > /dev/null || rc=1
+		dmesg | grep 'rcm_test_data: client' | tail -2
+		line=$(peer_run dmesg | grep 'rcm_test_data: server stopped' | tail -1)
 		echo "peer: ${line#*: }"
 		printf '%s\n' "$line" | grep -q 'server stopped: 10 echoed, 0 echo errors' || rc=1
 	done
@@ -141,34 +141,34 @@ kernel_consumer_multicast() {
 	local rc=0 line
 	peer_run "insmod $DATA_SAMPLE role=server mode=mc local=$RCM_PEER" > /dev/null || return 1
 	insmod "$DATA_SAMPLE" role=client mode=mc local="$RCM_ADDR" messages=10 || rc=1
-	rmmod rcm_sample_data 2> /dev/null
-	peer_run 'rmmod rcm_sample_data' > /dev/null || rc=1
-	dmesg | grep 'rcm_sample_data: client' | tail -1
-	line=$(peer_run dmesg | grep 'rcm_sample_data: server' | tail -2)
+	rmmod rcm_test_data 2> /dev/null
+	peer_run 'rmmod rcm_test_data' > /dev/null || rc=1
+	dmesg | grep 'rcm_test_data: client' | tail -1
+	line=$(peer_run dmesg | grep 'rcm_test_data: server' | tail -2)
 	printf 'peer: %s\n' "$line"
 	printf '%s\n' "$line" | grep -q 'server: joined 239.1.2.4, QP attached' &&
 		printf '%s\n' "$line" | grep -q 'server stopped: 10 datagrams received in 239.1.2.4, 0 errors' || rc=1
 	return $rc
 }
 
-RDMA_MISUSE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma_misuse.ko
+RDMA_MISUSE=/lib/modules/$(uname -r)/extra/rcm_test_rdma_misuse.ko
 MISUSE_ARGS="silent=${RCM_ADDR%.*}.99"
 
 # The misuse and teardown cases of the C rdma_cm's bug history
-# (samples/rcm/rcm_sample_rdma_misuse.c) on this guest's rdma_cm: the
+# (modules/rcm_test_rdma_misuse.c) on this guest's rdma_cm: the
 # peer answers ARP, .99 of the subnet does not.
 misuse_cases_pass() {
 	local rc=0
 	insmod "$RDMA_MISUSE" local="$RCM_ADDR" peer="$RCM_PEER" $MISUSE_ARGS || rc=1
-	rmmod rcm_sample_rdma_misuse 2> /dev/null
-	dmesg | grep 'rcm_sample_rdma_misuse:' | tail -20
+	rmmod rcm_test_rdma_misuse 2> /dev/null
+	dmesg | grep 'rcm_test_rdma_misuse:' | tail -20
 	return $rc
 }
 
 # The same cases on the peer's C rdma_cm, the reference for their errnos.
 misuse_cases_pass_on_c() {
 	peer_run "insmod $RDMA_MISUSE local=$RCM_PEER peer=$RCM_ADDR $MISUSE_ARGS; rc=\$?
-		rmmod rcm_sample_rdma_misuse; dmesg | grep 'rcm_sample_rdma_misuse:' | tail -20; exit \$rc"
+		rmmod rcm_test_rdma_misuse; dmesg | grep 'rcm_test_rdma_misuse:' | tail -20; exit \$rc"
 }
 
 # The misuse cases also run on the peer's C rdma_cm (the reference for

@@ -12,7 +12,7 @@
  * (under CONFIG_DEBUG_ATOMIC_SLEEP a sleeping call is reported in the
  * log), and rdma_set_ib_path on RoCE (the record must get the L2 fields).
  *
- *   insmod rcm_sample_rdma_misuse.ko local=10.0.0.1 peer=10.0.0.2 \
+ *   insmod rcm_test_rdma_misuse.ko local=10.0.0.1 peer=10.0.0.2 \
  *          silent=10.0.0.99
  *
  * `local` is this host's address on an RDMA device, `peer` must answer

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sample ib_cm consumer with real RC connections: a server that accepts
- * and echoes, and a client that connects, exchanges messages over send/recv
- * and checks every echo, then disconnects. It uses only the exported ib_cm
+ * Test driver: an ib_cm consumer with real RC connections, a server that
+ * accepts and echoes, and a client that connects, exchanges messages over
+ * send/recv and checks every echo, then disconnects. It uses only the exported ib_cm
  * API (plus ib_core verbs for the QPs), so it runs the same against rcm.ko
- * and the in-tree ib_cm; the kselftest rcm_cm_connect.sh drives it.
+ * and the in-tree ib_cm; rcm_connect_lib.sh drives it.
  *
- *   insmod rcm_sample_conn.ko role=server [reject=1] [mra=1]
- *   insmod rcm_sample_conn.ko role=client peer=10.0.0.2 [conns=N]
+ *   insmod rcm_test_conn.ko role=server [reject=1] [mra=1]
+ *   insmod rcm_test_conn.ko role=client peer=10.0.0.2 [conns=N]
  *          [parallel=N] [messages=N] [server_disconnects=1]
  *          [expect=connect|reject|timeout|sidr] [cm_timeout=X] [retries=N]
  *          [stall_ms=N] [drep_delay_ms=N]
@@ -197,9 +197,9 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct conn *c = container_of(wc->wr_cqe, struct conn, send_cqe);
 
-	pr_debug("rcm_sample_conn: conn %d: send status %d\n", c->index, wc->status);
+	pr_debug("rcm_test_conn: conn %d: send status %d\n", c->index, wc->status);
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_warn("rcm_sample_conn: conn %d: send failed: %s\n", c->index,
+		pr_warn("rcm_test_conn: conn %d: send failed: %s\n", c->index,
 			ib_wc_status_msg(wc->status));
 }
 
@@ -224,7 +224,7 @@ static void client_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(device, c->rx_dma, sizeof(*c->rx), DMA_FROM_DEVICE);
 	fill_msg(&want, c->index, c->seq, 0);
 	if (wc->byte_len != sizeof(want) || memcmp(c->rx, &want, sizeof(want))) {
-		pr_warn("rcm_sample_conn: conn %d: echo %d differs\n", c->index, c->seq);
+		pr_warn("rcm_test_conn: conn %d: echo %d differs\n", c->index, c->seq);
 		finish_data(c, -EBADMSG);
 		return;
 	}
@@ -250,22 +250,22 @@ static void server_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct conn *c = container_of(wc->wr_cqe, struct conn, recv_cqe);
 
-	pr_debug("rcm_sample_conn: conn %d: server recv status %d\n", c->index, wc->status);
+	pr_debug("rcm_test_conn: conn %d: server recv status %d\n", c->index, wc->status);
 	if (wc->status != IB_WC_SUCCESS)
 		return;
 	ib_dma_sync_single_for_cpu(device, c->rx_dma, sizeof(*c->rx), DMA_FROM_DEVICE);
 	if (be32_to_cpu(c->rx->flags) & MSG_BYE) {
 		int ret = ib_send_cm_dreq(c->cm_id, NULL, 0);
 
-		pr_debug("rcm_sample_conn: conn %d: server sends DREQ (%d)\n", c->index, ret);
+		pr_debug("rcm_test_conn: conn %d: server sends DREQ (%d)\n", c->index, ret);
 		if (ret)
-			pr_warn("rcm_sample_conn: conn %d: DREQ failed (%d)\n", c->index, ret);
+			pr_warn("rcm_test_conn: conn %d: DREQ failed (%d)\n", c->index, ret);
 		return;
 	}
 	memcpy(c->tx, c->rx, sizeof(*c->tx));
 	atomic_inc(&echoed_total);
 	if (post_recv(c) || post_send(c))
-		pr_warn("rcm_sample_conn: conn %d: echo failed\n", c->index);
+		pr_warn("rcm_test_conn: conn %d: echo failed\n", c->index);
 }
 
 static void conn_free_qp(struct conn *c)
@@ -352,7 +352,7 @@ static int qp_to(struct conn *c, enum ib_qp_state state)
 	if (state == IB_QPS_RTR && c->rq_psn)
 		attr.rq_psn = c->rq_psn;
 	ret = ib_modify_qp(c->qp, &attr, mask);
-	pr_debug("rcm_sample_conn: conn %d: QP %#x to %d: mask %#x ret %d dqpn %#x rq_psn %#x sq_psn %#x mtu %d timeout %d retry %d rnr %d port %d dgid %pI6 sgid_index %d flags %d type %d\n",
+	pr_debug("rcm_test_conn: conn %d: QP %#x to %d: mask %#x ret %d dqpn %#x rq_psn %#x sq_psn %#x mtu %d timeout %d retry %d rnr %d port %d dgid %pI6 sgid_index %d flags %d type %d\n",
 		 c->index, c->qp->qp_num, state, mask, ret, attr.dest_qp_num, attr.rq_psn, attr.sq_psn,
 		 attr.path_mtu, attr.timeout, attr.retry_cnt, attr.rnr_retry, attr.port_num,
 		 attr.ah_attr.grh.dgid.raw, attr.ah_attr.grh.sgid_index, attr.ah_attr.ah_flags, attr.ah_attr.type);
@@ -397,7 +397,7 @@ static bool server_req_event_ok(const struct ib_cm_event *ev)
 #define REQ_CHECK(cond)                                                        \
 	do {                                                                   \
 		if (!(cond)) {                                                 \
-			pr_warn("rcm_sample_conn: REQ_RECEIVED: not %s\n", #cond); \
+			pr_warn("rcm_test_conn: REQ_RECEIVED: not %s\n", #cond); \
 			ok = false;                                            \
 		}                                                              \
 	} while (0)
@@ -429,7 +429,7 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	if (mra) {
 		ret = ib_send_cm_mra(id, 20, NULL, 0);
 		if (ret)
-			pr_warn("rcm_sample_conn: MRA failed (%d)\n", ret);
+			pr_warn("rcm_test_conn: MRA failed (%d)\n", ret);
 	}
 	if (reject) {
 		char data[32];
@@ -438,7 +438,7 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 			 be32_to_cpu(hello->index));
 		ret = ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
 				     data, strlen(data) + 1);
-		pr_debug("rcm_sample_conn: server rejected conn %u (%d)\n",
+		pr_debug("rcm_test_conn: server rejected conn %u (%d)\n",
 			be32_to_cpu(hello->index), ret);
 		return 1;
 	}
@@ -453,7 +453,7 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	c->cm_id = id;
 	c->index = be32_to_cpu(hello->index);
 	if (req->alternate_path)
-		pr_info("rcm_sample_conn: conn %d: REQ with an alternate path to %pI6c\n",
+		pr_info("rcm_test_conn: conn %d: REQ with an alternate path to %pI6c\n",
 			c->index, req->alternate_path->dgid.raw);
 	c->rq_psn = (get_random_u32() & 0xffffff) ?: 1;
 	ret = conn_alloc_qp(c, true);
@@ -469,7 +469,7 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	if (!ret)
 		ret = qp_to(c, IB_QPS_RTS);
 	if (ret) {
-		pr_warn("rcm_sample_conn: server: QP setup failed (%d)\n", ret);
+		pr_warn("rcm_test_conn: server: QP setup failed (%d)\n", ret);
 		server_conn_release(c);
 		goto refuse;
 	}
@@ -487,7 +487,7 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	mutex_unlock(&conns_lock);
 	ret = ib_send_cm_rep(id, &rep);
 	if (ret) {
-		pr_warn("rcm_sample_conn: server: REP failed (%d)\n", ret);
+		pr_warn("rcm_test_conn: server: REP failed (%d)\n", ret);
 		if (server_conn_claim(c))
 			server_conn_release(c);
 		return 1;
@@ -510,7 +510,7 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 			ret = -EINPROGRESS;
 		spin_unlock_irqrestore(&notify_lock, flags);
 		if (ret) {
-			pr_warn("rcm_sample_conn: conn %d: ib_cm_notify(COMM_EST): %d, state %d\n",
+			pr_warn("rcm_test_conn: conn %d: ib_cm_notify(COMM_EST): %d, state %d\n",
 				c->index, ret, id->state);
 			atomic_inc(&notify_failed);
 		}
@@ -530,7 +530,7 @@ static int server_sidr(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	};
 	int ret = ib_send_cm_sidr_rep(id, &rep);
 
-	pr_info("rcm_sample_conn: SIDR_REQ for %#llx answered: QP %#x Q_Key %#x (%d)\n",
+	pr_info("rcm_test_conn: SIDR_REQ for %#llx answered: QP %#x Q_Key %#x (%d)\n",
 		be64_to_cpu(ev->param.sidr_req_rcvd.service_id), rep.qp_num,
 		rep.qkey, ret);
 	return 1;
@@ -544,12 +544,12 @@ static void server_lap(struct ib_cm_id *id, struct conn *c, const struct ib_cm_e
 	int ret;
 
 	if (!send_apr) {
-		pr_info("rcm_sample_conn: conn %d: LAP, but this CM cannot send an APR\n", c->index);
+		pr_info("rcm_test_conn: conn %d: LAP, but this CM cannot send an APR\n", c->index);
 		return;
 	}
 	ret = send_apr(id, IB_CM_APR_SUCCESS, NULL, 0, NULL, 0);
 	symbol_put(rcm_send_cm_apr);
-	pr_info("rcm_sample_conn: conn %d: LAP for %pI6 accepted (%d)\n", c->index,
+	pr_info("rcm_test_conn: conn %d: LAP for %pI6 accepted (%d)\n", c->index,
 		alt ? alt->dgid.raw : NULL, ret);
 }
 
@@ -557,7 +557,7 @@ static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	struct conn *c = id->context;
 
-	pr_debug("rcm_sample_conn: conn %d: server event %d\n", c ? c->index : -1, ev->event);
+	pr_debug("rcm_test_conn: conn %d: server event %d\n", c ? c->index : -1, ev->event);
 	switch (ev->event) {
 	case IB_CM_REQ_RECEIVED:
 		return server_accept(id, ev);
@@ -567,7 +567,7 @@ static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	case IB_CM_USER_ESTABLISHED:
 		if (ev->event == IB_CM_USER_ESTABLISHED)
 			atomic_inc(&user_established);
-		pr_debug("rcm_sample_conn: conn %d established (%s)\n", c->index,
+		pr_debug("rcm_test_conn: conn %d established (%s)\n", c->index,
 			ev->event == IB_CM_RTU_RECEIVED ? "RTU" : "user");
 		return 0;
 	case IB_CM_LAP_RECEIVED:
@@ -575,15 +575,15 @@ static int server_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		return 0;
 	case IB_CM_DREQ_RECEIVED:
 		ib_send_cm_drep(id, NULL, 0);
-		pr_debug("rcm_sample_conn: conn %d: client disconnected\n", c->index);
+		pr_debug("rcm_test_conn: conn %d: client disconnected\n", c->index);
 		break;
 	case IB_CM_DREP_RECEIVED:
-		pr_debug("rcm_sample_conn: conn %d: DREP received\n", c->index);
+		pr_debug("rcm_test_conn: conn %d: DREP received\n", c->index);
 		break;
 	case IB_CM_DREQ_ERROR:
 	case IB_CM_REP_ERROR:
 	case IB_CM_REJ_RECEIVED:
-		pr_info("rcm_sample_conn: conn %d: event %d, ending\n", c->index,
+		pr_info("rcm_test_conn: conn %d: event %d, ending\n", c->index,
 			ev->event);
 		break;
 	default:
@@ -631,7 +631,7 @@ static int server_start(void)
 	ret = ib_cm_listen(listener, cpu_to_be64(service_id));
 	if (ret)
 		goto out_id;
-	pr_info("rcm_sample_conn: server on %s: listening on %#lx, UD QP %#x\n",
+	pr_info("rcm_test_conn: server on %s: listening on %#lx, UD QP %#x\n",
 		dev_name(&device->dev), service_id, ud_qp->qp_num);
 	return 0;
 out_id:
@@ -674,7 +674,7 @@ static void server_stop(void)
 	}
 	ib_destroy_qp(ud_qp);
 	ib_free_cq(ud_cq);
-	pr_info("rcm_sample_conn: server stopped: %d accepted, %d echoed, %d user established, %d notify errors, %d live at stop\n",
+	pr_info("rcm_test_conn: server stopped: %d accepted, %d echoed, %d user established, %d notify errors, %d live at stop\n",
 		atomic_read(&accepted), atomic_read(&echoed_total),
 		atomic_read(&user_established), atomic_read(&notify_failed), live);
 }
@@ -780,7 +780,7 @@ static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	struct conn *c = id->context;
 	int ret;
 
-	pr_debug("rcm_sample_conn: conn %d: client event %d\n", c->index, ev->event);
+	pr_debug("rcm_test_conn: conn %d: client event %d\n", c->index, ev->event);
 	switch (ev->event) {
 	case IB_CM_REP_RECEIVED:
 		mutex_lock(&c->setup);
@@ -788,7 +788,7 @@ static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		/* The server granted what the REQ asked for, seen from here. */
 		if (ev->param.rep_rcvd.responder_resources != REQ_RESPONDER_RESOURCES ||
 		    ev->param.rep_rcvd.initiator_depth != REQ_INITIATOR_DEPTH) {
-			pr_warn("rcm_sample_conn: conn %d: REP_RECEIVED reports responder resources %u, initiator depth %u\n",
+			pr_warn("rcm_test_conn: conn %d: REP_RECEIVED reports responder resources %u, initiator depth %u\n",
 				c->index, ev->param.rep_rcvd.responder_resources,
 				ev->param.rep_rcvd.initiator_depth);
 			ret = -EPROTO;
@@ -813,7 +813,7 @@ static int client_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		}
 		fill_msg(c->tx, c->index, 0, 0);
 		ret = post_send(c);
-		pr_debug("rcm_sample_conn: conn %d: first send posted (%d)\n", c->index, ret);
+		pr_debug("rcm_test_conn: conn %d: first send posted (%d)\n", c->index, ret);
 		if (ret)
 			finish_data(c, -EIO);
 		return 0;
@@ -959,12 +959,12 @@ static int check_rts_after_lap(struct conn *c)
 	if (mask != (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE) ||
 	    attr.path_mig_state != IB_MIG_REARM || attr.alt_port_num != 1 ||
 	    memcmp(attr.alt_ah_attr.grh.dgid.raw, path.dgid.raw, 16)) {
-		pr_info("rcm_sample_conn: conn %d: RTS after the APR: mask %#x, alternate port %u to %pI6: wrong\n",
+		pr_info("rcm_test_conn: conn %d: RTS after the APR: mask %#x, alternate port %u to %pI6: wrong\n",
 			c->index, mask, attr.alt_port_num,
 			attr.alt_ah_attr.grh.dgid.raw);
 		return -EINVAL;
 	}
-	pr_info("rcm_sample_conn: conn %d: RTS after the APR: mask %#x, alternate path loaded\n",
+	pr_info("rcm_test_conn: conn %d: RTS after the APR: mask %#x, alternate path loaded\n",
 		c->index, mask);
 	return 0;
 }
@@ -998,7 +998,7 @@ static bool client_finish_conn(struct conn *c, int *stats)
 	if (!c->result && !strcmp(expect, "connect") && !server_disconnects &&
 	    !completion_done(&c->closed) && ib_send_cm_dreq(c->cm_id, NULL, 0))
 		/* Refused: only right if the peer's DREQ crossed ours. */
-		pr_debug("rcm_sample_conn: conn %d: DREQ refused\n", c->index);
+		pr_debug("rcm_test_conn: conn %d: DREQ refused\n", c->index);
 	if (!wait_for_completion_timeout(&c->closed, 30 * HZ))
 		c->result = c->result ?: -ETIME;
 	if (!strcmp(expect, "connect"))
@@ -1018,15 +1018,15 @@ static bool client_finish_conn(struct conn *c, int *stats)
 	stats[2] += c->mras;
 	stats[3] += c->aprs;
 	if (!ok)
-		pr_info("rcm_sample_conn: conn %d: QP %#x, result %d, echoed %d, reject reason %d (data %s)\n",
+		pr_info("rcm_test_conn: conn %d: QP %#x, result %d, echoed %d, reject reason %d (data %s)\n",
 			c->index, c->qpn, c->result, c->echoed,
 			c->rej_reason, c->rej_data_ok ? "ok" : "bad");
 	if (c->index == 0) {
 		if (!strcmp(expect, "timeout"))
-			pr_info("rcm_sample_conn: REQ timed out after %lu ms\n",
+			pr_info("rcm_test_conn: REQ timed out after %lu ms\n",
 				c->elapsed_ms);
 		if (!strcmp(expect, "sidr"))
-			pr_info("rcm_sample_conn: SIDR_REP status %u: QP %#x Q_Key %#x\n",
+			pr_info("rcm_test_conn: SIDR_REP status %u: QP %#x Q_Key %#x\n",
 				c->sidr_status, c->sidr_qpn, c->sidr_qkey);
 	}
 	if (c->cm_id)
@@ -1041,7 +1041,7 @@ static DECLARE_COMPLETION(stall_done);
 
 static int stall_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
-	pr_info("rcm_sample_conn: stall: event %d, blocking %d ms\n", ev->event,
+	pr_info("rcm_test_conn: stall: event %d, blocking %d ms\n", ev->event,
 		stall_ms);
 	msleep(stall_ms);
 	complete(&stall_done);
@@ -1094,13 +1094,13 @@ static int client_run(void)
 
 	ret = client_path();
 	if (ret) {
-		pr_warn("rcm_sample_conn: no path to %s (%d)\n", peer, ret);
+		pr_warn("rcm_test_conn: no path to %s (%d)\n", peer, ret);
 		return ret;
 	}
 	if (stall_ms > 0) {
 		ret = stall_start();
 		if (ret) {
-			pr_warn("rcm_sample_conn: stall: SIDR_REQ failed (%d)\n", ret);
+			pr_warn("rcm_test_conn: stall: SIDR_REQ failed (%d)\n", ret);
 			return ret;
 		}
 	}
@@ -1118,7 +1118,7 @@ static int client_run(void)
 			batch[i].index = started + i;
 			ret = client_start_conn(&batch[i]);
 			if (ret) {
-				pr_warn("rcm_sample_conn: conn %d: start failed (%d)\n",
+				pr_warn("rcm_test_conn: conn %d: start failed (%d)\n",
 					started + i, ret);
 				client_done(&batch[i], ret);
 			}
@@ -1134,7 +1134,7 @@ static int client_run(void)
 	}
 	kfree(batch);
 	stall_end();
-	pr_info("rcm_sample_conn: client: %d/%d as expected (%s), %d echoes, %d MRAs, %d APRs, %u ms\n",
+	pr_info("rcm_test_conn: client: %d/%d as expected (%s), %d echoes, %d MRAs, %d APRs, %u ms\n",
 		stats[0], conns, expect, stats[1], stats[2], stats[3],
 		jiffies_to_msecs(jiffies - t0));
 	return stats[0] == conns ? 0 : -EIO;
@@ -1175,11 +1175,11 @@ static void sample_remove(struct ib_device *dev, void *data)
 	ib_dealloc_pd(pd);
 	pd = NULL;
 	device = NULL;
-	pr_info("rcm_sample_conn: %s removed\n", dev_name(&dev->dev));
+	pr_info("rcm_test_conn: %s removed\n", dev_name(&dev->dev));
 }
 
 static struct ib_client sample_client = {
-	.name = "rcm_sample_conn",
+	.name = "rcm_test_conn",
 	.add = sample_add,
 	.remove = sample_remove,
 };

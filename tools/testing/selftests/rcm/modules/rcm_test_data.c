@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sample rdma_cm consumer that moves data, through the exported rdma_cm
- * API alone: an RC connection (connect, messages echoed, disconnect), a
+ * Test driver: an rdma_cm consumer that moves data, through the exported
+ * rdma_cm API alone: an RC connection (connect, messages echoed, disconnect), a
  * UD exchange whose peer QP and Q_Key come from SIDR (PS_UDP: connect is a
  * SIDR_REQ, ESTABLISHED carries the answer), and an IP multicast group
  * (join, datagrams sent to the group, leave). The server echoes every
  * message; the client checks each echo byte for byte. It runs the same on
  * rcm.ko and on the in-tree rdma_cm.
  *
- *   insmod rcm_sample_data.ko role=server mode=rc|ud [port=N]
- *   insmod rcm_sample_data.ko role=client mode=rc|ud peer=10.0.0.2
+ *   insmod rcm_test_data.ko role=server mode=rc|ud [port=N]
+ *   insmod rcm_test_data.ko role=client mode=rc|ud peer=10.0.0.2
  *          [port=N] [messages=N]
- *   insmod rcm_sample_data.ko role=server mode=mc local=10.0.0.2 [group=G]
- *   insmod rcm_sample_data.ko role=client mode=mc local=10.0.0.1 [group=G]
+ *   insmod rcm_test_data.ko role=server mode=mc local=10.0.0.2 [group=G]
+ *   insmod rcm_test_data.ko role=client mode=mc local=10.0.0.1 [group=G]
  *          [messages=N]
  *
  * The client works inside module init and fails the insmod (-EIO) unless

@@ -23,14 +23,14 @@
  * rcm_ib_cm_errno.sh runs it on the C CM first (the reference: every check
  * must pass there) and then, in the same boot, on rcm.
  *
- *   insmod rcm_sample_errno.ko [dev=rxe0]
+ *   insmod rcm_test_errno.ko [dev=rxe0]
  *
  * All the work happens in module init, on port 1 (RoCE v2) of `dev`. Each
- * check logs "rcm_sample_errno: ok <name>" or "rcm_sample_errno: FAIL
+ * check logs "rcm_test_errno: ok <name>" or "rcm_test_errno: FAIL
  * <name>: got X, expected Y"; a last line counts them, and init fails
  * (-EIO) if any check failed. Every id is destroyed before init returns.
  */
-#define pr_fmt(fmt) "rcm_sample_errno: " fmt
+#define pr_fmt(fmt) "rcm_test_errno: " fmt
 
 #include <linux/err.h>
 #include <linux/module.h>
@@ -40,7 +40,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
-#include "rcm_sample_path.h"
+#include "rcm_test_path.h"
 
 static char *ibdev = "rxe0";
 module_param_named(dev, ibdev, charp, 0444);
@@ -983,7 +983,7 @@ static void run_all(void)
 /* The loop path, and the same with a P_Key the port lacks. */
 static int find_path(void)
 {
-	int ret = rcm_sample_loop_path(device, SID_NOBODY, &sgid_attr, &path);
+	int ret = rcm_test_loop_path(device, SID_NOBODY, &sgid_attr, &path);
 
 	bad_pkey_path = path;
 	bad_pkey_path.pkey = cpu_to_be16(BAD_PKEY);

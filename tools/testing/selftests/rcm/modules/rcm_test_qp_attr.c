@@ -11,23 +11,23 @@
  * port's own GID), and logs, for each scenario, side and state, the mask
  * and every attribute the mask names, one line each:
  *
- *   rcm_sample_qp_attr: <scenario> <side> <cm state> <qp state>: <fields>
+ *   rcm_test_qp_attr: <scenario> <side> <cm state> <qp state>: <fields>
  *
  * The lines carry no addresses or random numbers, so the kselftest
  * rcm_ib_cm_errno.sh compares the lines of a run on the 6.12 C ib_cm with
  * those of a run on rcm in the same boot: they must be identical.
  *
- *   insmod rcm_sample_qp_attr.ko [dev=rxe0]
+ *   insmod rcm_test_qp_attr.ko [dev=rxe0]
  *
  * All the work happens in module init; it fails (-EIO) if a scenario did
  * not complete. Every id is destroyed before init returns.
  */
-#define pr_fmt(fmt) "rcm_sample_qp_attr: " fmt
+#define pr_fmt(fmt) "rcm_test_qp_attr: " fmt
 
 #include <linux/completion.h>
 #include <linux/module.h>
 #include <rdma/ib_cm.h>
-#include "rcm_sample_path.h"
+#include "rcm_test_path.h"
 
 static char *ibdev = "rxe0";
 module_param_named(dev, ibdev, charp, 0444);
@@ -339,7 +339,7 @@ static int __init qp_attr_init(void)
 		pr_warn("no RDMA device %s\n", ibdev);
 		return -ENODEV;
 	}
-	ret = rcm_sample_loop_path(device, SID(0), &sgid_attr, &path);
+	ret = rcm_test_loop_path(device, SID(0), &sgid_attr, &path);
 	if (ret) {
 		pr_warn("%s port 1: no RoCE v2 GID (%d)\n", ibdev, ret);
 		goto out;

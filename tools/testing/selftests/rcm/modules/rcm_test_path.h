@@ -3,8 +3,8 @@
  * The path the single-guest samples use: from port 1's first RoCE v2 GID
  * to itself, resolved already (the destination MAC is the port's own).
  */
-#ifndef RCM_SAMPLE_PATH_H
-#define RCM_SAMPLE_PATH_H
+#ifndef RCM_TEST_PATH_H
+#define RCM_TEST_PATH_H
 
 #include <linux/err.h>
 #include <linux/netdevice.h>
@@ -19,7 +19,7 @@
  * `*sgid_attr`; -EOPNOTSUPP without RoCE on port 1, -EADDRNOTAVAIL without
  * a RoCE v2 GID.
  */
-static inline int rcm_sample_loop_path(struct ib_device *device, __be64 sid,
+static inline int rcm_test_loop_path(struct ib_device *device, __be64 sid,
 				       const struct ib_gid_attr **sgid_attr,
 				       struct sa_path_rec *path)
 {
