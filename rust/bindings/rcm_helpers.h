@@ -18,6 +18,7 @@ u32 rcm_h_rdma_end_port(const struct ib_device *ibdev);
 bool rcm_h_rdma_protocol_roce(const struct ib_device *ibdev, u32 port);
 bool rcm_h_rdma_protocol_iwarp(const struct ib_device *ibdev, u32 port);
 bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port);
+bool rcm_h_rdma_cap_eth_ah(const struct ib_device *ibdev, u32 port);
 
 
 /*

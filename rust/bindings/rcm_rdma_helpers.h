@@ -13,6 +13,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_sa.h>
 #include "cma_priv.h"
+#include "restrack.h"
 #include "rcm_helpers.h"
 
 /*
@@ -25,7 +26,8 @@ void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 			rdma_cm_event_handler handler, void *context,
 			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
 			const char *caller, const struct rdma_id_private *parent);
-/* Releases what the id holds: tracking, GID entry, path records, net. */
+/* Releases what the id holds besides its device (rdma::cm_id lets go of
+ * that first): path records, net. */
 void rcm_h_rdma_id_release(struct rdma_id_private *priv);
 /* The namespace of an id's addresses. */
 struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv);
@@ -42,21 +44,6 @@ void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv);
 void rcm_h_rdma_qp_lock(struct rdma_id_private *priv);
 void rcm_h_rdma_qp_unlock(struct rdma_id_private *priv);
 
-/*
- * The GID entry of `port` of `ibdev` for the id's source address on its
- * network device (RoCE v2 GIDs first, then v1), held; NULL if the port
- * has none. The id is not changed: it takes the entry with
- * rcm_h_rdma_take_gid() once its bind is accepted.
- */
-const struct ib_gid_attr *
-rcm_h_rdma_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
-		    u32 port);
-/*
- * The id lets go of its device (its destroy, before a device removal
- * waiting for it is woken): its tracking entry and GID entry go, its
- * device is NULL.
- */
-void rcm_h_rdma_id_detach(struct rdma_id_private *priv);
 /*
  * The network device an IP source address belongs to, into the id's
  * device address (rdma_translate_ip); 0 or -EADDRNOTAVAIL / -ENODEV.
@@ -198,25 +185,8 @@ bool rcm_h_net_bindv6only(struct net *net);
  * CAP_NET_BIND_SERVICE). */
 bool rcm_h_capable_net_bind_service(struct net *net);
 
-/*
- * The GIDs of an id's addresses (rdma_read_gids): from the IP addresses on
- * RoCE, from the device address on IB; zero without a device.
- */
-void rcm_h_rdma_read_gids(struct rdma_cm_id *id, union ib_gid *sgid,
-			  union ib_gid *dgid);
 /* The id of a resource-tracking entry of an rdma_cm id. */
 struct rdma_cm_id *rcm_h_rdma_res_to_id(struct rdma_restrack_entry *res);
-/*
- * The P_Key index of the id's P_Key on its port (0xffff on Ethernet);
- * 0 or -errno.
- */
-int rcm_h_rdma_pkey_index(struct rdma_cm_id *id, u16 *index);
-
-/*
- * A UD QP of an id, just created, to RTS: INIT with `attr`/`mask` (the
- * id's port, P_Key index and Q_Key), then RTR, then RTS from PSN 0.
- */
-int rcm_h_rdma_ud_qp_ready(struct ib_qp *qp, struct ib_qp_attr *attr, int mask);
 
 /* ib_create_qp / ib_destroy_qp for an id's QP. */
 struct ib_qp *rcm_h_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr);

@@ -91,6 +91,13 @@ impl<'a> Device<'a> {
         unsafe { bindings::rcm_h_rdma_cap_ib_cm(self.ptr, port) }
     }
 
+    /// Whether `port`'s address handles carry Ethernet addresses (RoCE):
+    /// its QPs take the default P_Key.
+    pub(crate) fn has_eth_ah(&self, port: u32) -> bool {
+        // SAFETY: as for `is_roce`.
+        unsafe { bindings::rcm_h_rdma_cap_eth_ah(self.ptr, port) }
+    }
+
     /// The CA's local ACK delay (IBA time exponent), which REQs, REPs and
     /// LAPs fold into the ACK timeout they announce.
     pub(crate) fn ack_delay(&self) -> u8 {

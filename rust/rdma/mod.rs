@@ -7,6 +7,7 @@
 //! only the safe types exported here.
 
 pub(crate) mod client;
+pub(crate) mod cm_id;
 pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod gid;
@@ -17,6 +18,7 @@ pub(crate) mod mad_ah;
 pub(crate) mod mad_path;
 pub(crate) mod netwatch;
 pub(crate) mod path;
+pub(crate) mod qp;
 pub(crate) mod resolution;
 pub(crate) mod restrack;
 pub(crate) mod sa;

@@ -52,6 +52,13 @@ bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port)
 	return rdma_cap_ib_cm(ibdev, port);
 }
 
+bool rcm_h_rdma_cap_eth_ah(const struct ib_device *ibdev, u32 port)
+{
+	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
+		return false;
+	return rdma_cap_eth_ah(ibdev, port);
+}
+
 static void rcm_h_path_from_ah_attr(const struct rdma_ah_attr *attr,
 				    struct rcm_h_path *out)
 {

@@ -50,8 +50,6 @@ void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 
 void rcm_h_rdma_id_release(struct rdma_id_private *priv)
 {
-	/* Detached in its destroy already, unless it never got that far. */
-	rcm_h_rdma_id_detach(priv);
 	kfree(priv->id.route.path_rec);
 	priv->id.route.path_rec = NULL;
 	kfree(priv->id.route.path_rec_inbound);
@@ -160,40 +158,6 @@ void rcm_h_listen_row_del(struct rdma_id_private *row)
 {
 	rdma_restrack_del(&row->res);
 	kfree(row);
-}
-
-const struct ib_gid_attr *
-rcm_h_rdma_find_gid(const struct rdma_id_private *priv, struct ib_device *ibdev,
-		    u32 port)
-{
-	const struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-	const struct ib_gid_attr *attr;
-	struct net_device *ndev;
-	union ib_gid gid;
-
-	if (!rdma_protocol_roce(ibdev, port) ||
-	    !rdma_dev_access_netns(ibdev, da->net))
-		return NULL;
-	ndev = rcm_h_rdma_id_ndev(priv);
-	if (!ndev)
-		return NULL;
-	rdma_ip2gid((struct sockaddr *)&priv->id.route.addr.src_addr, &gid);
-	attr = rdma_find_gid_by_port(ibdev, &gid, rcm_h_roce_gid_type(ibdev, port),
-				     port, ndev);
-	dev_put(ndev);
-	return IS_ERR(attr) ? NULL : attr;
-}
-
-void rcm_h_rdma_id_detach(struct rdma_id_private *priv)
-{
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-
-	rdma_restrack_del(&priv->res);
-	if (da->sgid_attr) {
-		rdma_put_gid_attr(da->sgid_attr);
-		da->sgid_attr = NULL;
-	}
-	WRITE_ONCE(priv->id.device, NULL);
 }
 
 int rcm_h_rdma_translate(struct rdma_id_private *priv)
@@ -505,57 +469,9 @@ bool rcm_h_capable_net_bind_service(struct net *net)
 	return ns_capable(net->user_ns, CAP_NET_BIND_SERVICE);
 }
 
-void rcm_h_rdma_read_gids(struct rdma_cm_id *id, union ib_gid *sgid,
-			  union ib_gid *dgid)
-{
-	struct rdma_addr *a = &id->route.addr;
-
-	if (!id->device) {
-		if (sgid)
-			memset(sgid, 0, sizeof(*sgid));
-		if (dgid)
-			memset(dgid, 0, sizeof(*dgid));
-		return;
-	}
-	if (rdma_protocol_roce(id->device, id->port_num)) {
-		if (sgid)
-			rdma_ip2gid((struct sockaddr *)&a->src_addr, sgid);
-		if (dgid)
-			rdma_ip2gid((struct sockaddr *)&a->dst_addr, dgid);
-		return;
-	}
-	if (sgid)
-		rdma_addr_get_sgid(&a->dev_addr, sgid);
-	if (dgid)
-		rdma_addr_get_dgid(&a->dev_addr, dgid);
-}
-
 struct rdma_cm_id *rcm_h_rdma_res_to_id(struct rdma_restrack_entry *res)
 {
 	return &container_of(res, struct rdma_id_private, res)->id;
-}
-
-int rcm_h_rdma_pkey_index(struct rdma_cm_id *id, u16 *index)
-{
-	u16 pkey = rdma_cap_eth_ah(id->device, id->port_num) ?
-		   0xffff : ib_addr_get_pkey(&id->route.addr.dev_addr);
-
-	return ib_find_cached_pkey(id->device, id->port_num, pkey, index);
-}
-
-int rcm_h_rdma_ud_qp_ready(struct ib_qp *qp, struct ib_qp_attr *attr, int mask)
-{
-	int ret = ib_modify_qp(qp, attr, mask);
-
-	if (ret)
-		return ret;
-	attr->qp_state = IB_QPS_RTR;
-	ret = ib_modify_qp(qp, attr, IB_QP_STATE);
-	if (ret)
-		return ret;
-	attr->qp_state = IB_QPS_RTS;
-	attr->sq_psn = 0;
-	return ib_modify_qp(qp, attr, IB_QP_STATE | IB_QP_SQ_PSN);
 }
 
 struct ib_qp *rcm_h_create_qp(struct ib_pd *pd, struct ib_qp_init_attr *attr)

@@ -98,8 +98,8 @@ impl RdmaCmAbi {
                 return refuse(self);
             }
         };
-        // SAFETY: a new id's lock, below its listener's.
-        unsafe { bindings::rcm_h_rdma_handler_lock_nested(b.private()) };
+        // A new id's lock, below its listener's.
+        b.lock_handler_nested();
         let ud = self.read(|core| core.get(child).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
         let ret = call_handler(&b, event, ud);
         if ret != 0 {

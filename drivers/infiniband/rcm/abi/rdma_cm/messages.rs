@@ -104,6 +104,12 @@ pub(crate) unsafe extern "C" fn rdma_read_gids(
 ) {
     // SAFETY: per this function's contract.
     let b = unsafe { RdmaIdBox::from_id(id) };
-    // SAFETY: the id is live; the outputs are NULL or valid.
-    unsafe { bindings::rcm_h_rdma_read_gids(b.as_id(), sgid, dgid) };
+    let (src, dst) = b.gids();
+    for (gid, out) in [(src, sgid), (dst, dgid)] {
+        if let (Some(gid), false) = (gid, out.is_null()) {
+            // SAFETY: a non-NULL output is valid per this function's
+            // contract.
+            unsafe { out.write(bindings::ib_gid { raw: gid }) };
+        }
+    }
 }

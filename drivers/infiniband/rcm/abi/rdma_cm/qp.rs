@@ -95,7 +95,7 @@ impl RdmaCmAbi {
         let ret = match self.qp_attrs(s, bx, &mut a) {
             // A UD QP goes on to RTS at once, as 6.12's does.
             // SAFETY: `qp` was just created; `a` is filled.
-            Ok(mask) if ud => unsafe { b::rcm_h_rdma_ud_qp_ready(qp, &mut a, mask as c_int) },
+            Ok(mask) if ud => unsafe { crate::rdma::qp::ud_ready(qp, &mut a, mask as c_int) },
             // SAFETY: as above.
             Ok(mask) => unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) },
             Err(e) => e,
@@ -247,13 +247,7 @@ fn id_attrs(bx: &RdmaIdBox, a: &mut b::ib_qp_attr, qkey: Option<u32>) -> Result<
     if ibdev.is_null() {
         return Err(EINVAL.to_errno());
     }
-    let mut index = 0u16;
-    // SAFETY: the id has a device (above); the output is ours.
-    let ret = unsafe { b::rcm_h_rdma_pkey_index(bx.as_id(), &mut index) };
-    if ret != 0 {
-        return Err(ret);
-    }
-    a.pkey_index = index;
+    a.pkey_index = bx.pkey_index()?;
     a.port_num = port;
     let mut mask = b::ib_qp_attr_mask_IB_QP_STATE
         | b::ib_qp_attr_mask_IB_QP_PKEY_INDEX

@@ -43,15 +43,11 @@ impl Found {
     /// The id takes the device, port and GID entry, and enters ib_core's
     /// resource tracking.
     pub(super) fn attach(self, b: &RdmaIdBox) {
-        let attr = self.gid.into_raw();
-        // SAFETY: the id's fields are ours during its own call (or under
-        // the core's lock, which its destroy takes first); the device is
-        // registered while an id is on it; the GID reference is handed
-        // over.
-        unsafe {
-            bindings::rcm_h_rdma_take_gid(b.private(), attr, self.ibdev, self.port);
-            bindings::rcm_h_rdma_track(b.private());
-        }
+        // SAFETY: a served device stays registered during the call that
+        // found it (its removal waits for the client callbacks, which take
+        // the service).
+        let device = unsafe { Device::from_raw(self.ibdev) };
+        b.take_gid(self.gid, &device, self.port);
     }
 }
 
@@ -103,16 +99,16 @@ pub(super) fn find_device(
         // removal waits for the client callbacks, which take the service).
         let device = unsafe { Device::from_raw(ibdev) };
         for port in device.ports() {
-            // SAFETY: reads the id's addresses; the device is registered.
-            let attr = unsafe {
-                if device.is_iwarp(port) {
-                    bindings::rcm_h_iw_find_gid(b.private(), ibdev, port)
-                } else {
-                    bindings::rcm_h_rdma_find_gid(b.private(), ibdev, port)
+            let gid = if device.is_iwarp(port) {
+                // SAFETY: reads the id's addresses; the device is
+                // registered; the helper returns a held entry or NULL.
+                unsafe {
+                    GidAttr::from_owned(bindings::rcm_h_iw_find_gid(b.private(), ibdev, port))
                 }
+            } else {
+                b.find_roce_gid(&device, port)
             };
-            // SAFETY: the helpers return a held entry or NULL.
-            if let Some(gid) = unsafe { GidAttr::from_owned(attr) } {
+            if let Some(gid) = gid {
                 return Ok(Found {
                     device: *id,
                     ibdev,

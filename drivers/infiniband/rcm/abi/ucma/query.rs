@@ -153,12 +153,8 @@ fn facts(s: &Service, b: &RdmaIdBox) -> IdFacts {
             &mut d.pkey,
         )
     };
-    let mut sgid = bindings::ib_gid::default();
-    let mut dgid = bindings::ib_gid::default();
-    // SAFETY: the id is held; the GIDs are ours.
-    unsafe { bindings::rcm_h_rdma_read_gids(b.as_id(), &mut sgid, &mut dgid) };
-    // SAFETY: a GID is 16 bytes under any of its views.
-    let (sgid, dgid) = unsafe { (sgid.raw, dgid.raw) };
+    let (sgid, dgid) = b.gids();
+    let (sgid, dgid) = (sgid.unwrap_or_default(), dgid.unwrap_or_default());
     IdFacts {
         src,
         dst,

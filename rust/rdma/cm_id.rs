@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C structure of an rdma_cm id: 6.12's `struct rdma_id_private`,
+//! whose first field is the `struct rdma_cm_id` consumers hold and whose
+//! layout ib_core's resource tracking reads. Its set-up and release, the
+//! fields consumers and ib_core read, its handler and QP locks, and the
+//! device, GID entry and tracking entry an id takes and lets go of.
+
+use crate::bindings;
+use crate::proto::rdma_cm::SockAddr;
+use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
+use crate::rdma::sockaddr::{read_sockaddr, write_sockaddr};
+use core::ptr::{addr_of, addr_of_mut};
+use kernel::error::from_err_ptr;
+use kernel::ffi::{c_char, c_int, c_void};
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// What an id is created with.
+pub(crate) struct NewId {
+    pub(crate) net: *mut bindings::net,
+    pub(crate) handler: bindings::rdma_cm_event_handler,
+    pub(crate) context: *mut c_void,
+    pub(crate) ps: bindings::rdma_ucm_port_space,
+    pub(crate) qp_type: bindings::ib_qp_type,
+    /// A kernel consumer's module name; NULL for a user id.
+    pub(crate) caller: *const c_char,
+    /// A request's listener, whose owner the id takes in resource
+    /// tracking (NULL: `caller`, or the current task).
+    pub(crate) parent: *const bindings::rdma_id_private,
+}
+
+/// An id's C structure. It must stay where it was initialised:
+/// consumers hold a pointer to its first field.
+///
+/// INVARIANT: rcm writes the fields consumers read (addresses, device,
+/// port, route, QP, state) only while the core's lock or the id's handler
+/// lock keeps the id's own calls apart, and forms no Rust reference to
+/// the structure: consumers read it, and write `context` and
+/// `event_handler`, without a lock, as with the C rdma_cm.
+#[pin_data(PinnedDrop)]
+#[repr(C)]
+pub(crate) struct CmIdPrivate {
+    #[pin]
+    inner: Opaque<bindings::rdma_id_private>,
+}
+
+// SAFETY: the C fields are shared with consumers and ib_core under the
+// rules of the type invariant, which hold from any thread.
+unsafe impl Send for CmIdPrivate {}
+// SAFETY: as above; `&CmIdPrivate` only hands out raw pointers.
+unsafe impl Sync for CmIdPrivate {}
+
+/// `ARPHRD_INFINIBAND`: a device address of that type holds its GID four
+/// bytes in (after the QP number), others at the start.
+const IB_GID_OFFSET: usize = 4;
+
+impl CmIdPrivate {
+    /// A new IDLE id's structure.
+    pub(crate) fn new(n: &NewId) -> impl PinInit<Self> {
+        let (net, handler, context, ps, qp_type, caller, parent) = (
+            n.net, n.handler, n.context, n.ps, n.qp_type, n.caller, n.parent,
+        );
+        pin_init!(CmIdPrivate {
+            inner <- Opaque::ffi_init(move |p: *mut bindings::rdma_id_private| {
+                // SAFETY: `p` is this field's memory, which we zero and set
+                // up before anyone sees it; `net` is a live namespace the
+                // caller holds, which the id references; a parent is a
+                // listener whose handler lock the caller holds (its
+                // tracking entry is live).
+                unsafe {
+                    core::ptr::write_bytes(p, 0, 1);
+                    bindings::rcm_h_rdma_id_init(
+                        p, net, handler, context, ps, qp_type, caller, parent,
+                    );
+                }
+            }),
+        })
+    }
+
+    /// The consumer's pointer.
+    pub(crate) fn as_id(&self) -> *mut bindings::rdma_cm_id {
+        self.inner.get().cast()
+    }
+
+    /// The whole structure, for the C helpers that fill its parts.
+    pub(crate) fn private(&self) -> *mut bindings::rdma_id_private {
+        self.inner.get()
+    }
+
+    /// The consumer's context pointer (`id->context`).
+    pub(crate) fn context(&self) -> *mut c_void {
+        // SAFETY: the structure lives with `self`; consumers write the
+        // field without a lock (type invariant), so it is read whole, once.
+        unsafe { addr_of!((*self.private()).id.context).read_volatile() }
+    }
+
+    /// Sets the consumer's context pointer (a consumer inside rcm, from
+    /// the id's handler).
+    pub(crate) fn set_context(&self, context: *mut c_void) {
+        // SAFETY: as in `context`.
+        unsafe { addr_of_mut!((*self.private()).id.context).write_volatile(context) }
+    }
+
+    /// The id's QP type (`id->qp_type`), fixed at creation.
+    pub(crate) fn qp_type(&self) -> bindings::ib_qp_type {
+        // SAFETY: the structure lives with `self`; written before the id
+        // is handed out.
+        unsafe { addr_of!((*self.private()).id.qp_type).read() }
+    }
+
+    /// Sets the state ib_core's resource tracking shows.
+    pub(crate) fn set_kernel_state(&self, state: bindings::rdma_cm_state) {
+        // SAFETY: the structure lives with `self`; an aligned word store
+        // that racy readers (nldev) see whole.
+        unsafe { addr_of_mut!((*self.private()).state).write_volatile(state) }
+    }
+
+    /// Marks the id as being destroyed (deliveries stop).
+    pub(crate) fn set_destroying(&self) {
+        self.set_kernel_state(bindings::rdma_cm_state_RDMA_CM_DESTROYING);
+    }
+
+    /// Whether the id is being destroyed.
+    pub(crate) fn destroying(&self) -> bool {
+        // SAFETY: as in `set_kernel_state`.
+        let state = unsafe { addr_of!((*self.private()).state).read_volatile() };
+        state == bindings::rdma_cm_state_RDMA_CM_DESTROYING
+    }
+
+    /// Writes the addresses consumers read (`route.addr.src_addr` and
+    /// `dst_addr`).
+    pub(crate) fn write_addrs(&self, src: Option<SockAddr>, dst: Option<SockAddr>) {
+        let p = self.private();
+        // SAFETY: the structure lives with `self`; the address fields are
+        // ours to write (type invariant).
+        unsafe {
+            let addr = addr_of_mut!((*p).id.route.addr);
+            if let Some(src) = src {
+                write_sockaddr(addr_of_mut!((*addr).src_addr), &src);
+            }
+            if let Some(dst) = dst {
+                write_sockaddr(addr_of_mut!((*addr).dst_addr), &dst);
+            }
+        }
+    }
+
+    /// The addresses consumers read (`route.addr.src_addr` and
+    /// `dst_addr`); `None` for an unset (AF_UNSPEC) one.
+    pub(crate) fn addrs(&self) -> (Option<SockAddr>, Option<SockAddr>) {
+        let p = self.private();
+        // SAFETY: both fields live with `self` and hold a socket address
+        // (AF_UNSPEC until set, which reads as none).
+        unsafe {
+            (
+                read_sockaddr(addr_of!((*p).id.route.addr.src_addr).cast()).ok(),
+                read_sockaddr(addr_of!((*p).id.route.addr.dst_addr).cast()).ok(),
+            )
+        }
+    }
+
+    /// Mirrors the QP number for ib_core's resource tracking.
+    pub(crate) fn set_qp(&self, qp: *mut bindings::ib_qp, qp_num: u32) {
+        let p = self.private();
+        // SAFETY: as in `write_addrs`.
+        unsafe {
+            addr_of_mut!((*p).id.qp).write_volatile(qp);
+            addr_of_mut!((*p).qp_num).write_volatile(qp_num);
+        }
+    }
+
+    /// The id's QP (NULL if none).
+    pub(crate) fn qp(&self) -> *mut bindings::ib_qp {
+        // SAFETY: the structure lives with `self`.
+        unsafe { addr_of!((*self.private()).id.qp).read_volatile() }
+    }
+
+    /// The id's device (NULL before it has one) and port.
+    pub(crate) fn device_port(&self) -> (*mut bindings::ib_device, u32) {
+        let p = self.private();
+        // SAFETY: the structure lives with `self`.
+        unsafe {
+            (
+                addr_of!((*p).id.device).read_volatile(),
+                addr_of!((*p).id.port_num).read_volatile(),
+            )
+        }
+    }
+
+    /// The id's device and port, if it has a device.
+    pub(crate) fn device(&self) -> Option<(Device<'_>, u32)> {
+        let (ibdev, port) = self.device_port();
+        if ibdev.is_null() {
+            return None;
+        }
+        // SAFETY: a device an id is on stays registered while the id is
+        // (its removal waits for the id's destroy, which clears the field
+        // first).
+        Some((unsafe { Device::from_raw(ibdev) }, port))
+    }
+
+    /// Whether the id is on an iWARP port (lock-free: its device and port
+    /// fields).
+    pub(crate) fn on_iwarp(&self) -> bool {
+        self.device()
+            .is_some_and(|(device, port)| device.is_iwarp(port))
+    }
+
+    /// The ACK timeout the consumer set (`rdma_set_ack_timeout`), if any.
+    pub(crate) fn ack_timeout(&self) -> Option<u8> {
+        let p = self.private();
+        // SAFETY: the structure lives with `self`; written only by the
+        // option calls of the id's consumer.
+        let (set, value) = unsafe {
+            (
+                (*p).timeout_set() != 0,
+                addr_of!((*p).timeout).read_volatile(),
+            )
+        };
+        set.then_some(value)
+    }
+
+    /// The minimum RNR timer the consumer set, if any.
+    pub(crate) fn min_rnr_timer(&self) -> Option<u8> {
+        let p = self.private();
+        // SAFETY: as in `ack_timeout`.
+        let (set, value) = unsafe {
+            (
+                (*p).min_rnr_timer_set() != 0,
+                addr_of!((*p).min_rnr_timer).read_volatile(),
+            )
+        };
+        set.then_some(value)
+    }
+
+    /// Sets the ACK timeout (`rdma_set_ack_timeout`).
+    pub(crate) fn set_ack_timeout(&self, timeout: u8) {
+        let p = self.private();
+        // SAFETY: as in `ack_timeout`; the bit field shares its byte only
+        // with the other option flags, written by the same consumer.
+        unsafe {
+            (*p).timeout = timeout;
+            (*p).set_timeout_set(1);
+        }
+    }
+
+    /// Sets the minimum RNR timer (`rdma_set_min_rnr_timer`).
+    pub(crate) fn set_min_rnr_timer(&self, timer: u8) {
+        let p = self.private();
+        // SAFETY: as in `set_ack_timeout`.
+        unsafe {
+            (*p).min_rnr_timer = timer;
+            (*p).set_min_rnr_timer_set(1);
+        }
+    }
+
+    /// The GID entry of `port` of `device` for the id's source address on
+    /// its network device (RoCE v2 entries where the port has them, else
+    /// v1), held; `None` if the port is not RoCE or has none. The id is
+    /// not changed: it takes the entry with [`Self::take_gid`] once its
+    /// bind is accepted.
+    pub(crate) fn find_roce_gid(&self, device: &Device<'_>, port: u32) -> Option<GidAttr> {
+        let p = self.private();
+        // SAFETY: the namespace is set at creation and held by the id.
+        let net = unsafe { addr_of!((*p).id.route.addr.dev_addr.net).read() };
+        // SAFETY: the device is registered (type invariant of `Device`).
+        if !device.is_roce(port)
+            || !unsafe { bindings::rdma_dev_access_netns(device.as_raw(), net) }
+        {
+            return None;
+        }
+        let gid = bindings::ib_gid {
+            raw: self.addrs().0?.gid(),
+        };
+        // SAFETY: reads the id's bound interface, ours during its call.
+        let ndev = unsafe { bindings::rcm_h_rdma_id_ndev(p) };
+        if ndev.is_null() {
+            return None;
+        }
+        // SAFETY: the device is registered; `ndev` is held until the put
+        // below; the GID is ours.
+        let attr = unsafe {
+            let gid_type = bindings::rcm_h_roce_gid_type(device.as_raw(), port);
+            let attr = bindings::rdma_find_gid_by_port(device.as_raw(), &gid, gid_type, port, ndev);
+            bindings::rcm_h_netdev_put(ndev);
+            attr
+        };
+        let attr = from_err_ptr(attr.cast_mut()).ok()?;
+        // SAFETY: rdma_find_gid_by_port returns a held entry.
+        unsafe { GidAttr::from_owned(attr) }
+    }
+
+    /// The id takes `gid`, its device and port (a bind or resolution the
+    /// core accepted), and enters ib_core's resource tracking.
+    pub(crate) fn take_gid(&self, gid: GidAttr, device: &Device<'_>, port: u32) {
+        // SAFETY: the id's fields are ours during its own call (or under
+        // the core's lock, which its destroy takes first); the device is
+        // registered while an id is on it; the GID reference is handed
+        // over; the tracking entry was set up at creation.
+        unsafe {
+            bindings::rcm_h_rdma_take_gid(self.private(), gid.into_raw(), device.as_raw(), port);
+            bindings::rcm_h_rdma_track(self.private());
+        }
+    }
+
+    /// Lets go of the id's device: its resource-tracking entry and GID
+    /// entry (its destroy, before a removal waiting for it is woken: at
+    /// the last reference, the device may be gone).
+    pub(crate) fn detach_device(&self) {
+        let p = self.private();
+        // SAFETY: the id is destroyed in the core (nothing attaches it
+        // again) and its handler no longer runs, or it is being dropped;
+        // the device is registered until the removal that waits for this
+        // destroy returns. The tracking entry was set up at creation (an
+        // entry no longer tracked is left alone); the GID reference is
+        // the id's, put once and cleared.
+        unsafe {
+            bindings::rdma_restrack_del(addr_of_mut!((*p).res));
+            let sgid = addr_of_mut!((*p).id.route.addr.dev_addr.sgid_attr);
+            let attr = sgid.read();
+            if !attr.is_null() {
+                sgid.write(core::ptr::null());
+                bindings::rdma_put_gid_attr(attr);
+            }
+            addr_of_mut!((*p).id.device).write_volatile(core::ptr::null_mut());
+        }
+    }
+
+    /// The id's source and destination GIDs (`rdma_read_gids`): all zero
+    /// without a device; on RoCE those of its IP addresses (`None` for an
+    /// address not set); elsewhere those in its device addresses.
+    pub(crate) fn gids(&self) -> (Option<[u8; 16]>, Option<[u8; 16]>) {
+        let Some((device, port)) = self.device() else {
+            return (Some([0; 16]), Some([0; 16]));
+        };
+        if device.is_roce(port) {
+            let (src, dst) = self.addrs();
+            return (src.map(|a| a.gid()), dst.map(|a| a.gid()));
+        }
+        let p = self.private();
+        // SAFETY: the device address is the id's, written by its
+        // resolution before the id got its device.
+        let (dev_type, src, dst) = unsafe {
+            let da = addr_of!((*p).id.route.addr.dev_addr);
+            (
+                addr_of!((*da).dev_type).read(),
+                addr_of!((*da).src_dev_addr).read(),
+                addr_of!((*da).dst_dev_addr).read(),
+            )
+        };
+        let offset = if u32::from(dev_type) == bindings::ARPHRD_INFINIBAND {
+            IB_GID_OFFSET
+        } else {
+            0
+        };
+        let gid_at = |a: &[u8]| {
+            a.get(offset..offset + 16)
+                .and_then(|g| <[u8; 16]>::try_from(g).ok())
+        };
+        (gid_at(&src), gid_at(&dst))
+    }
+
+    /// The index of the id's P_Key in its port's table: the default
+    /// P_Key on Ethernet ports, the resolved one elsewhere.
+    pub(crate) fn pkey_index(&self) -> Result<u16, c_int> {
+        let (device, port) = self.device().ok_or(EINVAL.to_errno())?;
+        let pkey = if device.has_eth_ah(port) {
+            0xffff
+        } else {
+            // SAFETY: the device address is the id's, resolved before the
+            // id got its device; its broadcast address holds the P_Key.
+            let b = unsafe { addr_of!((*self.private()).id.route.addr.dev_addr.broadcast).read() };
+            u16::from_be_bytes([b[8], b[9]])
+        };
+        let mut index = 0u16;
+        // SAFETY: the device is registered; the output is ours.
+        let ret = unsafe { bindings::ib_find_cached_pkey(device.as_raw(), port, pkey, &mut index) };
+        if ret != 0 {
+            return Err(ret);
+        }
+        Ok(index)
+    }
+
+    /// Takes the id's handler lock (`rdma_lock_handler`).
+    pub(crate) fn lock_handler(&self) {
+        // SAFETY: the mutex was set up at creation and lives with `self`.
+        unsafe { bindings::rcm_h_rdma_handler_lock(self.private()) };
+    }
+
+    /// Takes the id's handler lock to destroy it (possibly from a handler
+    /// of another id).
+    pub(crate) fn lock_handler_to_destroy(&self) {
+        // SAFETY: as in `lock_handler`.
+        unsafe { bindings::rcm_h_rdma_handler_lock_to_destroy(self.private()) };
+    }
+
+    /// Takes a new id's handler lock while its listener's is held.
+    pub(crate) fn lock_handler_nested(&self) {
+        // SAFETY: as in `lock_handler`.
+        unsafe { bindings::rcm_h_rdma_handler_lock_nested(self.private()) };
+    }
+
+    /// Releases the id's handler lock.
+    pub(crate) fn unlock_handler(&self) {
+        // SAFETY: as in `lock_handler`; the caller holds it.
+        unsafe { bindings::rcm_h_rdma_handler_unlock(self.private()) };
+    }
+
+    /// Takes the id's QP lock: the QP is moved and destroyed under it
+    /// (6.12's `qp_mutex`).
+    pub(crate) fn lock_qp(&self) -> QpLock<'_> {
+        // SAFETY: the mutex was set up at creation and lives with `self`.
+        unsafe { bindings::rcm_h_rdma_qp_lock(self.private()) };
+        QpLock { id: self }
+    }
+}
+
+/// An id's QP lock, held until dropped.
+pub(crate) struct QpLock<'a> {
+    id: &'a CmIdPrivate,
+}
+
+impl Drop for QpLock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: this guard holds the lock.
+        unsafe { bindings::rcm_h_rdma_qp_unlock(self.id.private()) };
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for CmIdPrivate {
+    fn drop(self: Pin<&mut Self>) {
+        self.detach_device();
+        // SAFETY: the last reference is going: nothing else uses the id;
+        // this releases what `rcm_h_rdma_id_init` and later calls took.
+        unsafe { bindings::rcm_h_rdma_id_release(self.private()) };
+    }
+}
