@@ -7,11 +7,12 @@
 //! MAD intake work, one task at a time), one at a time and in order, with
 //! no lock held, so a handler may call back into the API.
 //! `ib_destroy_cm_id` waits for a running callback of the id (or of the
-//! listener a REQ came from); called from that very callback, it leaves
-//! the freeing to the delivery code instead.
+//! listener a REQ came from), unless called from that very callback. A
+//! delivery holds its own reference on the ids it calls back for, so an
+//! id destroyed from its callback is freed when the delivery lets go.
 
 use super::event_params::{event_params, EventContext};
-use super::id::{sync_id, CmIdBox};
+use super::id::CmIdBox;
 use super::path::event_path;
 use super::types::kernel_qp_type;
 use super::IbCm;
@@ -30,6 +31,7 @@ use crate::rdma::timer::now_ms;
 use crate::shell::{EventBatch, Peer};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// What created a passive id.
 enum Incoming<'a> {
@@ -61,46 +63,46 @@ impl IbCm {
 }
 
 impl IbCm {
-    /// The registered box of a comm id.
-    pub(crate) fn id_box(&self, comm: CommId) -> Option<*mut CmIdBox> {
+    /// The registered box of a comm id, with a reference for the caller.
+    pub(crate) fn id_box(&self, comm: CommId) -> Option<Arc<CmIdBox>> {
         let ids = self.ids.lock();
-        let found = ids.get(&comm.0).map(|&b| b as *mut CmIdBox);
+        let found = ids.get(&comm.0).cloned();
         found
     }
 
-    /// Registers a box; on failure the caller still owns it.
-    pub(crate) fn register_id(&self, b: *mut CmIdBox) -> Result {
-        // SAFETY: the caller passes a live box.
-        let comm = unsafe { (*b).comm };
-        self.ids
-            .lock()
-            .try_insert(comm.0, b as usize)
-            .map_err(|_| ENOMEM)
+    /// Registers a box as its consumer's (dropped on failure).
+    pub(crate) fn register_id(&self, b: Arc<CmIdBox>) -> Result {
+        self.ids.lock().try_insert(b.comm.0, b).map_err(|_| ENOMEM)
     }
 
-    /// Ends an id for its consumer (`ib_destroy_cm_id`, or a non-zero
-    /// handler return): the core finishes the protocol, the box goes.
-    ///
-    /// # Safety
-    ///
-    /// `b` must be a live, registered box, not used by the caller after.
-    pub(crate) unsafe fn destroy_id(&self, s: &Service, b: *mut CmIdBox) {
-        // SAFETY: live per the contract.
-        let comm = unsafe { (*b).comm };
+    /// Whether `b` is still its consumer's (not destroyed).
+    fn is_registered(&self, b: &CmIdBox) -> bool {
+        let ids = self.ids.lock();
+        let found = ids.get(&b.comm.0).is_some_and(|r| core::ptr::eq(&**r, b));
+        found
+    }
+
+    /// Ends the consumer's id `comm` (`ib_destroy_cm_id`, or a non-zero
+    /// handler return): the core finishes the protocol, the consumer's
+    /// reference goes. Outside the id's own callback, waits for one
+    /// running, then puts the id's GID entry (its device may go once this
+    /// returns; the box may outlive the call in a delivery's hands).
+    pub(crate) fn destroy_id(&self, s: &Service, comm: CommId) {
         if s.destroy(comm, true) == Ok(false) {
             // A shared listener someone else still holds.
             return;
         }
-        self.ids.lock().remove(&comm.0);
+        let Some(b) = self.ids.lock().remove(&comm.0) else {
+            return;
+        };
         if self.in_callback(comm.0) && self.worker.load(Ordering::Acquire) == current_task() {
-            // Called from the callback that is delivering to this id.
-            // SAFETY: live per the contract.
-            unsafe { (*b).free_pending.store(true, Ordering::Release) };
+            // Called from the callback that is delivering to this id: the
+            // delivery's reference keeps the box (and the GID entry its
+            // event names) until the callback has returned.
             return;
         }
         wait_until(&|| !self.in_callback(comm.0));
-        // SAFETY: unregistered and no callback runs for it: ours to free.
-        drop(unsafe { KBox::from_raw(b) });
+        b.hold_gid(None);
     }
 
     /// Whether a handler runs for `comm` (as the id or as the listener of
@@ -123,23 +125,19 @@ impl IbCm {
     /// listener's handler and context, then `IB_CM_REQ_RECEIVED` or
     /// `IB_CM_SIDR_REQ_RECEIVED`.
     fn deliver_new(&self, s: &Service, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
-        let (listen_box, handler, context, device) = {
+        let l = {
             let ids = self.ids.lock();
-            let Some(&lb) = ids.get(&listener.0) else {
+            let Some(l) = ids.get(&listener.0).cloned() else {
                 drop(ids);
                 self.reject_orphan(s, comm);
                 return;
             };
-            let lb = lb as *mut CmIdBox;
-            // SAFETY: registered boxes are live while the registry lock is
-            // held (destroy unregisters before freeing).
-            let l = unsafe { &*lb };
             // Mark the listener busy before the lock goes, so that its
             // destroy waits for this callback.
             self.delivering[1].store(listener.0, Ordering::Release);
-            let (handler, context) = l.handler_and_context();
-            (lb, handler, context, l.device())
+            l
         };
+        let ((handler, context), device) = (l.handler_and_context(), l.device());
         let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
         // SAFETY: the listener's device is registered while the listener
         // exists, which `delivering[1]` ensures.
@@ -176,10 +174,8 @@ impl IbCm {
             self.reject_orphan(s, comm);
             return;
         };
-        if self.register_id(b).is_err() {
+        if self.register_id(b.clone()).is_err() {
             self.callback_done();
-            // SAFETY: never published.
-            drop(unsafe { KBox::from_raw(b) });
             self.reject_orphan(s, comm);
             return;
         }
@@ -188,23 +184,16 @@ impl IbCm {
             // without it.
             let _ = s.call_any_context(|ep, _| ep.set_alternate(comm, alternate, None));
         }
-        // SAFETY: `b` is live and registered.
-        sync_id(s, unsafe { &*b });
+        sync_id(s, &b);
         let sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
-        // SAFETY: `b` is live and not yet handed to anyone.
-        unsafe { (*b).hold_gid(gid) };
+        b.hold_gid(gid);
         let pkey_index = peer.map_or(0, |p| p.path.pkey_index);
         self.delivering[0].store(comm.0, Ordering::Release);
         let ret = match incoming {
-            // SAFETY: `b` is live (its destroy waits for `delivering`), the
-            // listener too (`delivering[1]`); `b` holds `sgid_attr`.
-            Incoming::Req(req, attr_mod) => unsafe {
-                self.call_req(b, listen_box, req, attr_mod, peer, sgid_attr)
-            },
-            // SAFETY: as above; the private data lives until the call returns.
-            Incoming::SidrReq(req) => unsafe {
+            Incoming::Req(req, attr_mod) => self.call_req(&b, &l, req, attr_mod, peer, sgid_attr),
+            Incoming::SidrReq(req) => {
                 let ev = bindings::rcm_h_sidr_req_event {
-                    listen_id: (*listen_box).as_raw(),
+                    listen_id: l.as_raw(),
                     sgid_attr,
                     private_data: req.private_data.as_ptr().cast(),
                     service_id: req.service_id,
@@ -212,21 +201,21 @@ impl IbCm {
                     pkey: req.partition_key,
                     pkey_index,
                 };
-                bindings::rcm_h_deliver_sidr_req((*b).as_raw(), &ev)
-            },
+                // SAFETY: both ids are live (references held); `b` holds
+                // `sgid_attr`; the private data lives until the call
+                // returns.
+                unsafe { bindings::rcm_h_deliver_sidr_req(b.as_raw(), &ev) }
+            }
         };
-        self.finish_delivery(s, b, Some(listen_box), ret);
+        self.finish_delivery(s, &b, ret);
     }
 
-    /// Calls the handler of `b` with `IB_CM_REQ_RECEIVED`.
-    ///
-    /// # Safety
-    ///
-    /// `b` and `listen_box` must be live boxes.
-    unsafe fn call_req(
+    /// Calls the handler of `b` with `IB_CM_REQ_RECEIVED` (`sgid_attr`:
+    /// the GID entry `b` holds, or NULL).
+    fn call_req(
         &self,
-        b: *mut CmIdBox,
-        listen_box: *mut CmIdBox,
+        b: &CmIdBox,
+        listen_box: &CmIdBox,
         req: &Req,
         attr_mod: u32,
         peer: Option<Peer>,
@@ -239,8 +228,7 @@ impl IbCm {
         // seen from this side (its initiator depth is our responder
         // resources, its remote response timeout is ours to keep).
         let ev = bindings::rcm_h_req_event {
-            // SAFETY: the listener is kept alive by `delivering[1]`.
-            listen_id: unsafe { (*listen_box).as_raw() },
+            listen_id: listen_box.as_raw(),
             sgid_attr,
             private_data: req.private_data.as_ptr().cast(),
             remote_ca_guid: req.local_ca_guid,
@@ -281,77 +269,53 @@ impl IbCm {
             has_alt: u8::from(alt.is_some()),
             alt: alt.unwrap_or_default(),
         };
-        // SAFETY: live per the contract; the event's pointers live until
-        // the call returns.
-        unsafe { bindings::rcm_h_deliver_req((*b).as_raw(), &ev) }
+        // SAFETY: both ids are live (their references are held by the
+        // caller); the event's pointers live until the call returns.
+        unsafe { bindings::rcm_h_deliver_req(b.as_raw(), &ev) }
     }
 
     /// An event for an id the consumer already has.
     fn deliver_existing(&self, s: &Service, comm: CommId, event: &Event) {
         let b = {
             let ids = self.ids.lock();
-            let Some(&b) = ids.get(&comm.0) else {
+            let Some(b) = ids.get(&comm.0).cloned() else {
                 // Destroyed meanwhile: the consumer wants no more events.
                 return;
             };
             // Under the registry lock, so that a destroy waits for us.
             self.delivering[0].store(comm.0, Ordering::Release);
-            b as *mut CmIdBox
+            b
         };
-        // SAFETY: `b` is live: its destroy waits for `delivering[0]`.
-        sync_id(s, unsafe { &*b });
+        sync_id(s, &b);
         let view = s.read(|ep| ep.get(comm).map(EventContext::of));
-        // SAFETY: `b` is live (as above).
-        let gid = unsafe { (*b).gid() };
+        let gid = b.gid();
         let ret = match view.and_then(|cx| event_params(event, &cx).map(|p| (p, cx))) {
             Some((mut params, cx)) => {
                 if let (Event::LapReceived(_), Some(peer)) = (event, cx.peer) {
-                    // SAFETY: `b` is live, and so its device registered.
-                    let dev = unsafe { Device::from_raw((*b).device()) };
+                    // SAFETY: an id's device stays registered while the
+                    // id exists (its consumer, an ib client, destroys it
+                    // in its remove callback first).
+                    let dev = unsafe { Device::from_raw(b.device()) };
                     learn_alternate(s, &dev, comm, peer, &params.lap, gid.as_ref());
                 }
                 params.sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
-                // SAFETY: `b` is live; the event's pointers borrow `event`
-                // and `gid`, which outlive the call.
-                unsafe { bindings::rcm_h_deliver_event((*b).as_raw(), &params) }
+                // SAFETY: `b` is live (a reference is held); the event's
+                // pointers borrow `event` and `gid`, which outlive the call.
+                unsafe { bindings::rcm_h_deliver_event(b.as_raw(), &params) }
             }
             None => 0,
         };
-        self.finish_delivery(s, b, None, ret);
+        self.finish_delivery(s, &b, ret);
     }
 
-    /// After a handler returned `ret` for id `b` (and the listener of a
-    /// new id): free what a destroy from inside the callback left to us,
-    /// or destroy `b` if the handler gave it up.
-    fn finish_delivery(
-        &self,
-        s: &Service,
-        b: *mut CmIdBox,
-        listen_box: Option<*mut CmIdBox>,
-        ret: i32,
-    ) {
-        // Read the flags while the callback marks still keep a destroy on
-        // another thread waiting: once they are cleared, such a destroy
-        // frees the box. (A flag is only set by a destroy from inside the
-        // callback, which has returned.)
-        // SAFETY: both boxes are live until `callback_done`.
-        let listener_freed =
-            listen_box.is_some_and(|l| unsafe { (*l).free_pending.load(Ordering::Acquire) });
-        // SAFETY: as above.
-        let freed = unsafe { (*b).free_pending.load(Ordering::Acquire) };
+    /// After a handler returned `ret` for id `b`: destroy `b` if the
+    /// handler gave it up (the ib_cm contract: its consumer does not
+    /// destroy it then), unless the handler destroyed it already. The
+    /// caller's references (on `b` and a new id's listener) go after.
+    fn finish_delivery(&self, s: &Service, b: &CmIdBox, ret: i32) {
         self.callback_done();
-        if let (Some(listen_box), true) = (listen_box, listener_freed) {
-            // SAFETY: unregistered by the destroy that flagged it; nothing
-            // else has it.
-            drop(unsafe { KBox::from_raw(listen_box) });
-        }
-        if freed {
-            // SAFETY: as above.
-            drop(unsafe { KBox::from_raw(b) });
-        } else if ret != 0 {
-            // SAFETY: live and registered: the consumer gave it up, so it
-            // does not destroy it itself (the ib_cm contract).
-            unsafe { self.destroy_id(s, b) };
+        if ret != 0 && self.is_registered(b) {
+            self.destroy_id(s, b.comm);
         }
     }
 
@@ -403,4 +367,13 @@ fn learn_alternate(
     };
     // Without memory for the (empty) outbox the id goes on without it.
     let _ = s.call_any_context(|ep, _| ep.set_alternate(comm, Some(alternate), None));
+}
+
+/// Copies the core's view of an id into the fields its consumer reads.
+pub(crate) fn sync_id(s: &Service, b: &CmIdBox) {
+    s.read(|ep| {
+        if let Some(c) = ep.get(b.comm) {
+            b.mirror(c);
+        }
+    });
 }

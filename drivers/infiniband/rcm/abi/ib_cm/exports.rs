@@ -5,8 +5,9 @@
 //! function validates its arguments and returns the errno the C CM returns
 //! for the same misuse. `rcm_exports.c` exports the symbols.
 
+use super::delivery::sync_id;
 use super::ffi::{bytes, err_ptr, id_call};
-use super::id::{sync_id, CmIdBox};
+use super::id::CmIdBox;
 use super::types::errno;
 use crate::abi::service::{with_service, Service};
 use crate::bindings;
@@ -49,14 +50,12 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
                 return Err(e);
             }
         };
+        let id = b.as_raw();
         if let Err(e) = s.consumer().ib_cm.register_id(b) {
-            // SAFETY: never published.
-            drop(unsafe { KBox::from_raw(b) });
             undo(&s);
             return Err(e);
         }
-        // SAFETY: `b` is live and registered.
-        Ok(unsafe { (*b).as_raw() })
+        Ok(id)
     });
     match made {
         Some(Ok(id)) => id,
@@ -76,10 +75,9 @@ pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id)
     if cm_id.is_null() {
         return;
     }
-    with_service(|s| {
-        // SAFETY: per this function's contract.
-        unsafe { s.consumer().ib_cm.destroy_id(&s, cm_id.cast::<CmIdBox>()) };
-    });
+    // SAFETY: per this function's contract.
+    let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
+    with_service(|s| s.consumer().ib_cm.destroy_id(&s, comm));
 }
 
 /// The tag a handler shares listeners under.
@@ -109,16 +107,14 @@ fn listen_on(
         join,
     };
     let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
-    let ptr = s.consumer().ib_cm.id_box(holder).ok_or(CmError::NoSuchId)?;
-    // SAFETY: registered, so live.
-    let holder_box = unsafe { &*ptr };
+    let holder_box = s.consumer().ib_cm.id_box(holder).ok_or(CmError::NoSuchId)?;
     if holder != b.comm && !holder_box.handler_and_context().1.is_null() {
         // 6.12 shares only a listener without a context: give the share
         // back.
         let _ = s.destroy(holder, true);
         return Err(CmError::Busy);
     }
-    sync_id(s, holder_box);
+    sync_id(s, &holder_box);
     Ok(holder_box.as_raw())
 }
 

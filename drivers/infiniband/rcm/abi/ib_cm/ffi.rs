@@ -4,7 +4,8 @@
 //! `ERR_PTR`, a call on the id's connection, the peer a consumer's path
 //! record leads to.
 
-use super::id::{sync_id, CmIdBox};
+use super::delivery::sync_id;
+use super::id::CmIdBox;
 use super::types::errno;
 use crate::abi::service::with_service;
 use crate::bindings;

@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `struct ib_cm_id` rcm hands to ib_cm consumers, in a box with the
-//! core's comm id and what rcm keeps per consumer id.
+//! The `struct ib_cm_id` rcm hands to ib_cm consumers, in an `Arc` with
+//! the core's comm id and what rcm keeps per consumer id (the model of
+//! rdma_cm's ids: the registry holds the consumer's reference, a call or
+//! a delivery holds its own while it uses the id).
 
 use super::types::kernel_state;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::{CommId, Connection};
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::shell::Peer;
-use core::sync::atomic::AtomicBool;
 use kernel::ffi::c_void;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use kernel::types::Opaque;
 use kernel::{new_spinlock, sync::SpinLock};
 
@@ -31,13 +32,17 @@ pub(crate) struct CmIdBox {
     id: Opaque<bindings::ib_cm_id>,
     /// The core's id.
     pub(crate) comm: CommId,
-    /// Destroyed from inside its own callback: freed when it returns.
-    pub(super) free_pending: AtomicBool,
     /// The GID entry of the id's path, held for the id's lifetime as 6.12
     /// holds its address vector's (events hand it out as `sgid_attr`).
     #[pin]
     gid: SpinLock<Option<GidAttr>>,
 }
+
+// SAFETY: the C fields are shared with consumers under the rules of the
+// type invariant, which hold from any thread; the rest is `Send`.
+unsafe impl Send for CmIdBox {}
+// SAFETY: as above; `&CmIdBox` only hands out raw pointers to `id`.
+unsafe impl Sync for CmIdBox {}
 
 impl CmIdBox {
     /// A box for `comm` with the consumer's handler and context.
@@ -46,7 +51,7 @@ impl CmIdBox {
         device: *mut bindings::ib_device,
         handler: bindings::ib_cm_handler,
         context: *mut kernel::ffi::c_void,
-    ) -> Result<*mut CmIdBox> {
+    ) -> Result<Arc<CmIdBox>> {
         let id = bindings::ib_cm_id {
             cm_handler: handler,
             context,
@@ -56,18 +61,14 @@ impl CmIdBox {
             remote_cm_qpn: 1,
             ..Default::default()
         };
-        let b = KBox::pin_init(
+        Arc::pin_init(
             try_pin_init!(CmIdBox {
                 id: Opaque::new(id),
                 comm,
-                free_pending: AtomicBool::new(false),
                 gid <- new_spinlock!(None, "rcm::id_gid"),
             }? Error),
             GFP_KERNEL,
-        )?;
-        // SAFETY: the box is never moved out of: it is freed in place
-        // through `KBox::from_raw`.
-        Ok(KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }))
+        )
     }
 
     /// Holds `gid` as the id's GID entry (the previous one is put).
@@ -115,7 +116,7 @@ impl CmIdBox {
 
     /// Writes the fields that mirror the core's view of the id. The caller
     /// holds the endpoint lock (type invariant).
-    fn mirror(&self, c: &Connection<Peer>) {
+    pub(super) fn mirror(&self, c: &Connection<Peer>) {
         let p = self.id.get();
         // SAFETY: `id` is live with `self`; these fields are written only
         // here, under the endpoint lock the caller holds (type invariant),
@@ -140,13 +141,4 @@ impl CmIdBox {
         // per the function's contract.
         unsafe { &*id.cast::<CmIdBox>() }
     }
-}
-
-/// Copies the core's view of an id into the fields its consumer reads.
-pub(crate) fn sync_id(s: &Service, b: &CmIdBox) {
-    s.read(|ep| {
-        if let Some(c) = ep.get(b.comm) {
-            b.mirror(c);
-        }
-    });
 }

@@ -18,17 +18,19 @@ pub(crate) mod types;
 
 use crate::shell::kernel_maps::KernelMap;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
+use id::CmIdBox;
 use kernel::new_mutex;
 use kernel::prelude::*;
-use kernel::sync::Mutex;
+use kernel::sync::{Arc, Mutex};
 
 /// What the ib_cm surface keeps: its consumers' ids and which of them is
 /// in a handler.
 #[pin_data]
 pub(crate) struct IbCm {
-    /// Consumer ids (`struct ib_cm_id` boxes) by comm id.
+    /// Consumer ids (`struct ib_cm_id` boxes) by comm id: the consumer's
+    /// reference, until it destroys the id.
     #[pin]
-    ids: Mutex<KernelMap<u32, usize>>,
+    ids: Mutex<KernelMap<u32, Arc<CmIdBox>>>,
     /// The ids whose handler runs right now (0: none): the id, and the
     /// listener of a new id. `ib_destroy_cm_id` waits for those callbacks.
     delivering: [AtomicU32; 2],

@@ -5,7 +5,8 @@
 //! computed as the 6.12 C CM does) and `ib_cm_notify` (the QP saw the
 //! connection come up, or migrated).
 
-use super::id::{sync_id, CmIdBox};
+use super::delivery::sync_id;
+use super::id::CmIdBox;
 use super::types::errno;
 use crate::abi::service::{with_service, Service};
 use crate::bindings as b;
