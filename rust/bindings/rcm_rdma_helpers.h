@@ -29,8 +29,6 @@ void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
 /* Releases what the id holds besides its device (rdma::cm_id lets go of
  * that first): path records, net. */
 void rcm_h_rdma_id_release(struct rdma_id_private *priv);
-/* The namespace of an id's addresses. */
-struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv);
 
 void rcm_h_rdma_handler_lock(struct rdma_id_private *priv);
 /* A new id's lock, taken while its listener's is held. */
@@ -128,19 +126,6 @@ void rcm_h_rdma_track(struct rdma_id_private *priv);
 void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
 			 const struct ib_gid_attr *attr, struct ib_device *ibdev,
 			 u32 port);
-
-/* A wildcard listener's row in `ibdev`'s resource tracking (6.12 lists the
- * per-device ids such a listener listens through; rcm has none, so it adds
- * a record only ib_core's netlink dump reads): state LISTEN, the
- * listener's port space, address and owner. NULL where 6.12 has no such id
- * (AF_IB on a device without the IB CM, a device the listener's namespace
- * may not use), ERR_PTR(-ENOMEM). */
-struct rdma_id_private *
-rcm_h_listen_row_add(const struct rdma_id_private *listener,
-		     struct ib_device *ibdev);
-/* Takes a row out of resource tracking (waiting for dumps reading it) and
- * frees it. */
-void rcm_h_listen_row_del(struct rdma_id_private *row);
 
 /* The GID type rdma_cm uses on a RoCE port: v2 where the port has it. */
 enum ib_gid_type rcm_h_roce_gid_type(struct ib_device *ibdev, u32 port);

@@ -8,8 +8,12 @@
 
 use crate::bindings;
 use crate::proto::rdma_cm::SockAddr;
+use crate::proto::rdma_cm::{RoceLink, RoutePath};
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
+use crate::rdma::mad_path::MadPath;
+use crate::rdma::path;
+use crate::rdma::qp::{self, NewQp};
 use crate::rdma::sockaddr::{read_sockaddr, write_sockaddr};
 use core::ptr::{addr_of, addr_of_mut};
 use kernel::error::from_err_ptr;
@@ -29,6 +33,32 @@ pub(crate) struct NewId {
     /// A request's listener, whose owner the id takes in resource
     /// tracking (NULL: `caller`, or the current task).
     pub(crate) parent: *const bindings::rdma_id_private,
+}
+
+impl NewId {
+    /// A passive id of `listener`: its namespace, handler, context and
+    /// port space, owned in resource tracking as the listener is (6.12),
+    /// not by the kworker that delivers the request.
+    pub(crate) fn child_of(listener: &CmIdPrivate, qp_type: bindings::ib_qp_type) -> Self {
+        let p = listener.private();
+        // SAFETY: the listener lives with `listener`; consumers may swap
+        // its handler and context at any time, read once each.
+        let (handler, ps) = unsafe {
+            (
+                addr_of!((*p).id.event_handler).read_volatile(),
+                addr_of!((*p).id.ps).read(),
+            )
+        };
+        NewId {
+            net: listener.net(),
+            handler,
+            context: listener.context(),
+            ps,
+            qp_type,
+            caller: core::ptr::null(),
+            parent: p,
+        }
+    }
 }
 
 /// An id's C structure. It must stay where it was initialised:
@@ -160,8 +190,9 @@ impl CmIdPrivate {
         }
     }
 
-    /// Mirrors the QP number for ib_core's resource tracking.
-    pub(crate) fn set_qp(&self, qp: *mut bindings::ib_qp, qp_num: u32) {
+    /// Sets the id's QP and mirrors its number for ib_core's resource
+    /// tracking (under the QP lock).
+    fn set_qp(&self, qp: *mut bindings::ib_qp, qp_num: u32) {
         let p = self.private();
         // SAFETY: as in `write_addrs`.
         unsafe {
@@ -262,12 +293,7 @@ impl CmIdPrivate {
     /// bind is accepted.
     pub(crate) fn find_roce_gid(&self, device: &Device<'_>, port: u32) -> Option<GidAttr> {
         let p = self.private();
-        // SAFETY: the namespace is set at creation and held by the id.
-        let net = unsafe { addr_of!((*p).id.route.addr.dev_addr.net).read() };
-        // SAFETY: the device is registered (type invariant of `Device`).
-        if !device.is_roce(port)
-            || !unsafe { bindings::rdma_dev_access_netns(device.as_raw(), net) }
-        {
+        if !device.is_roce(port) || !self.may_use(device) {
             return None;
         }
         let gid = bindings::ib_gid {
@@ -382,6 +408,152 @@ impl CmIdPrivate {
         Ok(index)
     }
 
+    /// Puts the network device its IP source address belongs to into the
+    /// id's device address (`rdma_translate_ip`); -EADDRNOTAVAIL or
+    /// -ENODEV if there is none. In the id's own call.
+    pub(crate) fn translate_source(&self) -> Result<(), c_int> {
+        // SAFETY: the id's address fields are ours during its own call
+        // (type invariant).
+        match unsafe { bindings::rcm_h_rdma_translate(self.private()) } {
+            0 => Ok(()),
+            e => Err(e),
+        }
+    }
+
+    /// Starts resolving the id's destination from its source (ARP/ND):
+    /// `rdma::resolution`'s handler hears the outcome, under `token`, from
+    /// ib_core's work queue. 0 or the negative errno of the start.
+    pub(crate) fn start_resolve_ip(&self, timeout_ms: u32, token: u64) -> c_int {
+        let timeout = c_int::try_from(timeout_ms).unwrap_or(c_int::MAX);
+        // SAFETY: the id's addresses were written in its own call; its
+        // device address lives with it until the resolution is over
+        // (`cancel_resolve_ip` before it goes).
+        unsafe { bindings::rcm_h_rdma_resolve_ip(self.private(), timeout, token) }
+    }
+
+    /// Cancels a pending resolution; its callback has returned after.
+    pub(crate) fn cancel_resolve_ip(&self) {
+        // SAFETY: the id's device address lives with `self`.
+        unsafe { bindings::rcm_h_rdma_addr_cancel(self.private()) };
+    }
+
+    /// Starts the SA path query of an IB id (its resolved GIDs and P_Key,
+    /// the service id of its destination, `tos` or -1); the outcome
+    /// arrives in `rdma::resolution`'s handler under `token`. 0 or the
+    /// negative errno of the start.
+    pub(crate) fn start_path_query(
+        &self,
+        timeout_ms: u32,
+        token: u64,
+        service_id: u64,
+        tos: c_int,
+    ) -> c_int {
+        let timeout = c_int::try_from(timeout_ms).unwrap_or(c_int::MAX);
+        // SAFETY: the id's addresses and query fields are ours during its
+        // own call; a pending query is cancelled before the id goes.
+        unsafe { bindings::rcm_h_rdma_ib_route(self.private(), timeout, token, service_id, tos) }
+    }
+
+    /// Cancels a pending path query (its callback may still run, and then
+    /// finds no query).
+    pub(crate) fn cancel_path_query(&self) {
+        // SAFETY: the id's query fields live with `self`.
+        unsafe { bindings::rcm_h_rdma_ib_route_cancel(self.private()) };
+    }
+
+    /// What the id's RoCE link gives a path (`tos`: its type of service).
+    pub(crate) fn roce_link(&self, tos: u8) -> Result<RoceLink, c_int> {
+        // SAFETY: the id is live; its device and address fields change
+        // only in its own calls, one of which this is.
+        unsafe { path::roce_link(self.private(), tos) }
+    }
+
+    /// Stores a copy of `rec` as the id's route, with the resolved L2
+    /// part on RoCE: 0, -ENOMEM, or -ENODEV if the id lost its network
+    /// device. In the id's own call (or its resolution's callback).
+    pub(crate) fn set_route(&self, rec: &bindings::sa_path_rec) -> c_int {
+        // SAFETY: the id's route is ours to write (type invariant); the
+        // record is copied.
+        unsafe { bindings::rcm_h_rdma_set_route(self.private(), rec) }
+    }
+
+    /// The route the id's path record describes: the path its MADs and
+    /// QP take on its device, and the record's route fields; -EINVAL
+    /// without a record or a device.
+    pub(crate) fn route(&self) -> Result<(MadPath, RoutePath), c_int> {
+        let Some((device, _)) = self.device() else {
+            return Err(EINVAL.to_errno());
+        };
+        let p = self.private();
+        // SAFETY: the id's route and device address live with it and
+        // change only in its own calls.
+        let (rec, sgid_attr) = unsafe {
+            (
+                addr_of!((*p).id.route.path_rec).read(),
+                addr_of!((*p).id.route.addr.dev_addr.sgid_attr).read(),
+            )
+        };
+        if rec.is_null() {
+            return Err(EINVAL.to_errno());
+        }
+        // SAFETY: the device is registered (the id is on it); the record
+        // is the id's, valid while it is; the id holds a reference on a
+        // non-NULL `sgid_attr`.
+        let (path, _gid) = unsafe { MadPath::from_path_record(device.as_raw(), rec, sgid_attr) }
+            .map_err(|e| e.to_errno())?;
+        // SAFETY: as above.
+        Ok((path, path::route_path(unsafe { &*rec })))
+    }
+
+    /// The network namespace of the id's addresses, held by the id.
+    fn net(&self) -> *mut bindings::net {
+        // SAFETY: set at creation, never changed.
+        unsafe { addr_of!((*self.private()).id.route.addr.dev_addr.net).read() }
+    }
+
+    /// Whether the id's namespace may use `device` (a device outside it
+    /// is invisible unless devices are shared between namespaces).
+    pub(crate) fn may_use(&self, device: &Device<'_>) -> bool {
+        // SAFETY: the device is registered (type invariant of `Device`);
+        // the namespace is held by the id.
+        unsafe { bindings::rdma_dev_access_netns(device.as_raw(), self.net()) }
+    }
+
+    /// The local port range of the id's namespace
+    /// (`ip_local_port_range`).
+    pub(crate) fn local_port_range(&self) -> (u16, u16) {
+        let (mut low, mut high) = (0, 0);
+        // SAFETY: the namespace is held by the id; the outputs are ours.
+        unsafe { bindings::rcm_h_net_port_range(self.net(), &mut low, &mut high) };
+        (low as u16, high as u16)
+    }
+
+    /// Whether the caller may bind privileged ports in the id's namespace
+    /// (`CAP_NET_BIND_SERVICE` in its user namespace; the check is
+    /// audited, so it is asked only when it matters).
+    pub(crate) fn may_bind_privileged(&self) -> bool {
+        // SAFETY: the namespace is held by the id.
+        unsafe { bindings::rcm_h_capable_net_bind_service(self.net()) }
+    }
+
+    /// The id's namespace's `bindv6only` setting.
+    pub(crate) fn bindv6only(&self) -> bool {
+        // SAFETY: the namespace is held by the id.
+        unsafe { bindings::rcm_h_net_bindv6only(self.net()) }
+    }
+
+    /// The QP attributes iw_cm gives an iWARP id's connection for
+    /// `attr.qp_state` (`iw_cm_init_qp_attr`), and their mask.
+    pub(crate) fn iw_qp_attrs(&self, attr: &mut bindings::ib_qp_attr) -> Result<u32, c_int> {
+        let mut mask: c_int = 0;
+        // SAFETY: the id's iw_cm id, if any, lives with it; `attr` and
+        // `mask` are ours.
+        match unsafe { bindings::rcm_h_iw_qp_attr(self.private(), attr, &mut mask) } {
+            0 => Ok(mask as u32),
+            e => Err(e),
+        }
+    }
+
     /// Takes the id's handler lock (`rdma_lock_handler`).
     pub(crate) fn lock_handler(&self) {
         // SAFETY: the mutex was set up at creation and lives with `self`.
@@ -416,9 +588,47 @@ impl CmIdPrivate {
     }
 }
 
-/// An id's QP lock, held until dropped.
+/// An id's QP lock, held until dropped: the id's QP is moved, taken and
+/// destroyed under it.
 pub(crate) struct QpLock<'a> {
     id: &'a CmIdPrivate,
+}
+
+impl QpLock<'_> {
+    /// Whether the id has a QP.
+    pub(crate) fn has_qp(&self) -> bool {
+        !self.id.qp().is_null()
+    }
+
+    /// Moves the id's QP with `attr` and `mask`: 0, a negative errno, or
+    /// -EINVAL if the id has no QP.
+    pub(crate) fn modify(&self, attr: &mut bindings::ib_qp_attr, mask: u32) -> c_int {
+        let qp = self.id.qp();
+        if qp.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: an id's QP lives while the id has it: it is taken and
+        // destroyed only under this lock, which is held.
+        unsafe { qp::modify(qp, attr, mask) }
+    }
+
+    /// The id takes `new` as its QP (it had none).
+    pub(crate) fn install(&self, new: NewQp) {
+        let (qp_num, _) = new.number_and_srq();
+        self.id.set_qp(new.into_raw(), qp_num);
+    }
+
+    /// Takes the id's QP away and destroys it (nothing without one).
+    pub(crate) fn destroy(&self) {
+        let qp = self.id.qp();
+        if qp.is_null() {
+            return;
+        }
+        self.id.set_qp(core::ptr::null_mut(), 0);
+        // SAFETY: the id's QP, no longer reachable through the id; its
+        // moves take this lock, held here.
+        unsafe { qp::destroy(qp) };
+    }
 }
 
 impl Drop for QpLock<'_> {

@@ -57,11 +57,6 @@ void rcm_h_rdma_id_release(struct rdma_id_private *priv)
 	put_net(priv->id.route.addr.dev_addr.net);
 }
 
-struct net *rcm_h_rdma_id_net(const struct rdma_id_private *priv)
-{
-	return priv->id.route.addr.dev_addr.net;
-}
-
 void rcm_h_rdma_handler_lock(struct rdma_id_private *priv)
 {
 	mutex_lock(&priv->handler_mutex);
@@ -127,37 +122,6 @@ void rcm_h_rdma_track(struct rdma_id_private *priv)
 {
 	if (!priv->res.valid)
 		rdma_restrack_add(&priv->res);
-}
-
-struct rdma_id_private *
-rcm_h_listen_row_add(const struct rdma_id_private *listener,
-		     struct ib_device *ibdev)
-{
-	struct sockaddr *src =
-		(struct sockaddr *)&listener->id.route.addr.src_addr;
-	struct rdma_id_private *row;
-
-	if ((src->sa_family == AF_IB && !rdma_cap_ib_cm(ibdev, 1)) ||
-	    !rdma_dev_access_netns(ibdev, listener->id.route.addr.dev_addr.net))
-		return NULL;
-	row = kzalloc(sizeof(*row), GFP_KERNEL);
-	if (!row)
-		return ERR_PTR(-ENOMEM);
-	row->id.device = ibdev;
-	row->id.ps = listener->id.ps;
-	row->id.qp_type = listener->id.qp_type;
-	row->state = RDMA_CM_LISTEN;
-	memcpy(&row->id.route.addr.src_addr, src, rdma_addr_size(src));
-	rdma_restrack_new(&row->res, RDMA_RESTRACK_CM_ID);
-	rdma_restrack_parent_name(&row->res, &listener->res);
-	rdma_restrack_add(&row->res);
-	return row;
-}
-
-void rcm_h_listen_row_del(struct rdma_id_private *row)
-{
-	rdma_restrack_del(&row->res);
-	kfree(row);
 }
 
 int rcm_h_rdma_translate(struct rdma_id_private *priv)

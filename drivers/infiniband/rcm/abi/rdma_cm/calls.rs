@@ -94,13 +94,11 @@ impl RdmaCmAbi {
         match state {
             Ok(IdState::AddrQuery) => {
                 // Waits for a callback already running (it finds no id).
-                // SAFETY: the id's device address lives with `b`.
-                unsafe { bindings::rcm_h_rdma_addr_cancel(b.private()) };
+                b.cancel_resolve_ip();
             }
             Ok(IdState::RouteQuery) => {
                 // An SA query's callback may still run: it finds no id.
-                // SAFETY: the id's query fields live with `b`.
-                unsafe { bindings::rcm_h_rdma_ib_route_cancel(b.private()) };
+                b.cancel_path_query();
             }
             _ => {}
         }
@@ -160,11 +158,6 @@ impl RdmaCmAbi {
         b: &RdmaIdBox,
         addr: &SockAddr,
     ) -> (BindContext, Option<resolve::Found>) {
-        // SAFETY: the id's namespace lives with it.
-        let net = unsafe { bindings::rcm_h_rdma_id_net(b.private()) };
-        let (mut low, mut high) = (0, 0);
-        // SAFETY: `net` is live (held by the id); the outputs are ours.
-        unsafe { bindings::rcm_h_net_port_range(net, &mut low, &mut high) };
         let (device, found) = if addr.is_any() {
             (Err(RdmaCmError::NoDevice), None)
         } else {
@@ -175,16 +168,14 @@ impl RdmaCmAbi {
         };
         let cx = BindContext {
             device,
-            local_ports: (low as u16, high as u16),
+            local_ports: b.local_port_range(),
             random: random_u32(),
             // Asked only for a privileged port, as 6.12 does (a capability
             // check is audited).
             privileged: !addr.is_any_port()
                 && addr.port() < PRIVILEGED_PORTS
-                // SAFETY: `net` is live (above).
-                && unsafe { bindings::rcm_h_capable_net_bind_service(net) },
-            // SAFETY: as above.
-            bindv6only: unsafe { bindings::rcm_h_net_bindv6only(net) },
+                && b.may_bind_privileged(),
+            bindv6only: b.bindv6only(),
         };
         (cx, found)
     }

@@ -116,32 +116,8 @@ impl RdmaCmAbi {
     /// The C side of a passive id, registered.
     fn new_passive_id(&self, s: &Service, l: &RdmaIdBox, child: RdmaId) -> Result<Arc<RdmaIdBox>> {
         let rec = self.read(|core| core.get(child).copied()).ok_or(EINVAL)?;
-        let p = l.private();
-        // SAFETY: the listener lives (we hold a reference); consumers may
-        // swap its handler and context, read once each.
-        let (net, handler, context, ps) = unsafe {
-            (
-                bindings::rcm_h_rdma_id_net(p),
-                core::ptr::addr_of!((*p).id.event_handler).read_volatile(),
-                core::ptr::addr_of!((*p).id.context).read_volatile(),
-                core::ptr::addr_of!((*p).id.ps).read(),
-            )
-        };
         let qp_type = super::types::ib_qp_type(rec.qp_type());
-        let b = RdmaIdBox::new(
-            child,
-            &NewId {
-                net,
-                handler,
-                context,
-                ps,
-                qp_type,
-                caller: core::ptr::null(),
-                // Owned in resource tracking as its listener is (6.12), not
-                // by the kworker that delivers the request.
-                parent: p,
-            },
-        )?;
+        let b = RdmaIdBox::new(child, &NewId::child_of(l, qp_type))?;
         b.set_state(rec.state());
         b.write_addrs(rec.src(), rec.dst());
         b.set_comm(rec.cm());
@@ -187,8 +163,7 @@ fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: boo
 /// device its address is on (6.12's `cma_iw_acquire_dev`).
 fn iwarp_device(s: &Service, b: &RdmaIdBox, device: Option<DeviceId>) -> Result {
     let device = device.ok_or(ENODEV)?;
-    // SAFETY: the id's fields are ours; its source address is written.
-    kernel::error::to_result(unsafe { bindings::rcm_h_rdma_translate(b.private()) })?;
+    b.translate_source().map_err(Error::from_errno)?;
     let found = find_device(s, b, Some(device)).map_err(|_| ENODEV)?;
     found.attach(b);
     Ok(())

@@ -187,9 +187,10 @@ pub(crate) unsafe extern "C" fn rdma_set_ib_path(
     id: *mut bindings::rdma_cm_id,
     rec: *mut bindings::sa_path_rec,
 ) -> c_int {
-    if rec.is_null() {
+    // SAFETY: per this function's contract: NULL or valid.
+    let Some(rec) = (unsafe { rec.as_ref() }) else {
         return EINVAL.to_errno();
-    }
+    };
     // SAFETY: per this function's contract.
     unsafe { on_id(id, |s, abi, b| abi.set_ib_path(s, b, rec)) }
 }

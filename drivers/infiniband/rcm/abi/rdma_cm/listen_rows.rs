@@ -14,6 +14,7 @@ use crate::bindings;
 use crate::proto::cm::store::{InsertError, OrderedMap};
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::RdmaId;
+use crate::rdma::device::Device;
 use crate::rdma::restrack::ListenRow;
 use kernel::prelude::*;
 
@@ -45,11 +46,12 @@ impl RdmaCmAbi {
             if self.read(|core| core.wildcard_listener(b.core)).is_none() {
                 return;
             }
-            // SAFETY: a served device stays registered during the call;
-            // the listener's address is written (it listens) and its
-            // tracking entry is live (above) until its destroy has dropped
-            // its rows.
-            let row = unsafe { ListenRow::add(b.private(), *identity as *mut bindings::ib_device) };
+            // SAFETY: a served device stays registered during the call.
+            let device = unsafe { Device::from_raw(*identity as *mut bindings::ib_device) };
+            // SAFETY: the listener's address is written (it listens) and
+            // its tracking entry is live (above) until its destroy has
+            // dropped its rows.
+            let row = unsafe { ListenRow::add(b, &device) };
             let Some(row) = row else {
                 continue;
             };

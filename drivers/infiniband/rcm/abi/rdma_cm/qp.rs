@@ -11,7 +11,8 @@ use crate::abi::service::{Consumers, Service};
 use crate::bindings as b;
 use crate::proto::cm::{CommId, QpTarget};
 use crate::proto::rdma_cm::{QpLimits, RdmaId, RdmaQpType};
-use crate::rdma::device::Device;
+use crate::rdma::cm_id::QpLock;
+use crate::rdma::qp::NewQp;
 use crate::shell::rdma_cm::QpControl;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
@@ -35,13 +36,7 @@ impl RdmaCmAbi {
             return Err(EINVAL.to_errno());
         };
         if bx.on_iwarp() {
-            let mut mask: c_int = 0;
-            // SAFETY: the id's fields; `a` and `mask` are the caller's.
-            let ret = unsafe { b::rcm_h_iw_qp_attr(bx.private(), a, &mut mask) };
-            if ret != 0 {
-                return Err(ret);
-            }
-            let mask = mask as u32;
+            let mask = bx.iw_qp_attrs(a)?;
             overrides(bx, a, mask);
             return Ok(mask);
         }
@@ -82,11 +77,11 @@ impl RdmaCmAbi {
             return EINVAL.to_errno();
         }
         init.port_num = port;
-        // SAFETY: valid PD and attributes (above).
-        let qp = unsafe { b::rcm_h_create_qp(pd, init) };
-        if let Err(e) = kernel::error::from_err_ptr(qp) {
-            return e.to_errno();
-        }
+        // SAFETY: a valid PD and attributes (above).
+        let mut qp = match unsafe { NewQp::create(pd, init) } {
+            Ok(qp) => qp,
+            Err(e) => return e,
+        };
         let mut a = b::ib_qp_attr {
             qp_state: b::ib_qp_state_IB_QPS_INIT,
             ..Default::default()
@@ -94,23 +89,16 @@ impl RdmaCmAbi {
         let ud = self.read(|core| core.get(bx.core).map(|r| r.qp_type())) == Some(RdmaQpType::Ud);
         let ret = match self.qp_attrs(s, bx, &mut a) {
             // A UD QP goes on to RTS at once, as 6.12's does.
-            // SAFETY: `qp` was just created; `a` is filled.
-            Ok(mask) if ud => unsafe { crate::rdma::qp::ud_ready(qp, &mut a, mask as c_int) },
-            // SAFETY: as above.
-            Ok(mask) => unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) },
+            Ok(mask) if ud => qp.make_ud_ready(&mut a, mask),
+            Ok(mask) => qp.modify(&mut a, mask),
             Err(e) => e,
         };
         if ret != 0 {
-            // SAFETY: ours, not yet handed out.
-            unsafe { b::rcm_h_destroy_qp(qp) };
+            // Dropped: destroyed, never handed out.
             return ret;
         }
-        // SAFETY: a live QP.
-        let (qp_num, srq) = unsafe { ((*qp).qp_num, !(*qp).srq.is_null()) };
-        {
-            let _qp = bx.lock_qp();
-            bx.set_qp(qp, qp_num);
-        }
+        let (qp_num, srq) = qp.number_and_srq();
+        bx.lock_qp().install(qp);
         super::types::ret(self.call(s, |core, _| core.set_qp(bx.core, qp_num, srq)))
     }
 
@@ -123,28 +111,22 @@ impl RdmaCmAbi {
             return;
         }
         self.call(s, |core, _| core.clear_qp(bx.core));
-        let _qp = bx.lock_qp();
-        let qp = bx.qp();
-        if qp.is_null() {
-            return;
-        }
-        bx.set_qp(core::ptr::null_mut(), 0);
-        // SAFETY: the id's QP, no longer reachable through the id; moves
-        // take the QP lock held here.
-        unsafe { b::rcm_h_destroy_qp(qp) };
+        bx.lock_qp().destroy();
     }
 
-    /// Moves an id's QP with the attributes for `target`.
+    /// Moves an id's QP (its lock held: `qp`) with the attributes for
+    /// `target`.
+    #[allow(clippy::too_many_arguments)]
     fn modify(
         &self,
         s: &Service,
         bx: &RdmaIdBox,
+        qp: &QpLock<'_>,
         comm: CommId,
         target: QpTarget,
         rq_psn: Option<u32>,
         adjust: impl FnOnce(&mut b::ib_qp_attr),
     ) -> Result<(), i32> {
-        let qp = bx.qp();
         let mut a = b::ib_qp_attr {
             qp_state: match target {
                 QpTarget::Init => b::ib_qp_state_IB_QPS_INIT,
@@ -155,8 +137,7 @@ impl RdmaCmAbi {
         };
         let mask = connected_attrs(s, bx, comm, target, &mut a, rq_psn)?;
         adjust(&mut a);
-        // SAFETY: the id's live QP; `a` is filled.
-        match unsafe { b::ib_modify_qp(qp, &mut a, mask as c_int) } {
+        match qp.modify(&mut a, mask) {
             0 => Ok(()),
             e => Err(e),
         }
@@ -177,19 +158,19 @@ impl QpControl for RdmaCmAbi {
         let Some(bx) = self.id_box(id) else {
             return Ok(());
         };
-        let _qp = bx.lock_qp();
-        if bx.qp().is_null() {
+        let qp = bx.lock_qp();
+        if !qp.has_qp() {
             return Ok(());
         }
         // INIT again first: the attributes may have changed since the QP
         // was created (6.12 does the same).
-        self.modify(s, &bx, comm, QpTarget::Init, None, |_| {})?;
-        self.modify(s, &bx, comm, QpTarget::Rtr, Some(rq_psn), |a| {
+        self.modify(s, &bx, &qp, comm, QpTarget::Init, None, |_| {})?;
+        self.modify(s, &bx, &qp, comm, QpTarget::Rtr, Some(rq_psn), |a| {
             if let Some(l) = limits {
                 a.max_dest_rd_atomic = l.responder_resources;
             }
         })?;
-        self.modify(s, &bx, comm, QpTarget::Rts, None, |a| {
+        self.modify(s, &bx, &qp, comm, QpTarget::Rts, None, |a| {
             if let Some(l) = limits {
                 a.max_rd_atomic = l.initiator_depth;
             }
@@ -200,18 +181,13 @@ impl QpControl for RdmaCmAbi {
         let Some(bx) = self.id_box(id) else {
             return;
         };
-        let _qp = bx.lock_qp();
-        let qp = bx.qp();
-        if qp.is_null() {
-            return;
-        }
         let mut a = b::ib_qp_attr {
             qp_state: b::ib_qp_state_IB_QPS_ERR,
             ..Default::default()
         };
-        // SAFETY: the id's live QP. A failure leaves the QP as it was, as
-        // in 6.12, which ignores it too.
-        let _ = unsafe { b::ib_modify_qp(qp, &mut a, b::ib_qp_attr_mask_IB_QP_STATE as c_int) };
+        // Without a QP nothing moves. A failure leaves the QP as it was,
+        // as in 6.12, which ignores it too.
+        let _ = bx.lock_qp().modify(&mut a, b::ib_qp_attr_mask_IB_QP_STATE);
     }
 }
 
@@ -226,12 +202,7 @@ fn connected_attrs(
     a: &mut b::ib_qp_attr,
     psn: Option<u32>,
 ) -> Result<u32, c_int> {
-    let (ibdev, _) = bx.device_port();
-    if ibdev.is_null() {
-        return Err(EINVAL.to_errno());
-    }
-    // SAFETY: the id's device is registered while the id has it.
-    let device = unsafe { Device::from_raw(ibdev) };
+    let (device, _) = bx.device().ok_or(EINVAL.to_errno())?;
     let mask = connection_qp_attrs(s, comm, target, &device, a)?;
     if let (QpTarget::Rtr, Some(psn)) = (target, psn) {
         a.rq_psn = psn;

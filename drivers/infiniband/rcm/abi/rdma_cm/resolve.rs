@@ -19,8 +19,7 @@ use crate::proto::rdma_cm::{
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
-use crate::rdma::mad_path::MadPath;
-use crate::rdma::path::{path_record, roce_link, route_path};
+use crate::rdma::path::path_record;
 use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::KernelRdmaCm;
 use crate::shell::Peer;
@@ -75,8 +74,7 @@ pub(super) fn own_device(
     addr: &SockAddr,
 ) -> Result<Found, RdmaCmError> {
     b.write_addrs(Some(*addr), None);
-    // SAFETY: the id's fields are ours to write during its own call.
-    if unsafe { bindings::rcm_h_rdma_translate(b.private()) } != 0 {
+    if b.translate_source().is_err() {
         return Err(RdmaCmError::NoDevice);
     }
     find_device(s, b, None)
@@ -155,12 +153,7 @@ impl RdmaCmAbi {
             Err(e) => return errno(e),
         };
         let started = match work {
-            // SAFETY: the id's addresses were written by `sync`; its
-            // device address lives with it until the resolution is over
-            // (destroy cancels it).
-            AddrWork::ResolveIp { .. } => unsafe {
-                bindings::rcm_h_rdma_resolve_ip(b.private(), timeout_ms as c_int, b.core.0)
-            },
+            AddrWork::ResolveIp { .. } => b.start_resolve_ip(timeout_ms, b.core.0),
             // Loopback and AF_IB destinations come later.
             AddrWork::Loopback | AddrWork::Ib => EOPNOTSUPP,
         };
@@ -220,14 +213,8 @@ impl RdmaCmAbi {
             Ok(w) => w,
             Err(e) => return errno(e),
         };
-        let (ibdev, port) = b.device_port();
-        let device = if ibdev.is_null() {
-            None
-        } else {
-            // SAFETY: the id's device is registered while the id has it.
-            Some(unsafe { Device::from_raw(ibdev) })
-        };
-        if device.as_ref().is_some_and(|d| d.is_iwarp(port)) {
+        let device = b.device();
+        if device.as_ref().is_some_and(|(d, port)| d.is_iwarp(*port)) {
             // An iWARP connection finds its own way (TCP): no path, as
             // 6.12's `cma_resolve_iw_route`.
             let route = Route {
@@ -239,7 +226,7 @@ impl RdmaCmAbi {
             self.sync(b);
             return 0;
         }
-        let roce = device.is_some_and(|d| d.is_roce(port));
+        let roce = device.is_some_and(|(d, port)| d.is_roce(port));
         if !roce {
             // IB: a path query to the SA; the outcome arrives in
             // `ResolutionCallbacks` (rxe, being RoCE, cannot run this).
@@ -248,17 +235,7 @@ impl RdmaCmAbi {
                     .and_then(|r| Some(service_id_of(r.port_space(), &r.dst()?)))
             });
             let tos = work.tos.map_or(-1, c_int::from);
-            // SAFETY: the id's addresses and query fields are ours during
-            // its own call; a pending query is cancelled on destroy.
-            let ret = unsafe {
-                bindings::rcm_h_rdma_ib_route(
-                    b.private(),
-                    timeout_ms as c_int,
-                    b.core.0,
-                    service_id.unwrap_or(0),
-                    tos,
-                )
-            };
+            let ret = b.start_path_query(timeout_ms, b.core.0, service_id.unwrap_or(0), tos);
             if ret != 0 {
                 self.call(s, |core, _| core.route_query_failed(b.core));
             }
@@ -280,9 +257,7 @@ impl RdmaCmAbi {
     fn roce_route(&self, b: &RdmaIdBox, tos: Option<u8>) -> c_int {
         // 6.12's default type of service (configfs default_roce_tos).
         let tos = tos.unwrap_or(0);
-        // SAFETY: the id's device and address fields are ours during its
-        // own call.
-        let link = match unsafe { roce_link(b.private(), tos) } {
+        let link = match b.roce_link(tos) {
             Ok(link) => link,
             Err(e) => return e,
         };
@@ -290,35 +265,17 @@ impl RdmaCmAbi {
             return EINVAL.to_errno();
         };
         let plt = roce_packet_life_time(b.ack_timeout());
-        let rec = path_record(&roce_path(&src, &dst, tos, plt, &link));
-        // SAFETY: the record is ours; the id's route is ours to write
-        // during its own call.
-        unsafe { bindings::rcm_h_rdma_set_route(b.private(), &rec) }
+        b.set_route(&path_record(&roce_path(&src, &dst, tos, plt, &link)))
     }
 
     /// The core's route of the path record the id holds.
     fn route_of(&self, s: &Service, b: &RdmaIdBox, device: DeviceId) -> Result<Route<Peer>, i32> {
-        let p = b.private();
-        // SAFETY: the id's route and device address live with it.
-        let (rec, sgid_attr) = unsafe {
-            (
-                core::ptr::addr_of!((*p).id.route.path_rec).read(),
-                core::ptr::addr_of!((*p).id.route.addr.dev_addr.sgid_attr).read(),
-            )
-        };
-        let (ibdev, _) = b.device_port();
-        if rec.is_null() || ibdev.is_null() {
-            return Err(EINVAL.to_errno());
-        }
-        // SAFETY: the record is the id's (valid); the device registered.
-        let (path, _gid) = unsafe { MadPath::from_path_record(ibdev, rec, sgid_attr) }
-            .map_err(|e| e.to_errno())?;
+        let (path, route) = b.route()?;
         let ack_delay = s
             .device_info(device)
             .map_or(IbaTime::new(0), |d| d.ack_delay);
         Ok(Route {
-            // SAFETY: the record is valid (above).
-            path: route_path(unsafe { &*rec }),
+            path: route,
             peer: Some(Peer { device, path }),
             ack_delay,
         })
@@ -330,14 +287,13 @@ impl RdmaCmAbi {
         &self,
         s: &Service,
         b: &RdmaIdBox,
-        rec: *const bindings::sa_path_rec,
+        rec: &bindings::sa_path_rec,
     ) -> c_int {
         let state = self.read(|core| core.get(b.core).map(|r| (r.state(), r.device())));
         let Some((crate::proto::rdma_cm::IdState::AddrResolved, Some(device))) = state else {
             return EINVAL.to_errno();
         };
-        // SAFETY: the consumer passes a valid record; the route is ours.
-        let ret = unsafe { bindings::rcm_h_rdma_set_route(b.private(), rec) };
+        let ret = b.set_route(rec);
         if ret != 0 {
             return ret;
         }
@@ -357,14 +313,10 @@ impl RdmaCmAbi {
         };
         let device = self.read(|core| core.get(id).and_then(|r| r.device()));
         let outcome = match (found, device) {
-            (Ok(rec), Some(device)) => {
-                // SAFETY: the record is valid for the call; the id's route
-                // is written only by its own resolution.
-                match unsafe { bindings::rcm_h_rdma_set_route(b.private(), rec) } {
-                    0 => self.route_of(s, &b, device),
-                    e => Err(e),
-                }
-            }
+            (Ok(rec), Some(device)) => match b.set_route(rec) {
+                0 => self.route_of(s, &b, device),
+                e => Err(e),
+            },
             (Ok(_), None) => Err(EINVAL.to_errno()),
             (Err(e), _) => Err(e),
         };
