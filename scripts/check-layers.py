@@ -13,9 +13,8 @@
                                           (ucma -> rdma_cm -> ib_cm)
   root   rcm_main.rs                      composes them (may use all)
 
-One exemption is left, to go with the shared service type: the surfaces
-may name abi::service, and it names every surface (a cycle between
-directories that no file cycle shows); see SHARED_SERVICE.
+No exemption: a surface that names a module naming another surface it
+may not use is itself that use (abi::service is no hub).
 
 No import cycle between any two files outside the core, a directory's
 mod.rs and its children included. Every path a file names is resolved:
@@ -31,9 +30,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOD = os.path.join(ROOT, "drivers/infiniband/rcm")
 # Which surfaces a surface may use: its C counterpart's dependencies.
 ABI_MAY_USE = {"ucma": {"rdma_cm", "ib_cm"}, "rdma_cm": {"ib_cm"}, "ib_cm": set()}
-# The CM service the surfaces share, which names them all (the exemption
-# above).
-SHARED_SERVICE = "service"
 # What each layer may name (its own layer always).
 LAYER_MAY_USE = {
     "rdma": {"bindings", "proto"},
@@ -154,7 +150,8 @@ def main():
     proto = ("proto",)
     unsafe_count = {}
     edges = {m: {} for m in files}
-    reported_uses = set()
+    # abi's parts (the surfaces and shared files) and whom each names
+    abi_uses = {}
     for mod, path in files.items():
         src = code(path)
         layer = layer_of(mod)
@@ -186,14 +183,10 @@ def main():
             if layer == "shell" and top == "bindings":
                 errors.append(f"{rel}: the shell names the raw bindings ({written})")
             if layer == "abi" and top == "abi":
-                surface = mod[1] if len(mod) > 1 else ""
+                part = mod[1] if len(mod) > 1 else ""
                 other = target[1] if len(target) > 1 else ""
-                shared = SHARED_SERVICE in (surface, other)
-                if (other and other != surface and not shared
-                        and other not in ABI_MAY_USE.get(surface, ())):
-                    if (rel, other) not in reported_uses:
-                        reported_uses.add((rel, other))
-                        errors.append(f"{rel}: ABI surface {surface or 'abi'} uses surface {other} ({written})")
+                if part and other and other != part:
+                    abi_uses.setdefault(part, {}).setdefault(other, f"{rel} ({written})")
             # file-level edge: the longest prefix that is a file
             for k in range(len(target), 0, -1):
                 cand = tuple(target[:k])
@@ -205,6 +198,23 @@ def main():
             for line in src.splitlines():
                 if re.search(r"\bunsafe\b", line):
                     errors.append(f"{rel}: unsafe in the shell: {line.strip()}")
+    # A surface may reach another only as its C counterpart does, through
+    # any chain of abi's parts (a shared file naming a surface counts).
+    for part in sorted(abi_uses):
+        reach, todo, cyclic = {}, [part], False
+        while todo:
+            cur = todo.pop()
+            for nxt, why in abi_uses.get(cur, {}).items():
+                cyclic |= nxt == part
+                if nxt not in reach and nxt != part:
+                    reach[nxt] = why
+                    todo.append(nxt)
+        if part in ABI_MAY_USE:
+            for other in sorted(reach):
+                if other in ABI_MAY_USE and other not in ABI_MAY_USE[part]:
+                    errors.append(f"ABI surface {part} reaches surface {other}: {reach[other]}")
+        if cyclic:
+            errors.append(f"ABI part {part} is in a cycle of abi's parts: {sorted(reach)}")
     core_src = "".join(code(p) for p in rust_files(os.path.join(MOD, "core/src")))
     core_ok = not re.search(r"\bunsafe\b|\bkernel::|\bbindings::", core_src)
     if not core_ok:

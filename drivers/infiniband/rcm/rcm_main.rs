@@ -22,7 +22,13 @@
 //!    the rdma_ucm device's commands; the only code that takes raw
 //!    consumer pointers, mapping errors to errno.
 
+use abi::ib_cm::IbCm;
+use abi::rdma_cm::RdmaCmAbi;
+use abi::ucma::UcmaAbi;
+use core::any::{Any, TypeId};
+use kernel::sync::Arc;
 use kernel::{c_str, prelude::*};
+use proto::cm::Owner;
 use rdma::client::{ClientOps, Registration};
 use rdma::device::Device;
 use rdma::netwatch::NetWatch;
@@ -64,6 +70,60 @@ module! {
     license: "GPL",
 }
 
+/// The consumer of the CM service: the ABI surfaces built on it. Its
+/// events go to the surface that owns each id (rdma_cm's connections and
+/// listeners, or an ib_cm consumer's id); rdma_cm's own events go out from
+/// the same delivery, after the CM's.
+#[pin_data]
+struct Surfaces {
+    #[pin]
+    ib_cm: IbCm,
+    #[pin]
+    rdma_cm: RdmaCmAbi,
+    /// The rdma_ucm device's files.
+    #[pin]
+    ucma: UcmaAbi,
+}
+
+impl shell::EventConsumer for Surfaces {
+    fn deliver(&self, s: &shell::CmService, batch: shell::EventBatch) {
+        // rdma_cm takes its own events at once, ib_cm's consumers theirs in
+        // order after, without rdma_cm's lock.
+        let mut rest = shell::EventBatch::new();
+        for (comm, owner, event) in batch {
+            let event = match owner {
+                Owner::RdmaCm => match self.rdma_cm.cm_event(s, comm, event) {
+                    Some((_, event)) => event,
+                    None => continue,
+                },
+                Owner::IbCm => event,
+            };
+            if rest.push((comm, owner, event), GFP_KERNEL).is_err() {
+                pr_warn!("out of memory: an ib_cm event not delivered\n");
+            }
+        }
+        if !rest.is_empty() {
+            self.ib_cm.deliver(s, rest);
+        }
+    }
+
+    fn deliver_pending(&self, s: &shell::CmService) {
+        self.rdma_cm.deliver(s);
+    }
+
+    fn part(&self, which: TypeId) -> Option<&dyn Any> {
+        if which == TypeId::of::<IbCm>() {
+            Some(&self.ib_cm)
+        } else if which == TypeId::of::<RdmaCmAbi>() {
+            Some(&self.rdma_cm)
+        } else if which == TypeId::of::<UcmaAbi>() {
+            Some(&self.ucma)
+        } else {
+            None
+        }
+    }
+}
+
 /// rcm's ib_client: the devices the CM serves come and go.
 struct DeviceClient;
 
@@ -81,8 +141,10 @@ impl ClientOps for DeviceClient {
             cm
         );
         abi::service::with_service(|s| {
-            abi::service::Service::add_device(&s.into(), device)?;
-            s.consumer().rdma_cm.add_device(&s, device);
+            shell::CmService::add_device(&s.into(), device)?;
+            if let Some(rdma_cm) = s.part::<RdmaCmAbi>() {
+                rdma_cm.add_device(&s, device);
+            }
             Ok(())
         })
         .unwrap_or(Err(ENODEV))
@@ -92,7 +154,9 @@ impl ClientOps for DeviceClient {
         abi::service::with_service(|s| {
             // rdma_cm's consumers let go of their ids on the device first;
             // then the CM's connections end.
-            s.consumer().rdma_cm.remove_device(&s, device);
+            if let Some(rdma_cm) = s.part::<RdmaCmAbi>() {
+                rdma_cm.remove_device(&s, device);
+            }
             s.remove_device(device);
         });
         pr_info!("device {} removed\n", device.name());
@@ -118,7 +182,15 @@ impl kernel::Module for RcmModule {
         rdma::iw_cm::set_handler::<abi::rdma_cm::iwarp::IwCallbacks>();
         rdma::resolution::set_handler::<abi::rdma_cm::resolve::ResolutionCallbacks>();
         let sa = SaClient::register();
-        let service = abi::service::ServiceHandle::new()?;
+        let surfaces = Arc::pin_init(
+            try_pin_init!(Surfaces {
+                ib_cm <- IbCm::new(),
+                rdma_cm <- RdmaCmAbi::new(),
+                ucma <- UcmaAbi::new(),
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        let service = abi::service::ServiceHandle::new(surfaces)?;
         let client = Registration::new(c_str!("rcm"))?;
         let net = NetWatch::start()?;
         let ucma = UcmaDevice::register()?;

@@ -1,70 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The one CM service the ABI surfaces share: its events go to the
-//! surface that owns each id (rdma_cm's connections and listeners, or an
-//! ib_cm consumer's id), and rdma_cm's own events go out from the same
-//! delivery, after the CM's.
+//! The one CM service the ABI surfaces share, published for their entry
+//! points from C (which carry no context pointer). It names no surface:
+//! `rcm_main.rs` composes them into its consumer, and each surface finds
+//! its own state as a part of it ([`with_part`]).
 
-use crate::abi::ib_cm::IbCm;
-use crate::abi::rdma_cm::RdmaCmAbi;
-use crate::abi::ucma::UcmaAbi;
-use crate::proto::cm::Owner;
-use crate::shell::{CmService, EventBatch, EventConsumer};
+use crate::shell::{CmService, EventConsumer};
+use core::any::Any;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
-/// The consumers of the CM service: the surfaces built on it.
-#[pin_data]
-pub(crate) struct Consumers {
-    /// ib_cm's consumers.
-    #[pin]
-    pub(crate) ib_cm: IbCm,
-    /// rdma_cm.
-    #[pin]
-    pub(crate) rdma_cm: RdmaCmAbi,
-    /// The rdma_ucm device's files.
-    #[pin]
-    pub(crate) ucma: UcmaAbi,
-}
-
-/// The CM service as rcm.ko runs it.
-pub(crate) type Service = CmService<Consumers>;
-
-impl EventConsumer for Consumers {
-    fn deliver(&self, s: &Service, batch: EventBatch) {
-        // Each event goes to the surface its id belongs to: rdma_cm takes
-        // its own at once, ib_cm's consumers theirs in order after, without
-        // rdma_cm's lock.
-        let mut rest = EventBatch::new();
-        for (comm, owner, event) in batch {
-            let event = match owner {
-                Owner::RdmaCm => match self.rdma_cm.cm_event(s, comm, event) {
-                    Some((_, event)) => event,
-                    None => continue,
-                },
-                Owner::IbCm => event,
-            };
-            if rest.push((comm, owner, event), GFP_KERNEL).is_err() {
-                pr_warn!("out of memory: an ib_cm event not delivered\n");
-            }
-        }
-        if !rest.is_empty() {
-            self.ib_cm.deliver(s, rest);
-        }
-    }
-
-    fn deliver_pending(&self, s: &Service) {
-        self.rdma_cm.deliver(s);
-    }
-}
-
 /// The service, for entry points from C (which carry no context pointer):
 /// the address of the contents of the [`ServiceHandle`]'s `Arc`.
-static SERVICE: AtomicPtr<Service> = AtomicPtr::new(core::ptr::null_mut());
+static SERVICE: AtomicPtr<CmService> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Runs `f` on the service, if one is published.
-pub(crate) fn with_service<R>(f: impl FnOnce(ArcBorrow<'_, Service>) -> R) -> Option<R> {
+pub(crate) fn with_service<R>(f: impl FnOnce(ArcBorrow<'_, CmService>) -> R) -> Option<R> {
     let ptr = SERVICE.load(Ordering::Acquire);
     if ptr.is_null() {
         return None;
@@ -78,20 +30,21 @@ pub(crate) fn with_service<R>(f: impl FnOnce(ArcBorrow<'_, Service>) -> R) -> Op
     Some(f(unsafe { ArcBorrow::from_raw(ptr) }))
 }
 
+/// Runs `f` on the service and its consumer's part of type `T` (a
+/// surface's state), if the service is published.
+pub(crate) fn with_part<T: Any, R>(f: impl FnOnce(&CmService, &T) -> R) -> Option<R> {
+    with_service(|s| s.part::<T>().map(|part| f(&s, part))).flatten()
+}
+
 /// Owns the service and publishes it for the entry points.
-pub(crate) struct ServiceHandle(Arc<Service>);
+pub(crate) struct ServiceHandle(Arc<CmService>);
 
 impl ServiceHandle {
-    /// Creates, starts and publishes the service.
-    pub(crate) fn new() -> Result<Self> {
-        let consumers = try_pin_init!(Consumers {
-            ib_cm <- IbCm::new(),
-            rdma_cm <- RdmaCmAbi::new(),
-            ucma <- UcmaAbi::new(),
-        }? Error);
-        let service = Arc::pin_init(CmService::new(consumers), GFP_KERNEL)?;
+    /// Creates, starts and publishes the service, delivering to `consumer`.
+    pub(crate) fn new(consumer: Arc<dyn EventConsumer>) -> Result<Self> {
+        let service = Arc::pin_init(CmService::new(consumer), GFP_KERNEL)?;
         CmService::start(&service)?;
-        let ptr: *const Service = &*service;
+        let ptr: *const CmService = &*service;
         SERVICE.store(ptr.cast_mut(), Ordering::Release);
         Ok(ServiceHandle(service))
     }

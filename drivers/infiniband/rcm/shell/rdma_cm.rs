@@ -17,7 +17,7 @@
 use super::kernel_maps::{Accounted, KernelCollections};
 use super::outbox::Outbox;
 use super::peer::Peer;
-use super::service::{CmService, EventConsumer, KernelEndpoint};
+use super::service::{CmService, KernelEndpoint};
 use crate::proto::cm::{CommId, DeviceId, Millis};
 use crate::proto::rdma_cm::{
     ConnParams, DeviceInfo, Host, IwOptions, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId,
@@ -36,14 +36,12 @@ pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;
 
 /// How the rdma_cm surface moves its consumers' QPs for the core.
 pub(crate) trait QpControl {
-    /// What the CM service the QPs' attributes come from delivers to.
-    type Consumer: EventConsumer;
     /// `id`'s QP to RTR (receiving from `rq_psn`) and RTS with the
     /// attributes the CM `cm` settled for `comm`; a negative errno on
     /// failure.
     fn qp_ready(
         &self,
-        cm: &CmService<Self::Consumer>,
+        cm: &CmService,
         id: RdmaId,
         comm: CommId,
         limits: Option<QpLimits>,
@@ -102,12 +100,8 @@ pub(crate) struct RdmaService {
 }
 
 /// The environment of one call into the core.
-pub(crate) struct KernelHost<
-    'a,
-    C: EventConsumer,
-    Q: QpControl<Consumer = C> + IwarpCm + IpMulticast,
-> {
-    cm: &'a CmService<C>,
+pub(crate) struct KernelHost<'a, Q: QpControl + IwarpCm + IpMulticast> {
+    cm: &'a CmService,
     qp: &'a Q,
     events: &'a mut RdmaEvents,
     lost: u32,
@@ -128,9 +122,7 @@ pub(crate) struct KernelHost<
     group_changes: bool,
 }
 
-impl<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast> Host<Peer>
-    for KernelHost<'_, C, Q>
-{
+impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
     type Maps = KernelCollections;
     type Out = Outbox;
 
@@ -248,11 +240,11 @@ impl RdmaService {
     /// Runs `f` on the core with the CM service `cm` and the QPs of `qp`;
     /// the events it produced are queued (under the core's lock, so in
     /// order) and the delivery work is kicked.
-    pub(crate) fn call<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast, R>(
+    pub(crate) fn call<Q: QpControl + IwarpCm + IpMulticast, R>(
         &self,
-        cm: &CmService<C>,
+        cm: &CmService,
         qp: &Q,
-        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
         self.run(cm, qp, None, f).0
     }
@@ -260,26 +252,22 @@ impl RdmaService {
     /// As [`Self::call`], but the first event `f` produces for `id` is
     /// handed back, for the caller to deliver in its own task, instead of
     /// queued behind every other id's.
-    pub(crate) fn call_taking<
-        C: EventConsumer,
-        Q: QpControl<Consumer = C> + IwarpCm + IpMulticast,
-        R,
-    >(
+    pub(crate) fn call_taking<Q: QpControl + IwarpCm + IpMulticast, R>(
         &self,
-        cm: &CmService<C>,
+        cm: &CmService,
         qp: &Q,
         id: RdmaId,
-        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
         self.run(cm, qp, Some(id), f)
     }
 
-    fn run<C: EventConsumer, Q: QpControl<Consumer = C> + IwarpCm + IpMulticast, R>(
+    fn run<Q: QpControl + IwarpCm + IpMulticast, R>(
         &self,
-        cm: &CmService<C>,
+        cm: &CmService,
         qp: &Q,
         take_for: Option<RdmaId>,
-        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, C, Q>) -> R,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
         let mut core = self.core.lock();
         let mut queue = self.events.lock();

@@ -40,6 +40,7 @@ use crate::rdma::sync::{
     wait_until, wake_waiters, yield_between_batches, IrqSaveBackend, IrqSpinLock,
 };
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
+use core::any::{Any, TypeId};
 use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -59,47 +60,53 @@ pub(crate) type KernelEndpoint = Endpoint<Peer, KernelCollections>;
 
 /// Where the service's events go: the ABI surface whose consumers own the
 /// ids (the upcall from the shell, as `MadHandler` is from `rust/rdma`).
-pub(crate) trait EventConsumer: Send + Sync + Sized {
+pub(crate) trait EventConsumer: Send + Sync + 'static {
     /// Delivers a batch of events, in order. Called from the delivery
     /// work or the MAD intake work: process context, never concurrently
     /// with itself, no lock held but the intake work's own buffer (which
     /// no API call takes).
-    fn deliver(&self, service: &CmService<Self>, batch: EventBatch);
+    fn deliver(&self, service: &CmService, batch: EventBatch);
 
     /// Runs after the queued batches are delivered (same context), for
     /// events the consumer queued itself (see [`CmService::kick`]).
-    fn deliver_pending(&self, _service: &CmService<Self>) {}
+    fn deliver_pending(&self, _service: &CmService) {}
+
+    /// The part of the consumer of type `which` (an ABI surface's state),
+    /// for entry points from C, which carry no context pointer: the
+    /// surfaces find their own state through the service without naming
+    /// the type that composes them.
+    fn part(&self, which: TypeId) -> Option<&dyn Any>;
 }
 
 /// A device served by the CM, with its ports' MAD agents.
-struct DeviceEntry<C: EventConsumer> {
+struct DeviceEntry {
     identity: usize,
     id: DeviceId,
     info: DeviceInfo,
     /// Dropped after the agents (field order), so no callback counts
     /// into freed counters.
-    agents: KVec<MadAgent<CmService<C>>>,
+    agents: KVec<MadAgent<CmService>>,
     counters: PortCounters,
     /// Its removal has begun: new ids no longer find it.
     going: bool,
 }
 
-/// The CM of this host, handing its events to `C`.
+/// The CM of this host, handing its events to its [`EventConsumer`].
 #[pin_data]
-pub(crate) struct CmService<C: EventConsumer> {
+pub(crate) struct CmService {
     #[pin]
     endpoint: IrqSpinLock<KernelEndpoint>,
     /// Device slots; a removed device leaves `None`, reused by the next
     /// (6.12's `KVec` cannot remove elements).
     #[pin]
-    devices: Mutex<KVec<Option<DeviceEntry<C>>>>,
+    devices: Mutex<KVec<Option<DeviceEntry>>>,
     /// Set between `start` and `stop`; armed from any context.
     #[pin]
-    timer: IrqSpinLock<Option<Timer<CmService<C>>>>,
+    timer: IrqSpinLock<Option<Timer<CmService>>>,
     /// Delivers queued events to consumers (set between `start` and
     /// `stop`); queued from any context.
     #[pin]
-    delivery: IrqSpinLock<Option<Work<CmService<C>>>>,
+    delivery: IrqSpinLock<Option<Work<CmService>>>,
     /// Received MADs waiting for the intake work (filled by the agents'
     /// receive handlers, process context).
     #[pin]
@@ -112,7 +119,7 @@ pub(crate) struct CmService<C: EventConsumer> {
     recent_paths: Mutex<RecentPaths>,
     /// Hands `intake` to the endpoint (set between `start` and `stop`).
     #[pin]
-    intake_work: IrqSpinLock<Option<Work<CmService<C>, MadIntake>>>,
+    intake_work: IrqSpinLock<Option<Work<CmService, MadIntake>>>,
     next_device: AtomicU32,
     /// Set while a task delivers events (see `deliver_all`).
     delivering: AtomicBool,
@@ -123,13 +130,12 @@ pub(crate) struct CmService<C: EventConsumer> {
     /// Events waiting for delivery, in order.
     #[pin]
     events: IrqSpinLock<EventQueue>,
-    #[pin]
-    consumer: C,
+    consumer: Arc<dyn EventConsumer>,
 }
 
-impl<C: EventConsumer> CmService<C> {
+impl CmService {
     /// A service with no devices, delivering to `consumer`.
-    pub(crate) fn new(consumer: impl PinInit<C, Error>) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(consumer: Arc<dyn EventConsumer>) -> impl PinInit<Self, Error> {
         let config = Config {
             id_operand: random_u32(),
             tid_high: random_u32(),
@@ -157,13 +163,13 @@ impl<C: EventConsumer> CmService<C> {
             delivery_wanted: AtomicBool::new(false),
             departing: AtomicU32::new(0),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
-            consumer <- consumer,
+            consumer,
         })
     }
 
-    /// The consumer the service delivers to.
-    pub(crate) fn consumer(&self) -> &C {
-        &self.consumer
+    /// The consumer's part of type `T` (see [`EventConsumer::part`]).
+    pub(crate) fn part<T: Any>(&self) -> Option<&T> {
+        self.consumer.part(TypeId::of::<T>())?.downcast_ref()
     }
 
     /// Runs an API call `op` on the endpoint with room for its output
@@ -319,8 +325,8 @@ impl<C: EventConsumer> CmService<C> {
     /// `get` of the first served device `which` picks.
     fn device_where<R>(
         &self,
-        which: impl Fn(&DeviceEntry<C>) -> bool,
-        get: impl FnOnce(&DeviceEntry<C>) -> R,
+        which: impl Fn(&DeviceEntry) -> bool,
+        get: impl FnOnce(&DeviceEntry) -> R,
     ) -> Option<R> {
         let devices = self.devices.lock();
         let found = devices.iter().flatten().find(|d| which(d)).map(get);
@@ -700,7 +706,7 @@ impl<C: EventConsumer> CmService<C> {
     }
 }
 
-impl<C: EventConsumer> MadHandler for CmService<C> {
+impl MadHandler for CmService {
     /// Only buffers the MAD, so that ib_mad reposts its receive buffer
     /// at once (see `intake`); the intake work handles it.
     fn received(&self, mad: &ReceivedMad) {
@@ -726,7 +732,7 @@ impl<C: EventConsumer> MadHandler for CmService<C> {
     }
 }
 
-impl<C: EventConsumer> CmService<C> {
+impl CmService {
     /// The intake was full: moves it into a buffer twice as large and
     /// queues `mad` there. False if it is still full (the drop is counted).
     fn grow_intake(&self, mad: &ReceivedMad) -> bool {
@@ -757,7 +763,7 @@ impl<C: EventConsumer> CmService<C> {
 /// Names the MAD intake work of a [`CmService`].
 pub(crate) struct MadIntake;
 
-impl<C: EventConsumer> WorkHandler<MadIntake> for CmService<C> {
+impl WorkHandler<MadIntake> for CmService {
     /// Hands the buffered MADs to the endpoint, oldest first, until no
     /// more arrived meanwhile.
     fn run(&self) {
@@ -787,7 +793,7 @@ impl<C: EventConsumer> WorkHandler<MadIntake> for CmService<C> {
     }
 }
 
-impl<C: EventConsumer> TimerHandler for CmService<C> {
+impl TimerHandler for CmService {
     /// Retransmissions, give-ups and TIMEWAIT ends that are due, in
     /// batches whose output has room reserved.
     fn fire(&self) {
@@ -809,7 +815,7 @@ impl<C: EventConsumer> TimerHandler for CmService<C> {
     }
 }
 
-impl<C: EventConsumer> WorkHandler for CmService<C> {
+impl WorkHandler for CmService {
     /// Delivers the queued events to their consumers.
     fn run(&self) {
         self.deliver_all();

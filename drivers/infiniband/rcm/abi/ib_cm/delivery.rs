@@ -16,7 +16,6 @@ use super::id::CmIdBox;
 use super::path::event_path;
 use super::types::kernel_qp_type;
 use super::IbCm;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Event, Transport};
@@ -28,6 +27,7 @@ use crate::rdma::gid::GidAttr;
 use crate::rdma::mad_path::MadPath;
 use crate::rdma::sync::{current_task, wait_until, wake_waiters};
 use crate::rdma::timer::now_ms;
+use crate::shell::CmService;
 use crate::shell::{EventBatch, Peer};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
@@ -43,7 +43,7 @@ enum Incoming<'a> {
 impl IbCm {
     /// Delivers a batch of its consumers' events, in order (the CM
     /// service's delivery, no lock held).
-    pub(crate) fn deliver(&self, s: &Service, batch: EventBatch) {
+    pub(crate) fn deliver(&self, s: &CmService, batch: EventBatch) {
         self.worker.store(current_task(), Ordering::Release);
         for (id, _, event) in batch {
             match event {
@@ -87,7 +87,7 @@ impl IbCm {
     /// reference goes. Outside the id's own callback, waits for one
     /// running, then puts the id's GID entry (its device may go once this
     /// returns; the box may outlive the call in a delivery's hands).
-    pub(crate) fn destroy_id(&self, s: &Service, comm: CommId) {
+    pub(crate) fn destroy_id(&self, s: &CmService, comm: CommId) {
         if s.destroy(comm, true) == Ok(false) {
             // A shared listener someone else still holds.
             return;
@@ -124,7 +124,7 @@ impl IbCm {
     /// A REQ or SIDR_REQ for a consumer's listener: a new id with the
     /// listener's handler and context, then `IB_CM_REQ_RECEIVED` or
     /// `IB_CM_SIDR_REQ_RECEIVED`.
-    fn deliver_new(&self, s: &Service, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
+    fn deliver_new(&self, s: &CmService, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
         let l = {
             let ids = self.ids.lock();
             let Some(l) = ids.get(&listener.0).cloned() else {
@@ -275,7 +275,7 @@ impl IbCm {
     }
 
     /// An event for an id the consumer already has.
-    fn deliver_existing(&self, s: &Service, comm: CommId, event: &Event) {
+    fn deliver_existing(&self, s: &CmService, comm: CommId, event: &Event) {
         let b = {
             let ids = self.ids.lock();
             let Some(b) = ids.get(&comm.0).cloned() else {
@@ -312,7 +312,7 @@ impl IbCm {
     /// handler gave it up (the ib_cm contract: its consumer does not
     /// destroy it then), unless the handler destroyed it already. The
     /// caller's references (on `b` and a new id's listener) go after.
-    fn finish_delivery(&self, s: &Service, b: &CmIdBox, ret: i32) {
+    fn finish_delivery(&self, s: &CmService, b: &CmIdBox, ret: i32) {
         self.callback_done();
         if ret != 0 && self.is_registered(b) {
             self.destroy_id(s, b.comm);
@@ -320,7 +320,7 @@ impl IbCm {
     }
 
     /// A passive id whose consumer cannot be reached: refuse the REQ.
-    fn reject_orphan(&self, s: &Service, comm: CommId) {
+    fn reject_orphan(&self, s: &CmService, comm: CommId) {
         let _ = s.destroy(comm, true);
     }
 }
@@ -340,7 +340,7 @@ fn req_alternate(req: &Req, roce: bool) -> Option<bindings::rcm_h_lap_path> {
 
 /// Rejects a REQ whose alternate path does not resolve here (reason 18,
 /// our GID on the primary path as ARI, as 6.12) and forgets its id.
-fn reject_alternate(s: &Service, comm: CommId, req: &Req) {
+fn reject_alternate(s: &CmService, comm: CommId, req: &Req) {
     let ari = req.primary_path.remote_port_gid;
     let _ =
         s.call(|ep, out| ep.send_rej(now_ms(), comm, RejectReason::InvalidAltGid, &ari, &[], out));
@@ -351,7 +351,7 @@ fn reject_alternate(s: &Service, comm: CommId, req: &Req) {
 /// LAP on RoCE) for the QP attributes and path migration, if it resolves
 /// on this device (else the id goes on without one).
 fn learn_alternate(
-    s: &Service,
+    s: &CmService,
     device: &Device<'_>,
     comm: CommId,
     peer: Peer,
@@ -370,7 +370,7 @@ fn learn_alternate(
 }
 
 /// Copies the core's view of an id into the fields its consumer reads.
-pub(crate) fn sync_id(s: &Service, b: &CmIdBox) {
+pub(crate) fn sync_id(s: &CmService, b: &CmIdBox) {
     s.read(|ep| {
         if let Some(c) = ep.get(b.comm) {
             b.mirror(c);

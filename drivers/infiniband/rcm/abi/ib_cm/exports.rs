@@ -9,12 +9,14 @@ use super::delivery::sync_id;
 use super::ffi::{bytes, err_ptr, id_call};
 use super::id::CmIdBox;
 use super::types::errno;
-use crate::abi::service::{with_service, Service};
+use super::IbCm;
+use crate::abi::service::{with_part, with_service};
 use crate::bindings;
 use crate::proto::cm::{fill, CmError, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
 use crate::proto::wire::sidr::SidrRep;
 use crate::rdma::timer::now_ms;
+use crate::shell::CmService;
 use kernel::ffi::{c_char, c_int, c_void};
 use kernel::prelude::*;
 
@@ -40,7 +42,7 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
         let comm = s
             .call(|ep, _| ep.create_id(dev, guid_of(device)))
             .map_err(|e| Error::from_errno(errno(e)))?;
-        let undo = |s: &Service| {
+        let undo = |s: &CmService| {
             let _ = s.destroy(comm, false);
         };
         let b = match CmIdBox::new(comm, device, cm_handler, context) {
@@ -51,7 +53,11 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
             }
         };
         let id = b.as_raw();
-        if let Err(e) = s.consumer().ib_cm.register_id(b) {
+        let registered = s
+            .part::<IbCm>()
+            .ok_or(ENODEV)
+            .and_then(|ib| ib.register_id(b));
+        if let Err(e) = registered {
             undo(&s);
             return Err(e);
         }
@@ -77,7 +83,7 @@ pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id)
     }
     // SAFETY: per this function's contract.
     let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
-    with_service(|s| s.consumer().ib_cm.destroy_id(&s, comm));
+    with_part(|s, ib: &IbCm| ib.destroy_id(s, comm));
 }
 
 /// The tag a handler shares listeners under.
@@ -89,7 +95,7 @@ fn share_tag(handler: bindings::ib_cm_handler) -> Option<u64> {
 /// with the same handler and no context (`join`: `ib_cm_insert_listen`);
 /// the id that listens.
 fn listen_on(
-    s: &Service,
+    s: &CmService,
     cm_id: *mut bindings::ib_cm_id,
     service_id: u64,
     join: bool,
@@ -107,7 +113,10 @@ fn listen_on(
         join,
     };
     let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
-    let holder_box = s.consumer().ib_cm.id_box(holder).ok_or(CmError::NoSuchId)?;
+    let holder_box = s
+        .part::<IbCm>()
+        .and_then(|ib| ib.id_box(holder))
+        .ok_or(CmError::NoSuchId)?;
     if holder != b.comm && !holder_box.handler_and_context().1.is_null() {
         // 6.12 shares only a listener without a context: give the share
         // back.

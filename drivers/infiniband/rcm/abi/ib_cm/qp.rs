@@ -8,10 +8,11 @@
 use super::delivery::sync_id;
 use super::id::CmIdBox;
 use super::types::errno;
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::with_service;
 use crate::bindings as b;
 use crate::proto::cm::{CmError, CommId, QpAttrs, QpTarget};
 use crate::rdma::device::Device;
+use crate::shell::CmService;
 use crate::shell::{KernelEndpoint, Outbox, Peer};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
@@ -139,7 +140,7 @@ pub(crate) fn qp_target(state: b::ib_qp_state) -> Option<QpTarget> {
 /// the mask, or the errno of `ib_cm_init_qp_attr` (rdma_cm uses it for
 /// its connections too).
 pub(crate) fn connection_qp_attrs(
-    s: &Service,
+    s: &CmService,
     comm: CommId,
     target: QpTarget,
     device: &Device<'_>,
@@ -186,7 +187,7 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
 
 /// What the QP saw, for `comm`'s connection, from any context (rdma_cm's
 /// `rdma_notify` too): 0 or the errno of `ib_cm_notify`.
-pub(crate) fn notify_connection(s: &Service, comm: CommId, event: b::ib_event_type) -> c_int {
+pub(crate) fn notify_connection(s: &CmService, comm: CommId, event: b::ib_event_type) -> c_int {
     if event != b::ib_event_type_IB_EVENT_COMM_EST && event != b::ib_event_type_IB_EVENT_PATH_MIG {
         return EINVAL.to_errno();
     }

@@ -7,7 +7,6 @@
 use super::id::{NewId, RdmaIdBox};
 use super::types::{errno, port_space, rdma_qp_type};
 use super::{net_id, resolve, RdmaCmAbi};
-use crate::abi::service::{Consumers, Service};
 use crate::bindings;
 use crate::proto::cm::{CommId, DeviceId, Event};
 use crate::proto::rdma_cm::bind::PRIVILEGED_PORTS;
@@ -16,18 +15,19 @@ use crate::rdma::device::Device;
 use crate::rdma::sync::{wait_until, wake_waiters};
 use crate::rdma::timer::{now_ms, random_u32};
 use crate::shell::rdma_cm::{KernelHost, KernelRdmaCm};
+use crate::shell::CmService;
 use core::sync::atomic::Ordering;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 /// The host the core runs with here.
-pub(crate) type Host<'a> = KernelHost<'a, Consumers, RdmaCmAbi>;
+pub(crate) type Host<'a> = KernelHost<'a, RdmaCmAbi>;
 impl RdmaCmAbi {
     /// Runs `f` on the core, with this surface moving the QPs.
     pub(crate) fn call<R>(
         &self,
-        s: &Service,
+        s: &CmService,
         f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> R,
     ) -> R {
         self.service.call(s, self, f)
@@ -38,7 +38,7 @@ impl RdmaCmAbi {
     /// no longer knows is handed back for ib_cm, which drops it.
     pub(crate) fn cm_event(
         &self,
-        s: &Service,
+        s: &CmService,
         comm: CommId,
         event: Event,
     ) -> Option<(CommId, Event)> {
@@ -57,7 +57,7 @@ impl RdmaCmAbi {
 
     /// Creates an IDLE id for `n` and registers it (the registry holds a
     /// reference until the id is destroyed); an errno on failure.
-    pub(crate) fn create_id(&self, s: &Service, n: &NewId) -> Result<Arc<RdmaIdBox>, c_int> {
+    pub(crate) fn create_id(&self, s: &CmService, n: &NewId) -> Result<Arc<RdmaIdBox>, c_int> {
         let (Some(ps), Some(qp_type)) = (port_space(n.ps), rdma_qp_type(n.qp_type)) else {
             return Err(EINVAL.to_errno());
         };
@@ -78,7 +78,7 @@ impl RdmaCmAbi {
 
     /// `rdma_destroy_id`: waits for the id's running handler; none runs
     /// after.
-    pub(crate) fn destroy_id(&self, s: &Service, b: &RdmaIdBox) {
+    pub(crate) fn destroy_id(&self, s: &CmService, b: &RdmaIdBox) {
         b.lock_handler_to_destroy();
         b.set_destroying();
         b.unlock_handler();
@@ -88,7 +88,7 @@ impl RdmaCmAbi {
     /// Ends an id (`rdma_destroy_id`, or a handler's non-zero return):
     /// the core tears it down, a pending resolution is cancelled, the
     /// registry's reference goes.
-    pub(super) fn destroy(&self, s: &Service, b: &RdmaIdBox) {
+    pub(super) fn destroy(&self, s: &CmService, b: &RdmaIdBox) {
         b.set_destroying();
         let state = self.call(s, |core, host| core.destroy(host, b.core));
         match state {
@@ -121,7 +121,7 @@ impl RdmaCmAbi {
     /// it hears DEVICE_REMOVAL, and this waits until their consumers have
     /// destroyed them all, as 6.12 does (ib_core then finds no id,
     /// tracking entry or GID reference left on the device).
-    pub(crate) fn remove_device(&self, s: &Service, device: &Device<'_>) {
+    pub(crate) fn remove_device(&self, s: &CmService, device: &Device<'_>) {
         let Some(dev) = s.begin_removal(device.identity()) else {
             return;
         };
@@ -154,7 +154,7 @@ impl RdmaCmAbi {
     /// setting, randomness, the caller's capability.
     pub(super) fn bind_context(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         addr: &SockAddr,
     ) -> (BindContext, Option<resolve::Found>) {
@@ -185,7 +185,7 @@ impl RdmaCmAbi {
 /// arrived: the device, the namespace of the network device its GID
 /// belongs to, a random starting PSN. Other events have no use for it:
 /// they get no device, without the lookups.
-fn arrival(s: &Service, comm: CommId, event: &Event) -> Arrival {
+fn arrival(s: &CmService, comm: CommId, event: &Event) -> Arrival {
     let nowhere = |psn| Arrival {
         net: net_id(core::ptr::null_mut()),
         device: DeviceId(u32::MAX),
@@ -215,7 +215,7 @@ fn arrival(s: &Service, comm: CommId, event: &Event) -> Arrival {
 }
 
 /// The `ib_device` of a served device (going or not).
-pub(crate) fn device_ptr(s: &Service, id: DeviceId) -> Option<*mut bindings::ib_device> {
+pub(crate) fn device_ptr(s: &CmService, id: DeviceId) -> Option<*mut bindings::ib_device> {
     s.device_identity(id)
         .map(|identity| identity as *mut bindings::ib_device)
 }

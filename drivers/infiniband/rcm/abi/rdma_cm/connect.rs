@@ -9,10 +9,10 @@ use super::resolve;
 use super::types::ret;
 use super::RdmaCmAbi;
 use crate::abi::ib_cm::qp::notify_connection;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::rdma_cm::{ConnParams, IdState, RdmaQpType};
 use crate::proto::reason::RejectReason;
+use crate::shell::CmService;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -50,7 +50,7 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
 
 impl RdmaCmAbi {
     /// `rdma_connect_locked`: the caller holds the id's handler lock.
-    pub(crate) fn connect(&self, s: &Service, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
+    pub(crate) fn connect(&self, s: &CmService, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
         let r = self.call(s, |core, host| core.connect(host, b.core, p));
         let started = match r {
             Ok(()) => self.start_iw_connect(s, b),
@@ -66,7 +66,7 @@ impl RdmaCmAbi {
     /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE
     /// (its address written before iWARP listeners read it). A failed
     /// listen leaves no iWARP listener.
-    pub(crate) fn listen(&self, s: &Service, b: &RdmaIdBox, backlog: c_int) -> c_int {
+    pub(crate) fn listen(&self, s: &CmService, b: &RdmaIdBox, backlog: c_int) -> c_int {
         let any = crate::proto::rdma_cm::SockAddr::V4 {
             addr: [0; 4],
             port: 0,
@@ -92,7 +92,7 @@ impl RdmaCmAbi {
     /// `rdma_bind_addr`.
     pub(crate) fn bind(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         addr: crate::proto::rdma_cm::SockAddr,
     ) -> c_int {
@@ -117,20 +117,20 @@ impl RdmaCmAbi {
     }
 
     /// `rdma_accept`: the caller holds the id's handler lock.
-    pub(crate) fn accept(&self, s: &Service, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
+    pub(crate) fn accept(&self, s: &CmService, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
         let r = self.call(s, |core, host| core.accept(host, b.core, p));
         self.sync(b);
         ret(r)
     }
 
     /// `rdma_reject`.
-    pub(crate) fn reject(&self, s: &Service, b: &RdmaIdBox, data: &[u8], reason: u8) -> c_int {
+    pub(crate) fn reject(&self, s: &CmService, b: &RdmaIdBox, data: &[u8], reason: u8) -> c_int {
         let reason = RejectReason::from_wire(u16::from(reason));
         ret(self.call(s, |core, host| core.reject(host, b.core, data, reason)))
     }
 
     /// `rdma_disconnect`.
-    pub(crate) fn disconnect(&self, s: &Service, b: &RdmaIdBox) -> c_int {
+    pub(crate) fn disconnect(&self, s: &CmService, b: &RdmaIdBox) -> c_int {
         let r = self.call(s, |core, host| core.disconnect(host, b.core));
         self.sync(b);
         ret(r)
@@ -142,7 +142,7 @@ impl RdmaCmAbi {
     /// spinlock.
     pub(crate) fn notify(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         event: bindings::ib_event_type,
     ) -> c_int {
@@ -157,7 +157,7 @@ impl RdmaCmAbi {
     /// The ECE a consumer offers in its REQ or REP.
     pub(crate) fn set_ece(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         vendor_id: u32,
         attr_mod: u32,
@@ -166,17 +166,17 @@ impl RdmaCmAbi {
     }
 
     /// `rdma_set_service_type`.
-    pub(crate) fn set_tos(&self, s: &Service, b: &RdmaIdBox, tos: u8) -> c_int {
+    pub(crate) fn set_tos(&self, s: &CmService, b: &RdmaIdBox, tos: u8) -> c_int {
         ret(self.call(s, |core, _| core.set_tos(b.core, tos)))
     }
 
     /// `rdma_set_reuseaddr`.
-    pub(crate) fn set_reuseaddr(&self, s: &Service, b: &RdmaIdBox, reuse: bool) -> c_int {
+    pub(crate) fn set_reuseaddr(&self, s: &CmService, b: &RdmaIdBox, reuse: bool) -> c_int {
         ret(self.call(s, |core, _| core.set_reuseaddr(b.core, reuse)))
     }
 
     /// `rdma_set_afonly`.
-    pub(crate) fn set_afonly(&self, s: &Service, b: &RdmaIdBox, afonly: bool) -> c_int {
+    pub(crate) fn set_afonly(&self, s: &CmService, b: &RdmaIdBox, afonly: bool) -> c_int {
         ret(self.call(s, |core, _| core.set_afonly(b.core, afonly)))
     }
 

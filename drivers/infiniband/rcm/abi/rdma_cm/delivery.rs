@@ -13,18 +13,18 @@ use super::id::{NewId, RdmaIdBox};
 use super::resolve::find_device;
 use super::types::event_status;
 use super::RdmaCmAbi;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route};
 use crate::rdma::path::plain_path;
+use crate::shell::CmService;
 use crate::shell::Peer;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 impl RdmaCmAbi {
     /// Delivers every queued event.
-    pub(crate) fn deliver(&self, s: &Service) {
+    pub(crate) fn deliver(&self, s: &CmService) {
         // Events queued while these run are taken by the next round.
         loop {
             let events = self.service.take_events();
@@ -41,14 +41,14 @@ impl RdmaCmAbi {
     }
 
     /// An event for an existing id.
-    fn deliver_to(&self, s: &Service, id: RdmaId, event: &RdmaEvent) {
+    fn deliver_to(&self, s: &CmService, id: RdmaId, event: &RdmaEvent) {
         if let Some(b) = self.id_box(id) {
             self.deliver_to_box(s, &b, event);
         }
     }
 
     /// An event for the id of a box the caller holds.
-    pub(super) fn deliver_to_box(&self, s: &Service, b: &RdmaIdBox, event: &RdmaEvent) {
+    pub(super) fn deliver_to_box(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
         b.lock_handler();
         if b.destroying() {
             b.unlock_handler();
@@ -71,7 +71,7 @@ impl RdmaCmAbi {
     /// CONNECT_REQUEST: the new id gets its C side (the listener's
     /// handler, context and namespace, the REQ's route) and goes to the
     /// listener's handler, with both handler locks held.
-    fn deliver_request(&self, s: &Service, child: RdmaId, listener: RdmaId, event: &RdmaEvent) {
+    fn deliver_request(&self, s: &CmService, child: RdmaId, listener: RdmaId, event: &RdmaEvent) {
         let refuse = |this: &Self| {
             // Destroying the core's id rejects the REQ; an iWARP
             // request's own iw_cm id is refused.
@@ -114,7 +114,12 @@ impl RdmaCmAbi {
     }
 
     /// The C side of a passive id, registered.
-    fn new_passive_id(&self, s: &Service, l: &RdmaIdBox, child: RdmaId) -> Result<Arc<RdmaIdBox>> {
+    fn new_passive_id(
+        &self,
+        s: &CmService,
+        l: &RdmaIdBox,
+        child: RdmaId,
+    ) -> Result<Arc<RdmaIdBox>> {
         let rec = self.read(|core| core.get(child).copied()).ok_or(EINVAL)?;
         let qp_type = super::types::ib_qp_type(rec.qp_type());
         let b = RdmaIdBox::new(child, &NewId::child_of(l, qp_type))?;
@@ -140,7 +145,7 @@ impl RdmaCmAbi {
 /// A passive id's device, port, GID entry and (with `with_path`: a REQ's;
 /// a SIDR_REQ has none) path record, from the route the core took from
 /// the request.
-fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: bool) -> Result {
+fn passive_route(s: &CmService, b: &RdmaIdBox, route: &Route<Peer>, with_path: bool) -> Result {
     let peer = route.peer.ok_or(EINVAL)?;
     let ibdev = device_ptr(s, peer.device).ok_or(ENODEV)?;
     let path = plain_path(&route.path);
@@ -161,7 +166,7 @@ fn passive_route(s: &Service, b: &RdmaIdBox, route: &Route<Peer>, with_path: boo
 
 /// A passive iWARP id's device and port: the GID entry of the network
 /// device its address is on (6.12's `cma_iw_acquire_dev`).
-fn iwarp_device(s: &Service, b: &RdmaIdBox, device: Option<DeviceId>) -> Result {
+fn iwarp_device(s: &CmService, b: &RdmaIdBox, device: Option<DeviceId>) -> Result {
     let device = device.ok_or(ENODEV)?;
     b.translate_source().map_err(Error::from_errno)?;
     let found = find_device(s, b, Some(device)).map_err(|_| ENODEV)?;

@@ -9,9 +9,10 @@ use super::id::{NewId, RdmaIdBox};
 use super::resolve::{optional_sockaddr, timeout_ms};
 use super::types::{port_space, read_sockaddr};
 use super::RdmaCmAbi;
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::with_part;
 use crate::bindings;
 use crate::proto::rdma_cm::service_id_of;
+use crate::shell::CmService;
 use kernel::ffi::{c_char, c_int, c_ulong, c_void};
 use kernel::prelude::*;
 
@@ -28,28 +29,27 @@ fn err_ptr<T>(errno: c_int) -> *mut T {
 /// A non-NULL `id` must come from rcm and not be destroyed.
 pub(super) unsafe fn on_id(
     id: *mut bindings::rdma_cm_id,
-    f: impl FnOnce(&Service, &RdmaCmAbi, &RdmaIdBox) -> c_int,
+    f: impl FnOnce(&CmService, &RdmaCmAbi, &RdmaIdBox) -> c_int,
 ) -> c_int {
     if id.is_null() {
         return EINVAL.to_errno();
     }
-    with_service(|s| {
+    with_part(|s, abi: &RdmaCmAbi| {
         // SAFETY: per this function's contract.
         let b = unsafe { RdmaIdBox::from_id(id) };
-        let abi = &s.consumer().rdma_cm;
         // A reference for the call: a handler running meanwhile may
         // destroy the id (non-zero return) while the call still uses it.
         let Some(held) = abi.id_box(b.core) else {
             return EINVAL.to_errno();
         };
-        f(&s, abi, &held)
+        f(s, abi, &held)
     })
     .unwrap_or(ENODEV.to_errno())
 }
 
 /// Creates an id for `n`: the consumer's pointer or `ERR_PTR`.
 fn create(n: NewId) -> *mut bindings::rdma_cm_id {
-    match with_service(|s| s.consumer().rdma_cm.create_id(&s, &n)) {
+    match with_part(|s, cm: &RdmaCmAbi| cm.create_id(s, &n)) {
         Some(Ok(b)) => b.as_id(),
         Some(Err(e)) => err_ptr(e),
         None => err_ptr(ENODEV.to_errno()),
@@ -440,7 +440,7 @@ pub(crate) unsafe extern "C" fn rdma_notify(
     }
     // SAFETY: per this function's contract.
     let b = unsafe { RdmaIdBox::from_id(id) };
-    with_service(|s| s.consumer().rdma_cm.notify(&s, b, event)).unwrap_or(ENODEV.to_errno())
+    with_part(|s, cm: &RdmaCmAbi| cm.notify(s, b, event)).unwrap_or(ENODEV.to_errno())
 }
 
 /// `rdma_lock_handler`.

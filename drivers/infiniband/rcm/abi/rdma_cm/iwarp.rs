@@ -12,7 +12,7 @@
 use super::id::RdmaIdBox;
 use super::types::ECONNREFUSED;
 use super::{take_column, RdmaCmAbi};
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::{with_part, with_service};
 use crate::bindings;
 use crate::proto::cm::store::{InsertError, OrderedMap};
 use crate::proto::cm::DeviceId;
@@ -21,6 +21,7 @@ use crate::rdma::device::Device;
 use crate::rdma::iw_cm::{IwCmEvent, IwCmHandler, IwCmId, IwCmRequest, IwConnParams};
 use crate::rdma::timer::random_u32;
 use crate::shell::rdma_cm::IwarpCm;
+use crate::shell::CmService;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -100,7 +101,7 @@ impl RdmaCmAbi {
 
     /// Starts the connect the core asked for on `b`'s id during the call
     /// just made, if it did; a failure reverts the id (ROUTE_RESOLVED).
-    pub(super) fn start_iw_connect(&self, s: &Service, b: &RdmaIdBox) -> c_int {
+    pub(super) fn start_iw_connect(&self, s: &CmService, b: &RdmaIdBox) -> c_int {
         let Some(mut c) = self.iw_connects.lock().remove(&b.core.0) else {
             return 0;
         };
@@ -115,7 +116,7 @@ impl RdmaCmAbi {
 
     /// A new device lists the wildcard listeners and, if iWARP, listens
     /// for them (as 6.12's `cma_add_one` makes them listen on it).
-    pub(crate) fn add_device(&self, s: &Service, device: &Device<'_>) {
+    pub(crate) fn add_device(&self, s: &CmService, device: &Device<'_>) {
         let Some(dev) = s.device_id(device.identity()) else {
             return;
         };
@@ -166,7 +167,7 @@ impl RdmaCmAbi {
     /// error refuses it (iw_cm then destroys that id).
     fn iw_request(
         &self,
-        s: &Service,
+        s: &CmService,
         listener: RdmaId,
         request: IwCmRequest<'_>,
         e: &IwCmEvent<'_>,
@@ -204,7 +205,7 @@ impl RdmaCmAbi {
     }
 
     /// An event of `id`'s connection (iw_cm's work), for the core.
-    fn iw_event(&self, s: &Service, id: RdmaId, e: &IwCmEvent<'_>) {
+    fn iw_event(&self, s: &CmService, id: RdmaId, e: &IwCmEvent<'_>) {
         let Some(kind) = e.kind else {
             return;
         };
@@ -318,15 +319,11 @@ pub(crate) struct IwCallbacks;
 
 impl IwCmHandler for IwCallbacks {
     fn event(token: u64, e: &IwCmEvent<'_>) {
-        with_service(|s| s.consumer().rdma_cm.iw_event(&s, RdmaId(token), e));
+        with_part(|s, cm: &RdmaCmAbi| cm.iw_event(s, RdmaId(token), e));
     }
 
     fn request(token: u64, request: IwCmRequest<'_>, e: &IwCmEvent<'_>) -> Result<(), c_int> {
-        with_service(|s| {
-            s.consumer()
-                .rdma_cm
-                .iw_request(&s, RdmaId(token), request, e)
-        })
-        .unwrap_or(Err(ENODEV.to_errno()))
+        with_part(|s, cm: &RdmaCmAbi| cm.iw_request(s, RdmaId(token), request, e))
+            .unwrap_or(Err(ENODEV.to_errno()))
     }
 }

@@ -9,13 +9,13 @@
 
 use super::id::RdmaIdBox;
 use super::{take_column, RdmaCmAbi};
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::{InsertError, OrderedMap};
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::RdmaId;
 use crate::rdma::device::Device;
 use crate::rdma::restrack::ListenRow;
+use crate::shell::CmService;
 use kernel::prelude::*;
 
 impl RdmaCmAbi {
@@ -25,7 +25,7 @@ impl RdmaCmAbi {
     /// has `b` listening: its destroy drops its rows under that lock
     /// before it lets go of the tracking entry a row copies its owner
     /// from.
-    pub(super) fn add_listen_rows(&self, s: &Service, b: &RdmaIdBox, only: Option<DeviceId>) {
+    pub(super) fn add_listen_rows(&self, s: &CmService, b: &RdmaIdBox, only: Option<DeviceId>) {
         let Ok(devices) = s.devices() else {
             return;
         };
@@ -64,7 +64,7 @@ impl RdmaCmAbi {
     }
 
     /// A new device gets a row for every wildcard listener.
-    pub(super) fn add_listen_rows_on(&self, s: &Service, dev: DeviceId) {
+    pub(super) fn add_listen_rows_on(&self, s: &CmService, dev: DeviceId) {
         let listeners = self.read(|core| {
             let mut v = KVec::new();
             for (id, _, _) in core.wildcard_listeners() {

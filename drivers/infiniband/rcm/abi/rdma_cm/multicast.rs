@@ -17,11 +17,11 @@ use super::exports::on_id;
 use super::id::RdmaIdBox;
 use super::types::{read_sockaddr, ret, StoredSockAddr};
 use super::RdmaCmAbi;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::rdma_cm::{GroupId, RdmaEvent, RdmaId, SockAddr};
 use crate::rdma::igmp::IgmpChange;
 use crate::shell::rdma_cm::IpMulticast;
+use crate::shell::CmService;
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 
@@ -32,7 +32,7 @@ impl RdmaCmAbi {
     /// `rdma_join_multicast`.
     pub(crate) fn join(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         group: SockAddr,
         send_only: bool,
@@ -48,7 +48,7 @@ impl RdmaCmAbi {
     /// `rdma_leave_multicast`: once it returns, no event of the group is
     /// being delivered (the handler lock), so the consumer may free the
     /// group's context.
-    pub(crate) fn leave(&self, s: &Service, b: &RdmaIdBox, group: SockAddr) {
+    pub(crate) fn leave(&self, s: &CmService, b: &RdmaIdBox, group: SockAddr) {
         b.lock_handler();
         self.call(s, |core, host| core.leave_multicast(host, b.core, &group));
         b.unlock_handler();

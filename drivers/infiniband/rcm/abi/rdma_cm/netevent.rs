@@ -6,10 +6,11 @@
 
 use super::calls::Host;
 use super::RdmaCmAbi;
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::with_part;
 use crate::proto::rdma_cm::{RdmaId, SockAddr};
 use crate::rdma::netwatch::{NetChange, NetChangeHandler};
 use crate::shell::rdma_cm::KernelRdmaCm;
+use crate::shell::CmService;
 use kernel::prelude::*;
 
 /// Which of an id's hardware addresses a change is compared with.
@@ -27,7 +28,7 @@ impl RdmaCmAbi {
     /// snapshot: the addresses are compared outside the core's lock.
     fn tell(
         &self,
-        s: &Service,
+        s: &CmService,
         change: &NetChange<'_>,
         pick: impl FnOnce(&mut KernelRdmaCm, &mut KVec<RdmaId>),
         compared: Compared,
@@ -57,7 +58,7 @@ impl RdmaCmAbi {
 
     /// A neighbour's hardware address changed: the ids whose RoCE route
     /// goes to it through that interface get UNREACHABLE.
-    fn neighbour_update(&self, s: &Service, ip: SockAddr, change: &NetChange<'_>) {
+    fn neighbour_update(&self, s: &CmService, ip: SockAddr, change: &NetChange<'_>) {
         // As many as memory allows (a change that cannot be told to
         // every id is told to those it can).
         let pick = |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| {
@@ -70,7 +71,7 @@ impl RdmaCmAbi {
 
     /// A bond failed over to another hardware address: the ids bound to
     /// it get ADDR_CHANGE.
-    fn netdev_failover(&self, s: &Service, change: &NetChange<'_>) {
+    fn netdev_failover(&self, s: &CmService, change: &NetChange<'_>) {
         let pick =
             |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| push_all(v, core.ids_with_device());
         self.tell(s, change, pick, Compared::Source, |core, host, id| {
@@ -95,10 +96,10 @@ pub(crate) struct NetCallbacks;
 
 impl NetChangeHandler for NetCallbacks {
     fn neighbour_updated(ip: SockAddr, change: &NetChange<'_>) {
-        with_service(|s| s.consumer().rdma_cm.neighbour_update(&s, ip, change));
+        with_part(|s, cm: &RdmaCmAbi| cm.neighbour_update(s, ip, change));
     }
 
     fn failed_over(change: &NetChange<'_>) {
-        with_service(|s| s.consumer().rdma_cm.netdev_failover(&s, change));
+        with_part(|s, cm: &RdmaCmAbi| cm.netdev_failover(s, change));
     }
 }

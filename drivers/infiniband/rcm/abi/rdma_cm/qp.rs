@@ -7,13 +7,13 @@
 use super::id::RdmaIdBox;
 use super::RdmaCmAbi;
 use crate::abi::ib_cm::qp::{connection_qp_attrs, qp_target};
-use crate::abi::service::{Consumers, Service};
 use crate::bindings as b;
 use crate::proto::cm::{CommId, QpTarget};
 use crate::proto::rdma_cm::{QpLimits, RdmaId, RdmaQpType};
 use crate::rdma::cm_id::QpLock;
 use crate::rdma::qp::NewQp;
 use crate::shell::rdma_cm::QpControl;
+use crate::shell::CmService;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -27,7 +27,7 @@ impl RdmaCmAbi {
     /// access flags, or the Q_Key of a UD id); the mask, or an errno.
     pub(crate) fn qp_attrs(
         &self,
-        s: &Service,
+        s: &CmService,
         bx: &RdmaIdBox,
         a: &mut b::ib_qp_attr,
     ) -> Result<u32, c_int> {
@@ -65,7 +65,7 @@ impl RdmaCmAbi {
     /// `rdma_create_qp`: a QP on the id's device and port, moved to INIT.
     pub(super) fn create_qp(
         &self,
-        s: &Service,
+        s: &CmService,
         bx: &RdmaIdBox,
         pd: *mut b::ib_pd,
         init: *mut b::ib_qp_init_attr,
@@ -106,7 +106,7 @@ impl RdmaCmAbi {
     /// under the id's QP lock, so a move rcm started meanwhile (a REJ or
     /// a disconnect's move to ERROR, a connection's to RTS) has ended or
     /// finds no QP.
-    pub(super) fn destroy_qp(&self, s: &Service, bx: &RdmaIdBox) {
+    pub(super) fn destroy_qp(&self, s: &CmService, bx: &RdmaIdBox) {
         if bx.qp().is_null() {
             return;
         }
@@ -119,7 +119,7 @@ impl RdmaCmAbi {
     #[allow(clippy::too_many_arguments)]
     fn modify(
         &self,
-        s: &Service,
+        s: &CmService,
         bx: &RdmaIdBox,
         qp: &QpLock<'_>,
         comm: CommId,
@@ -145,11 +145,9 @@ impl RdmaCmAbi {
 }
 
 impl QpControl for RdmaCmAbi {
-    type Consumer = Consumers;
-
     fn qp_ready(
         &self,
-        s: &Service,
+        s: &CmService,
         id: RdmaId,
         comm: CommId,
         limits: Option<QpLimits>,
@@ -195,7 +193,7 @@ impl QpControl for RdmaCmAbi {
 /// receive PSN set to the id's (`psn`, when known) and the consumer's
 /// option overrides.
 fn connected_attrs(
-    s: &Service,
+    s: &CmService,
     bx: &RdmaIdBox,
     comm: CommId,
     target: QpTarget,

@@ -8,7 +8,7 @@
 use super::id::RdmaIdBox;
 use super::types::{errno, read_sockaddr_or_unspec, EOPNOTSUPP};
 use super::RdmaCmAbi;
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::with_part;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
@@ -22,6 +22,7 @@ use crate::rdma::gid::GidAttr;
 use crate::rdma::path::path_record;
 use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::KernelRdmaCm;
+use crate::shell::CmService;
 use crate::shell::Peer;
 use kernel::ffi::{c_int, c_ulong};
 use kernel::prelude::*;
@@ -69,7 +70,7 @@ pub(super) fn attach_if_taken(core: &KernelRdmaCm, b: &RdmaIdBox, found: Option<
 /// (`rdma_translate_ip` for an address not yet resolved). `NoDevice` if
 /// none has it.
 pub(super) fn own_device(
-    s: &Service,
+    s: &CmService,
     b: &RdmaIdBox,
     addr: &SockAddr,
 ) -> Result<Found, RdmaCmError> {
@@ -83,7 +84,7 @@ pub(super) fn own_device(
 /// The first port of a device new ids may use (of `only`, if given) with
 /// a GID for the id's source address on its network device.
 pub(super) fn find_device(
-    s: &Service,
+    s: &CmService,
     b: &RdmaIdBox,
     only: Option<DeviceId>,
 ) -> Result<Found, RdmaCmError> {
@@ -124,7 +125,7 @@ impl RdmaCmAbi {
     /// outcome arrives in [`ResolutionCallbacks`].
     pub(crate) fn resolve_addr(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         src: Option<SockAddr>,
         dst: SockAddr,
@@ -171,7 +172,7 @@ impl RdmaCmAbi {
     /// that ordered queue (which would hold up every other resolution).
     /// The id's own order holds: an id resolving has no other event
     /// pending, and all its address events come from this queue.
-    fn addr_done(&self, s: &Service, id: RdmaId, resolved: Result<SockAddr, c_int>) {
+    fn addr_done(&self, s: &CmService, id: RdmaId, resolved: Result<SockAddr, c_int>) {
         let Some(b) = self.id_box(id) else {
             return;
         };
@@ -208,7 +209,7 @@ impl RdmaCmAbi {
 
     /// `rdma_resolve_route`: a RoCE path from the resolved addresses (the
     /// consumer's type of service and ACK timeout), then ROUTE_RESOLVED.
-    pub(crate) fn resolve_route(&self, s: &Service, b: &RdmaIdBox, timeout_ms: u32) -> c_int {
+    pub(crate) fn resolve_route(&self, s: &CmService, b: &RdmaIdBox, timeout_ms: u32) -> c_int {
         let work = match self.call(s, |core, _| core.resolve_route(b.core, timeout_ms)) {
             Ok(w) => w,
             Err(e) => return errno(e),
@@ -269,7 +270,7 @@ impl RdmaCmAbi {
     }
 
     /// The core's route of the path record the id holds.
-    fn route_of(&self, s: &Service, b: &RdmaIdBox, device: DeviceId) -> Result<Route<Peer>, i32> {
+    fn route_of(&self, s: &CmService, b: &RdmaIdBox, device: DeviceId) -> Result<Route<Peer>, i32> {
         let (path, route) = b.route()?;
         let ack_delay = s
             .device_info(device)
@@ -285,7 +286,7 @@ impl RdmaCmAbi {
     /// which becomes ROUTE_RESOLVED at once.
     pub(crate) fn set_ib_path(
         &self,
-        s: &Service,
+        s: &CmService,
         b: &RdmaIdBox,
         rec: &bindings::sa_path_rec,
     ) -> c_int {
@@ -307,7 +308,7 @@ impl RdmaCmAbi {
 impl RdmaCmAbi {
     /// The outcome of an IB id's SA path query: its route, then
     /// ROUTE_RESOLVED or ROUTE_ERROR.
-    fn route_done(&self, s: &Service, id: RdmaId, found: Result<&bindings::sa_path_rec, c_int>) {
+    fn route_done(&self, s: &CmService, id: RdmaId, found: Result<&bindings::sa_path_rec, c_int>) {
         let Some(b) = self.id_box(id) else {
             return;
         };
@@ -331,11 +332,11 @@ pub(crate) struct ResolutionCallbacks;
 
 impl ResolutionHandler for ResolutionCallbacks {
     fn address_resolved(token: u64, outcome: Result<SockAddr, c_int>) {
-        with_service(|s| s.consumer().rdma_cm.addr_done(&s, RdmaId(token), outcome));
+        with_part(|s, cm: &RdmaCmAbi| cm.addr_done(s, RdmaId(token), outcome));
     }
 
     fn route_resolved(token: u64, outcome: Result<&bindings::sa_path_rec, c_int>) {
-        with_service(|s| s.consumer().rdma_cm.route_done(&s, RdmaId(token), outcome));
+        with_part(|s, cm: &RdmaCmAbi| cm.route_done(s, RdmaId(token), outcome));
     }
 }
 

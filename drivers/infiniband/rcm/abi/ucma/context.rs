@@ -8,13 +8,13 @@ use super::{errno, UcmaAbi};
 use crate::abi::rdma_cm::id::{NewId, RdmaIdBox};
 use crate::abi::rdma_cm::types::ib_qp_type;
 use crate::abi::rdma_cm::RdmaCmAbi;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{PortSpace, RdmaId, RdmaQpType};
 use crate::proto::ucma::{CtxId, FileId};
 use crate::rdma::sync::{wait_until, wake_waiters};
 use crate::rdma::ucma_dev::UcmaFile;
+use crate::shell::CmService;
 use core::sync::atomic::Ordering;
 use kernel::error::code;
 use kernel::prelude::*;
@@ -27,9 +27,19 @@ pub(super) fn copy_out(to: u64, bytes: &[u8]) -> Result {
     UserSlice::new(to, bytes.len()).writer().write_slice(bytes)
 }
 
-/// rcm's rdma_cm, which runs the commands.
-pub(super) fn rdma_cm(s: &Service) -> &RdmaCmAbi {
-    &s.consumer().rdma_cm
+/// The CM service as the commands see it: with rcm's rdma_cm, which runs
+/// them.
+pub(super) struct UcmaHost<'a> {
+    pub(super) cm: &'a CmService,
+    pub(super) rdma_cm: &'a RdmaCmAbi,
+}
+
+impl core::ops::Deref for UcmaHost<'_> {
+    type Target = CmService;
+
+    fn deref(&self) -> &CmService {
+        self.cm
+    }
 }
 
 impl UcmaAbi {
@@ -37,7 +47,12 @@ impl UcmaAbi {
     /// commands on a context run one at a time, and its teardown waits for
     /// the running one (6.12's per-context mutex and reference), so no
     /// command uses an id while or after it is destroyed.
-    pub(super) fn id<'a>(&'a self, s: &'a Service, file: FileId, ctx: u32) -> Result<Held<'a>> {
+    pub(super) fn id<'a>(
+        &'a self,
+        s: &'a UcmaHost<'a>,
+        file: FileId,
+        ctx: u32,
+    ) -> Result<Held<'a>> {
         let ctx = CtxId(ctx);
         loop {
             let seen = self.released.load(Ordering::Acquire);
@@ -46,7 +61,7 @@ impl UcmaAbi {
                 wait_until(&|| self.released.load(Ordering::Acquire) != seen);
                 continue;
             };
-            let Some(b) = rdma_cm(s).id_box(id) else {
+            let Some(b) = s.rdma_cm.id_box(id) else {
                 self.release(s, ctx);
                 return Err(code::ENXIO);
             };
@@ -61,7 +76,7 @@ impl UcmaAbi {
 
     /// A command lets go of `ctx`; if device removal closed the context
     /// meanwhile, its id is destroyed now (the removal waits for it).
-    fn release(&self, s: &Service, ctx: CtxId) {
+    fn release(&self, s: &UcmaHost<'_>, ctx: CtxId) {
         let closed = self.state.lock().table.unhold(ctx);
         if let Some(id) = closed {
             destroy(s, id);
@@ -96,7 +111,7 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn create_id(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         uid: u64,
         response: u64,
@@ -120,7 +135,7 @@ impl UcmaAbi {
             caller: core::ptr::null(),
             parent: core::ptr::null(),
         };
-        let b = match rdma_cm(s).create_id(s, &n) {
+        let b = match s.rdma_cm.create_id(s, &n) {
             Ok(b) => b,
             Err(e) => {
                 self.state.lock().table.discard(ctx);
@@ -128,7 +143,7 @@ impl UcmaAbi {
             }
         };
         if let Err(e) = copy_out(response, &ctx.0.to_ne_bytes()) {
-            rdma_cm(s).destroy_id(s, &b);
+            s.rdma_cm.destroy_id(s, &b);
             self.state.lock().table.discard(ctx);
             return Err(e);
         }
@@ -139,7 +154,13 @@ impl UcmaAbi {
     /// DESTROY_ID: the id goes, then the context with its undelivered
     /// events; answers the events it reported.
     #[inline(never)]
-    pub(super) fn destroy_id(&self, s: &Service, file: FileId, ctx: u32, response: u64) -> Result {
+    pub(super) fn destroy_id(
+        &self,
+        s: &UcmaHost<'_>,
+        file: FileId,
+        ctx: u32,
+        response: u64,
+    ) -> Result {
         let ctx = CtxId(ctx);
         let id = self
             .state
@@ -154,7 +175,7 @@ impl UcmaAbi {
     /// The end of a context hidden from commands: its rdma_cm id (if it
     /// still has one) is destroyed, which waits for its handler, then the
     /// context goes, and the ids of requests never delivered with it.
-    fn finish_destroy(&self, s: &Service, ctx: CtxId, id: Option<RdmaId>) -> u32 {
+    fn finish_destroy(&self, s: &UcmaHost<'_>, ctx: CtxId, id: Option<RdmaId>) -> u32 {
         self.wait_idle(ctx);
         if let Some(id) = id {
             destroy(s, id);
@@ -200,7 +221,7 @@ impl UcmaAbi {
     }
 
     /// The file is closing: every context of it ends, then the file.
-    pub(super) fn close(&self, s: &Service, file: FileId) {
+    pub(super) fn close(&self, s: &UcmaHost<'_>, file: FileId) {
         loop {
             let next = {
                 let mut st = self.state.lock();
@@ -218,16 +239,16 @@ impl UcmaAbi {
 }
 
 /// Destroys an rdma_cm id of the device (if rdma_cm still has it).
-fn destroy(s: &Service, id: RdmaId) {
-    if let Some(b) = rdma_cm(s).id_box(id) {
-        rdma_cm(s).destroy_id(s, &b);
+fn destroy(s: &UcmaHost<'_>, id: RdmaId) {
+    if let Some(b) = s.rdma_cm.id_box(id) {
+        s.rdma_cm.destroy_id(s, &b);
     }
 }
 
 /// A command's hold on a context and its id; let go when dropped.
 pub(super) struct Held<'a> {
     abi: &'a UcmaAbi,
-    s: &'a Service,
+    s: &'a UcmaHost<'a>,
     ctx: CtxId,
     b: Arc<RdmaIdBox>,
 }

@@ -5,11 +5,10 @@
 //! its id up (with or without a device, as 6.12's command does) and calls
 //! what `rdma_*` calls.
 
-use super::context::{rdma_cm, Held};
+use super::context::{Held, UcmaHost};
 use super::{errno, ret, UcmaAbi};
 use crate::abi::rdma_cm::id::RdmaIdBox;
 use crate::abi::rdma_cm::types::EAFNOSUPPORT;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::rdma_cm::{ConnParams, Family, SockAddr};
 use crate::proto::ucma::command::{ConnParam, UserAddr};
@@ -22,7 +21,12 @@ use kernel::uaccess::{UserPtr, UserSlice};
 impl UcmaAbi {
     /// The id of a command that needs its device (6.12's
     /// `ucma_get_ctx_dev`): `-EINVAL` while it has none.
-    fn id_with_device<'a>(&'a self, s: &'a Service, file: FileId, ctx: u32) -> Result<Held<'a>> {
+    fn id_with_device<'a>(
+        &'a self,
+        s: &'a UcmaHost<'a>,
+        file: FileId,
+        ctx: u32,
+    ) -> Result<Held<'a>> {
         let b = self.id(s, file, ctx)?;
         if b.device_port().0.is_null() {
             return Err(code::EINVAL);
@@ -32,16 +36,16 @@ impl UcmaAbi {
 
     /// BIND_IP and BIND.
     #[inline(never)]
-    pub(super) fn bind(&self, s: &Service, file: FileId, ctx: u32, addr: SockAddr) -> Result {
+    pub(super) fn bind(&self, s: &UcmaHost<'_>, file: FileId, ctx: u32, addr: SockAddr) -> Result {
         let b = self.id(s, file, ctx)?;
-        ret(rdma_cm(s).bind(s, &b, addr))
+        ret(s.rdma_cm.bind(s, &b, addr))
     }
 
     /// RESOLVE_IP and RESOLVE_ADDR.
     #[inline(never)]
     pub(super) fn resolve_addr(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         src: UserAddr,
@@ -54,34 +58,34 @@ impl UcmaAbi {
             UserAddr::Addr(a) => Some(a),
             UserAddr::Unsupported(_) => return Err(Error::from_errno(EAFNOSUPPORT)),
         };
-        ret(rdma_cm(s).resolve_addr(s, &b, src, dst, timeout_ms))
+        ret(s.rdma_cm.resolve_addr(s, &b, src, dst, timeout_ms))
     }
 
     /// RESOLVE_ROUTE.
     #[inline(never)]
     pub(super) fn resolve_route(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         timeout_ms: u32,
     ) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
-        ret(rdma_cm(s).resolve_route(s, &b, timeout_ms))
+        ret(s.rdma_cm.resolve_route(s, &b, timeout_ms))
     }
 
     /// CONNECT (`rdma_connect_ece`).
     #[inline(never)]
     pub(super) fn connect(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         param: &ConnParam,
         ece: Ece,
     ) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
-        let cm = rdma_cm(s);
+        let cm = s.rdma_cm;
         ret(cm.set_ece(s, &b, ece.vendor_id, ece.attr_mod))?;
         let p = conn_params(s, &b, param);
         b.lock_handler();
@@ -92,7 +96,7 @@ impl UcmaAbi {
 
     /// LISTEN: the backlog asked for, within the sysctl's maximum.
     #[inline(never)]
-    pub(super) fn listen(&self, s: &Service, file: FileId, ctx: u32, backlog: u32) -> Result {
+    pub(super) fn listen(&self, s: &UcmaHost<'_>, file: FileId, ctx: u32, backlog: u32) -> Result {
         let b = self.id(s, file, ctx)?;
         // SAFETY: reads an int.
         let max = u32::try_from(unsafe { bindings::rcm_h_ucma_max_backlog() }).unwrap_or(0);
@@ -103,7 +107,7 @@ impl UcmaAbi {
         };
         self.state.lock().table.set_backlog(CtxId(ctx), backlog);
         let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
-        ret(rdma_cm(s).listen(s, &b, backlog))
+        ret(s.rdma_cm.listen(s, &b, backlog))
     }
 
     /// ACCEPT, with the handler lock held so that the context's new uid
@@ -111,7 +115,7 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn accept(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         uid: u64,
@@ -119,7 +123,7 @@ impl UcmaAbi {
         ece: Ece,
     ) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
-        let cm = rdma_cm(s);
+        let cm = s.rdma_cm;
         let p = param.map(|p| conn_params(s, &b, p));
         b.lock_handler();
         let mut r = cm.set_ece(s, &b, ece.vendor_id, ece.attr_mod);
@@ -137,33 +141,33 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn reject(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         reason: u8,
         data: &[u8],
     ) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
-        ret(rdma_cm(s).reject(s, &b, data, reason))
+        ret(s.rdma_cm.reject(s, &b, data, reason))
     }
 
     /// DISCONNECT.
     #[inline(never)]
-    pub(super) fn disconnect(&self, s: &Service, file: FileId, ctx: u32) -> Result {
+    pub(super) fn disconnect(&self, s: &UcmaHost<'_>, file: FileId, ctx: u32) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
-        ret(rdma_cm(s).disconnect(s, &b))
+        ret(s.rdma_cm.disconnect(s, &b))
     }
 
     /// NOTIFY.
     #[inline(never)]
-    pub(super) fn notify(&self, s: &Service, file: FileId, ctx: u32, event: u32) -> Result {
+    pub(super) fn notify(&self, s: &UcmaHost<'_>, file: FileId, ctx: u32, event: u32) -> Result {
         let b = self.id(s, file, ctx)?;
-        ret(rdma_cm(s).notify(s, &b, event))
+        ret(s.rdma_cm.notify(s, &b, event))
     }
 
     /// SET_OPTION: the id, then its value copied in, then the option.
     #[inline(never)]
-    pub(super) fn set_option(&self, s: &Service, file: FileId, opt: &SetOption) -> Result {
+    pub(super) fn set_option(&self, s: &UcmaHost<'_>, file: FileId, opt: &SetOption) -> Result {
         let b = self.id(s, file, opt.id)?;
         let len = usize::try_from(opt.optlen).map_err(|_| code::EINVAL)?;
         if opt.optlen > MAX_OPTION_LEN {
@@ -174,7 +178,7 @@ impl UcmaAbi {
         UserSlice::new(from, len)
             .reader()
             .read_all(&mut value, GFP_KERNEL)?;
-        let cm = rdma_cm(s);
+        let cm = s.rdma_cm;
         match opt.value(&value).map_err(errno)? {
             IdOption::Tos(tos) => ret(cm.set_tos(s, &b, tos)),
             IdOption::ReuseAddr(on) => ret(cm.set_reuseaddr(s, &b, on)),
@@ -201,8 +205,8 @@ impl UcmaAbi {
 
 /// rdma_cm's parameters for a command's: the Q_Key counts only on an
 /// AF_IB id (6.12's `ucma_copy_conn_param`).
-fn conn_params<'a>(s: &Service, b: &RdmaIdBox, p: &'a ConnParam) -> ConnParams<'a> {
-    let af_ib = rdma_cm(s).read(|core| {
+fn conn_params<'a>(s: &UcmaHost<'_>, b: &RdmaIdBox, p: &'a ConnParam) -> ConnParams<'a> {
+    let af_ib = s.rdma_cm.read(|core| {
         core.get(b.core)
             .and_then(|r| r.src())
             .is_some_and(|a| a.family() == Family::Ib)

@@ -8,7 +8,7 @@
 
 use super::UcmaAbi;
 use crate::abi::rdma_cm::id::RdmaIdBox;
-use crate::abi::service::with_service;
+use crate::abi::service::with_part;
 use crate::bindings;
 use crate::proto::ucma::command::{ConnParam, PrivateData};
 use crate::proto::ucma::event::{EventParam, EventResp, UdEvent, AH_ATTR_SIZE};
@@ -42,7 +42,7 @@ pub(super) unsafe extern "C" fn rcm_ucma_event(
 ) -> c_int {
     // SAFETY: per this function's contract.
     let (b, ev) = unsafe { (RdmaIdBox::from_id(id), &*ev) };
-    with_service(|s| s.consumer().ucma.on_event(b, ev)).unwrap_or(0)
+    with_part(|_, ucma: &UcmaAbi| ucma.on_event(b, ev)).unwrap_or(0)
 }
 
 impl UcmaAbi {

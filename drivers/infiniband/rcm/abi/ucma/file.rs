@@ -4,8 +4,9 @@
 //! release, write (one command per call) and the event test behind poll
 //! and GET_EVENT.
 
+use super::context::UcmaHost;
 use super::{errno, UcmaAbi};
-use crate::abi::service::{with_service, Service};
+use crate::abi::service::with_service;
 use crate::proto::ucma::command::{parse, Command};
 use crate::proto::ucma::layout::input::{ACCEPT, HEADER};
 use crate::proto::ucma::{FileId, Header};
@@ -23,7 +24,7 @@ impl UcmaAbi {
     }
 
     /// One `write()`: the frame, the command's input, the command.
-    fn write(&self, s: &Service, f: &UcmaFile, buf: UserPtr, len: usize) -> Result<usize> {
+    fn write(&self, s: &UcmaHost<'_>, f: &UcmaFile, buf: UserPtr, len: usize) -> Result<usize> {
         if let Some(e) = Header::too_short(len) {
             return Err(errno(e));
         }
@@ -46,7 +47,7 @@ impl UcmaAbi {
     /// Runs one command. Its handler keeps a frame of its own (they are
     /// `#[inline(never)]`): inlined into this one match, they made a
     /// 2.2 KiB frame on every command's path (`scripts/check-stack.py`).
-    fn execute(&self, s: &Service, f: &UcmaFile, header: &Header, cmd: Command) -> Result {
+    fn execute(&self, s: &UcmaHost<'_>, f: &UcmaFile, header: &Header, cmd: Command) -> Result {
         let file = Self::file_id(f);
         let out_len = u32::from(header.out_len);
         match cmd {
@@ -115,8 +116,15 @@ pub(crate) struct UcmaFiles;
 
 /// Runs `op` on the service's surface, or answers `None` while the module
 /// is going.
-fn with_surface<R>(op: impl FnOnce(&Service, &UcmaAbi) -> R) -> Option<R> {
-    with_service(|s| op(&s, &s.consumer().ucma))
+fn with_surface<R>(op: impl FnOnce(&UcmaHost<'_>, &UcmaAbi) -> R) -> Option<R> {
+    with_service(|cm| {
+        let host = UcmaHost {
+            cm: &cm,
+            rdma_cm: cm.part()?,
+        };
+        Some(op(&host, cm.part()?))
+    })
+    .flatten()
 }
 
 impl UcmaFileOps for UcmaFiles {

@@ -5,9 +5,8 @@
 //! membership as the join's context.
 
 use super::context::copy_out;
-use super::context::rdma_cm;
+use super::context::UcmaHost;
 use super::{errno, ret, UcmaAbi};
-use crate::abi::service::Service;
 use crate::proto::rdma_cm::SockAddr;
 use crate::proto::ucma::command::JoinMode;
 use crate::proto::ucma::{CtxId, FileId, McId};
@@ -20,7 +19,7 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn join(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         uid: u64,
@@ -38,7 +37,7 @@ impl UcmaAbi {
             .table
             .reserve_membership(CtxId(ctx), uid, group)
             .map_err(|_| code::ENOMEM)?;
-        let cm = rdma_cm(s);
+        let cm = s.rdma_cm;
         let send_only = mode == JoinMode::SendOnlyFullMember;
         if let Err(e) = ret(cm.join(s, &b, group, send_only, u64::from(mc.0))) {
             self.state.lock().table.finish_leave(mc);
@@ -57,7 +56,7 @@ impl UcmaAbi {
     /// delivered after), the membership goes with its undelivered events;
     /// answers the events it reported.
     #[inline(never)]
-    pub(super) fn leave(&self, s: &Service, file: FileId, mc: u32, response: u64) -> Result {
+    pub(super) fn leave(&self, s: &UcmaHost<'_>, file: FileId, mc: u32, response: u64) -> Result {
         let mc = McId(mc);
         let (ctx, group) = self
             .state
@@ -67,7 +66,7 @@ impl UcmaAbi {
             .map_err(errno)?;
         // A context destroyed meanwhile has left its groups with its id.
         if let Ok(b) = self.id(s, file, ctx.0) {
-            rdma_cm(s).leave(s, &b, group);
+            s.rdma_cm.leave(s, &b, group);
         }
         let reported = self.state.lock().table.finish_leave(mc);
         copy_out(response, &reported.to_ne_bytes())

@@ -5,10 +5,9 @@
 //! attributes from the id's C fields, in ib_core's user layouts.
 
 use super::context::copy_out;
-use super::context::rdma_cm;
+use super::context::UcmaHost;
 use super::UcmaAbi;
 use crate::abi::rdma_cm::id::RdmaIdBox;
-use crate::abi::service::Service;
 use crate::bindings;
 use crate::proto::ucma::command::QueryKind;
 use crate::proto::ucma::layout::response;
@@ -30,7 +29,7 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn query_route(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         out_len: u32,
@@ -47,7 +46,7 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn query(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         kind: QueryKind,
@@ -79,7 +78,7 @@ impl UcmaAbi {
     #[inline(never)]
     pub(super) fn init_qp_attr(
         &self,
-        s: &Service,
+        s: &UcmaHost<'_>,
         file: FileId,
         ctx: u32,
         qp_state: u8,
@@ -94,7 +93,8 @@ impl UcmaAbi {
             qp_state: u32::from(qp_state),
             ..Default::default()
         };
-        let mask = rdma_cm(s)
+        let mask = s
+            .rdma_cm
             .qp_attrs(s, &b, &mut attr)
             .map_err(Error::from_errno)?;
         let mut resp = bindings::ib_uverbs_qp_attr::default();
@@ -129,8 +129,8 @@ fn query_path(b: &RdmaIdBox, out_len: usize, response: u64) -> Result {
 }
 
 /// What the core and the id's C fields say about it.
-fn facts(s: &Service, b: &RdmaIdBox) -> IdFacts {
-    let port_space = rdma_cm(s).read(|core| {
+fn facts(s: &UcmaHost<'_>, b: &RdmaIdBox) -> IdFacts {
+    let port_space = s.rdma_cm.read(|core| {
         core.get(b.core)
             .map_or(crate::proto::rdma_cm::PortSpace::Tcp, |r| r.port_space())
     });
