@@ -95,9 +95,6 @@ int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
 void rcm_h_fill_ah_attr(struct ib_device *ibdev, const struct rcm_h_path *path,
 			struct rdma_ah_attr *attr);
 
-/* The LIDs of a path record (0 where the record type has none). */
-void rcm_h_path_lids(const struct sa_path_rec *rec, u16 *slid, u16 *dlid);
-
 /* The device's local CA ACK delay (IBA time exponent). */
 u8 rcm_h_ack_delay(const struct ib_device *ibdev);
 /* IB_ACCESS_FLUSH_* the device supports (0 if none). */
@@ -149,21 +146,6 @@ struct rcm_h_lap_path {
 };
 
 /*
- * The path a peer proposed (a REQ's alternate path, a LAP's) as seen from
- * this side, on `ibdev` (rcm_h_path_from_sa without keeping the GID). The
- * record type follows sgid_attr's GID type on RoCE; with route_from_gid
- * the route is resolved through sgid_attr, else from the record alone.
- */
-/* A path record from a path given as plain values. */
-void rcm_h_fill_path_rec(const struct rcm_h_lap_path *l,
-			 enum sa_path_rec_type rec_type, struct sa_path_rec *path);
-
-int rcm_h_path_from_lap_path(struct ib_device *ibdev,
-			     const struct rcm_h_lap_path *l,
-			     const struct ib_gid_attr *sgid_attr,
-			     bool route_from_gid, struct rcm_h_path *out);
-
-/*
  * IB_CM_REQ_RECEIVED, with every value as 6.12 reports it: the REQ's
  * responder resources / initiator depth and local / remote response
  * timeouts already swapped to this side's view.
@@ -200,10 +182,7 @@ struct rcm_h_req_event {
 	struct rcm_h_lap_path alt;
 };
 
-int rcm_h_deliver_req(struct ib_cm_id *id, const struct rcm_h_req_event *e);
-
-/* Calls id->cm_handler with IB_CM_SIDR_REQ_RECEIVED (host-order values;
- * private data 216 bytes); returns its result. */
+/* IB_CM_SIDR_REQ_RECEIVED (host-order values; private data 216 bytes). */
 struct rcm_h_sidr_req_event {
 	struct ib_cm_id *listen_id;
 	/* RoCE: the GID it arrived on; the new id holds the reference */
@@ -215,14 +194,10 @@ struct rcm_h_sidr_req_event {
 	u16 pkey_index;			/* the MAD's, for bth_pkey */
 };
 
-int rcm_h_deliver_sidr_req(struct ib_cm_id *id,
-			   const struct rcm_h_sidr_req_event *e);
-
-
 /*
- * Any other CM event of an existing id, in plain values (host byte order).
- * rcm_h_deliver_event() builds struct ib_cm_event from the fields the event
- * type uses and calls the id's handler.
+ * Any other CM event of an existing id, in plain values (host byte order);
+ * rust/rdma/cm_event.rs builds struct ib_cm_event from the fields the event
+ * type uses.
  */
 struct rcm_h_event {
 	u32 event;			/* enum ib_cm_event_type */
@@ -248,10 +223,6 @@ struct rcm_h_event {
 	u8 service_timeout;		/* MRA */
 	struct rcm_h_lap_path lap;	/* LAP */
 };
-
-/* Calls id->cm_handler with the event; returns its result. */
-int rcm_h_deliver_event(struct ib_cm_id *id, const struct rcm_h_event *e);
-
 
 /* The running task, as an identity. */
 void *rcm_h_current(void);

@@ -109,13 +109,15 @@ int rcm_h_rdma_set_route(struct rdma_id_private *priv,
 
 /*
  * A passive id's device, port and route from the REQ that created it: the
- * GID entry it arrived on (held), the path seen from here (`path`, whose
- * record type follows the GID's type; NULL for a SIDR_REQ, which has none),
- * and the device address of the GID's network device. 0 or -errno.
+ * GID entry it arrived on (`attr`, a reference the id takes, put on
+ * failure), a copy of the path record seen from here (NULL for a SIDR_REQ,
+ * which has none), and the device address of the GID's network device.
+ * 0 or -ENOMEM.
  */
 int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
-			     struct ib_device *ibdev, u32 port, u8 sgid_index,
-			     const struct rcm_h_lap_path *path);
+			     struct ib_device *ibdev, u32 port,
+			     const struct ib_gid_attr *attr,
+			     const struct sa_path_rec *path);
 
 /* The id takes GID entry `attr` (a reference) of `ibdev` port `port`:
  * its device, port and GID type. The caller then enters the id in resource

@@ -7,6 +7,7 @@
 
 use crate::bindings;
 use crate::rdma::device::Device;
+use crate::rdma::path::record_type;
 use core::ptr::NonNull;
 use kernel::error::from_err_ptr;
 
@@ -50,6 +51,13 @@ impl GidAttr {
         let attr = self.attr.as_ptr();
         core::mem::forget(self);
         attr
+    }
+
+    /// The type of a path record through this entry: RoCE v1 or v2 by
+    /// its GID type on a RoCE port (`roce`), else IB.
+    pub(crate) fn path_record_type(&self, roce: bool) -> bindings::sa_path_rec_type {
+        // SAFETY: `self` holds a reference on the entry (type invariant).
+        unsafe { record_type(roce, self.as_ptr()) }
     }
 
     /// The entry, for C structures that borrow it while `self` lives.

@@ -8,6 +8,7 @@ use crate::bindings;
 use crate::proto::wire::grh::{same_route_back, GRH_SIZE};
 use crate::rdma::device::{Device, DeviceRef};
 use crate::rdma::gid::GidAttr;
+use crate::rdma::path::record_of;
 use kernel::error::to_result;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
@@ -115,20 +116,18 @@ impl MadPath {
         sgid_attr: Option<&GidAttr>,
         route_from_gid: bool,
     ) -> Result<Self> {
-        let mut raw = bindings::rcm_h_path::default();
-        let sgid_attr = sgid_attr.map_or(core::ptr::null(), GidAttr::as_ptr);
+        let rec_type = sgid_attr.map_or(bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB, |g| {
+            g.path_record_type(proposed.roce != 0)
+        });
+        let rec = record_of(proposed, rec_type);
+        let through = match sgid_attr {
+            Some(g) if route_from_gid => g.as_ptr(),
+            _ => core::ptr::null(),
+        };
         // SAFETY: the device is registered (type invariant of `Device`),
-        // `sgid_attr` NULL or held by the caller; the rest is ours.
-        to_result(unsafe {
-            bindings::rcm_h_path_from_lap_path(
-                device.as_raw(),
-                proposed,
-                sgid_attr,
-                route_from_gid,
-                &mut raw,
-            )
-        })?;
-        Ok(MadPath::from_raw(&raw))
+        // `through` NULL or held by the caller, the record ours.
+        let (path, _gid) = unsafe { Self::from_path_record(device.as_raw(), &rec, through) }?;
+        Ok(path)
     }
 
     /// Writes the address vector of this path on `device` into `attr`.

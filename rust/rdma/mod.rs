@@ -7,6 +7,7 @@
 //! only the safe types exported here.
 
 pub(crate) mod client;
+pub(crate) mod cm_event;
 pub(crate) mod cm_id;
 pub(crate) mod counters;
 pub(crate) mod device;

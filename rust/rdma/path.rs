@@ -9,12 +9,97 @@ use crate::proto::rdma_cm::{PathKind, RoceLink, RoutePath};
 use kernel::ffi::c_int;
 
 /// The (source, destination) LIDs of a path record (0 on RoCE, where the
-/// record has none).
+/// record has none; an OPA record's low 16 bits, as the C CM reads them).
 pub(crate) fn lids(rec: &bindings::sa_path_rec) -> (u16, u16) {
-    let (mut slid, mut dlid) = (0u16, 0u16);
-    // SAFETY: `rec` is a valid record for the call; the outputs are ours.
-    unsafe { bindings::rcm_h_path_lids(rec, &mut slid, &mut dlid) };
-    (slid, dlid)
+    match rec.rec_type {
+        // SAFETY: the record type says which member of the union is set;
+        // every bit pattern of either is valid.
+        bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB => unsafe {
+            let ib = rec.__bindgen_anon_1.ib;
+            (u16::from_be(ib.slid), u16::from_be(ib.dlid))
+        },
+        // SAFETY: as above.
+        bindings::sa_path_rec_type_SA_PATH_REC_TYPE_OPA => unsafe {
+            let opa = rec.__bindgen_anon_1.opa;
+            (u32::from_be(opa.slid) as u16, u32::from_be(opa.dlid) as u16)
+        },
+        _ => (0, 0),
+    }
+}
+
+/// The record type of a path on a RoCE port through `sgid_attr` (v1 or
+/// v2 by its GID type), or IB.
+///
+/// # Safety
+///
+/// `sgid_attr` is NULL or a GID entry held for the call.
+pub(crate) unsafe fn record_type(
+    roce: bool,
+    sgid_attr: *const bindings::ib_gid_attr,
+) -> bindings::sa_path_rec_type {
+    if !roce || sgid_attr.is_null() {
+        return bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB;
+    }
+    // SAFETY: per this function's contract.
+    match unsafe { (*sgid_attr).gid_type } {
+        bindings::ib_gid_type_IB_GID_TYPE_ROCE => {
+            bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V1
+        }
+        bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP => {
+            bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V2
+        }
+        _ => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
+    }
+}
+
+/// A path record of type `rec_type` from a path's plain values: exact
+/// selectors, reversible, network byte order where the record has it.
+pub(crate) fn record_of(
+    l: &bindings::rcm_h_lap_path,
+    rec_type: bindings::sa_path_rec_type,
+) -> bindings::sa_path_rec {
+    let mut rec = bindings::sa_path_rec {
+        service_id: l.service_id.to_be(),
+        flow_label: l.flow_label.to_be(),
+        hop_limit: l.hop_limit,
+        traffic_class: l.traffic_class,
+        reversible: 1,
+        pkey: l.pkey.to_be(),
+        sl: l.sl,
+        mtu_selector: bindings::ib_sa_selector_IB_SA_EQ as u8,
+        mtu: l.mtu,
+        rate_selector: bindings::ib_sa_selector_IB_SA_EQ as u8,
+        rate: l.rate,
+        packet_life_time_selector: bindings::ib_sa_selector_IB_SA_EQ as u8,
+        packet_life_time: l.packet_life_time,
+        rec_type,
+        ..Default::default()
+    };
+    rec.sgid.raw = l.sgid;
+    rec.dgid.raw = l.dgid;
+    // Only an IB record has 16-bit LIDs (sa_path_set_slid/dlid).
+    if rec_type == bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB {
+        rec.__bindgen_anon_1.ib = bindings::sa_path_rec_ib {
+            slid: l.slid.to_be(),
+            dlid: l.dlid.to_be(),
+            raw_traffic: 0,
+        };
+    }
+    rec
+}
+
+/// Sets a RoCE record's destination MAC (sa_path_set_dmac).
+pub(crate) fn set_dmac(rec: &mut bindings::sa_path_rec, dmac: [u8; 6]) {
+    if matches!(
+        rec.rec_type,
+        bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V1
+            | bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V2
+    ) {
+        rec.__bindgen_anon_1.roce = bindings::sa_path_rec_roce {
+            route_resolved: false,
+            dmac,
+        };
+    }
 }
 
 /// A path record as the core's route path (host order throughout).
@@ -70,10 +155,7 @@ pub(crate) fn path_record(p: &RoutePath) -> bindings::sa_path_rec {
         PathKind::RoceV1 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V1,
         PathKind::RoceV2 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V2,
     };
-    let mut rec = bindings::sa_path_rec::default();
-    // SAFETY: both are valid for the call; the record is ours to fill.
-    unsafe { bindings::rcm_h_fill_path_rec(&plain_path(p), rec_type, &mut rec) };
-    rec
+    record_of(&plain_path(p), rec_type)
 }
 
 /// What a RoCE path takes from a resolved id's port and network device,

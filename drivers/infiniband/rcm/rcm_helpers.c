@@ -228,14 +228,6 @@ void rcm_h_fill_ah_attr(struct ib_device *ibdev, const struct rcm_h_path *path,
 		memcpy(attr->roce.dmac, path->dmac, ETH_ALEN);
 }
 
-void rcm_h_path_lids(const struct sa_path_rec *rec, u16 *slid, u16 *dlid)
-{
-	struct sa_path_rec copy = *rec;
-
-	*slid = (u16)be32_to_cpu(sa_path_get_slid(&copy));
-	*dlid = (u16)be32_to_cpu(sa_path_get_dlid(&copy));
-}
-
 u8 rcm_h_ack_delay(const struct ib_device *ibdev)
 {
 	return ibdev->attrs.local_ca_ack_delay;

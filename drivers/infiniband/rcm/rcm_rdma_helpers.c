@@ -317,26 +317,21 @@ void rcm_h_rdma_ib_route_cancel(struct rdma_id_private *priv)
 }
 
 int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
-			     struct ib_device *ibdev, u32 port, u8 sgid_index,
-			     const struct rcm_h_lap_path *path)
+			     struct ib_device *ibdev, u32 port,
+			     const struct ib_gid_attr *attr,
+			     const struct sa_path_rec *path)
 {
 	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-	const struct ib_gid_attr *attr;
+	struct sa_path_rec *rec = NULL;
 	struct net_device *ndev;
-	struct sa_path_rec *rec;
 
-	attr = rdma_get_gid_attr(ibdev, port, sgid_index);
-	if (IS_ERR(attr))
-		return PTR_ERR(attr);
-	rec = path ? kzalloc(sizeof(*rec), GFP_KERNEL) : NULL;
-	if (path && !rec) {
-		rdma_put_gid_attr(attr);
-		return -ENOMEM;
+	if (path) {
+		rec = kmemdup(path, sizeof(*rec), GFP_KERNEL);
+		if (!rec) {
+			rdma_put_gid_attr(attr);
+			return -ENOMEM;
+		}
 	}
-	if (rec)
-		rcm_h_fill_path_rec(path, rdma_protocol_roce(ibdev, port) ?
-				    sa_conv_gid_to_pathrec_type(attr->gid_type) :
-				    SA_PATH_REC_TYPE_IB, rec);
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(attr);
 	if (!IS_ERR(ndev))

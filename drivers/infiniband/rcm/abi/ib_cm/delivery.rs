@@ -22,6 +22,7 @@ use crate::proto::cm::{CommId, Event, Transport};
 use crate::proto::reason::RejectReason;
 use crate::proto::wire::req::Req;
 use crate::proto::wire::sidr::SidrReq;
+use crate::rdma::cm_event;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::mad_path::MadPath;
@@ -204,7 +205,7 @@ impl IbCm {
                 // SAFETY: both ids are live (references held); `b` holds
                 // `sgid_attr`; the private data lives until the call
                 // returns.
-                unsafe { bindings::rcm_h_deliver_sidr_req(b.as_raw(), &ev) }
+                unsafe { cm_event::deliver_sidr_req(b.as_raw(), &ev) }
             }
         };
         self.finish_delivery(s, &b, ret);
@@ -271,7 +272,7 @@ impl IbCm {
         };
         // SAFETY: both ids are live (their references are held by the
         // caller); the event's pointers live until the call returns.
-        unsafe { bindings::rcm_h_deliver_req(b.as_raw(), &ev) }
+        unsafe { cm_event::deliver_req(b.as_raw(), &ev) }
     }
 
     /// An event for an id the consumer already has.
@@ -301,7 +302,7 @@ impl IbCm {
                 params.sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
                 // SAFETY: `b` is live (a reference is held); the event's
                 // pointers borrow `event` and `gid`, which outlive the call.
-                unsafe { bindings::rcm_h_deliver_event(b.as_raw(), &params) }
+                unsafe { cm_event::deliver_event(b.as_raw(), &params) }
             }
             None => 0,
         };

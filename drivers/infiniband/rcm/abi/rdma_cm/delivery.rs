@@ -16,7 +16,9 @@ use super::RdmaCmAbi;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route};
-use crate::rdma::path::plain_path;
+use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
+use crate::rdma::path::{plain_path, record_of};
 use crate::shell::CmService;
 use crate::shell::Peer;
 use kernel::prelude::*;
@@ -148,18 +150,21 @@ impl RdmaCmAbi {
 fn passive_route(s: &CmService, b: &RdmaIdBox, route: &Route<Peer>, with_path: bool) -> Result {
     let peer = route.peer.ok_or(EINVAL)?;
     let ibdev = device_ptr(s, peer.device).ok_or(ENODEV)?;
-    let path = plain_path(&route.path);
-    let path_ptr: *const bindings::rcm_h_lap_path =
-        if with_path { &path } else { core::ptr::null() };
-    // SAFETY: a served device is registered; the id's fields are ours.
-    let ret = unsafe {
-        bindings::rcm_h_rdma_passive_route(
-            b.private(),
-            ibdev,
-            peer.path.port,
-            peer.path.sgid_index,
-            path_ptr,
+    // SAFETY: a served device is registered.
+    let dev = unsafe { Device::from_raw(ibdev) };
+    let port = peer.path.port;
+    let gid = GidAttr::get(&dev, port, peer.path.sgid_index).ok_or(EINVAL)?;
+    let rec = with_path.then(|| {
+        record_of(
+            &plain_path(&route.path),
+            gid.path_record_type(dev.is_roce(port)),
         )
+    });
+    let rec_ptr = rec.as_ref().map_or(core::ptr::null(), |r| r);
+    // SAFETY: the device is registered, the GID entry's reference handed
+    // over, the record ours for the call; the id's fields are ours.
+    let ret = unsafe {
+        bindings::rcm_h_rdma_passive_route(b.private(), ibdev, port, gid.into_raw(), rec_ptr)
     };
     kernel::error::to_result(ret)
 }
