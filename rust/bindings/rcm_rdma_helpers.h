@@ -135,7 +135,8 @@ enum ib_gid_type rcm_h_roce_gid_type(struct ib_device *ibdev, u32 port);
 /* The namespace of a GID entry's network device (init_net if none). */
 struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index);
 
-/* An event for an id's consumer, as plain values. */
+/* An event for an id's consumer, as plain values (rust/rdma/cm_id.rs builds
+ * struct rdma_cm_event from them). */
 struct rcm_h_rdma_event {
 	u32 event;		/* enum rdma_cm_event_type */
 	int status;
@@ -155,12 +156,6 @@ struct rcm_h_rdma_event {
 	u32 qkey;
 };
 
-/*
- * Builds struct rdma_cm_event and calls `id`'s handler; its return. A UD
- * event with ud_ah carries the address handle attributes of the id's path
- * (built for the call, released after it).
- */
-int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e);
 
 /* The caller's network namespace (ucma creates ids in it). */
 struct net *rcm_h_current_net(void);

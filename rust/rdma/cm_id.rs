@@ -554,6 +554,76 @@ impl CmIdPrivate {
         }
     }
 
+    /// Calls the consumer's event handler with `e`; its return. A UD id's
+    /// event goes as `param.ud`, with `e.ud_ah` also the address handle
+    /// attributes of the id's path (built for the call, released after;
+    /// `RDMA_CM_EVENT_ADDR_ERROR` if they cannot be built).
+    ///
+    /// The caller holds the handler lock, so the route does not change.
+    pub(crate) fn deliver(&self, e: &bindings::rcm_h_rdma_event) -> c_int {
+        let id = self.as_id();
+        let mut ev = bindings::rdma_cm_event {
+            event: e.event,
+            status: e.status,
+            ece: bindings::rdma_ucm_ece {
+                vendor_id: e.ece_vendor_id,
+                attr_mod: e.ece_attr_mod,
+            },
+            ..Default::default()
+        };
+        if e.ud == 0 {
+            ev.param.conn = bindings::rdma_conn_param {
+                private_data: e.private_data,
+                private_data_len: e.private_data_len,
+                responder_resources: e.responder_resources,
+                initiator_depth: e.initiator_depth,
+                flow_control: e.flow_control,
+                retry_count: e.retry_count,
+                rnr_retry_count: e.rnr_retry_count,
+                srq: e.srq,
+                qp_num: e.qp_num,
+                qkey: 0,
+            };
+            // SAFETY: the id lives with `self`; its handler is the
+            // consumer's, called as rdma_cm's contract says (process
+            // context, its handler lock held by the caller).
+            return unsafe { call_handler(id, &mut ev) };
+        }
+        let mut ud = bindings::rdma_ud_param {
+            private_data: e.private_data,
+            private_data_len: e.private_data_len,
+            qp_num: e.qp_num,
+            qkey: e.qkey,
+            ..Default::default()
+        };
+        // SAFETY: the route's fields are stable under the handler lock
+        // (this function's contract); its path record, device and GID
+        // entry are the id's.
+        unsafe {
+            let route = &(*id).route;
+            if e.ud_ah != 0 && !route.path_rec.is_null() {
+                let ret = bindings::ib_init_ah_attr_from_path(
+                    (*id).device,
+                    (*id).port_num,
+                    route.path_rec,
+                    &mut ud.ah_attr,
+                    route.addr.dev_addr.sgid_attr,
+                );
+                if ret != 0 {
+                    ev.event = bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR;
+                    ev.status = ret;
+                }
+            }
+        }
+        ev.param.ud = ud;
+        // SAFETY: as for a connected id's event above.
+        let ret = unsafe { call_handler(id, &mut ev) };
+        // SAFETY: `param.ud` is the member set above; its attributes
+        // (and the GID reference they may hold) are released once.
+        unsafe { bindings::rdma_destroy_ah_attr(&mut ev.param.ud.ah_attr) };
+        ret
+    }
+
     /// Takes the id's handler lock (`rdma_lock_handler`).
     pub(crate) fn lock_handler(&self) {
         // SAFETY: the mutex was set up at creation and lives with `self`.
@@ -645,5 +715,20 @@ impl PinnedDrop for CmIdPrivate {
         // SAFETY: the last reference is going: nothing else uses the id;
         // this releases what `rcm_h_rdma_id_init` and later calls took.
         unsafe { bindings::rcm_h_rdma_id_release(self.private()) };
+    }
+}
+
+/// Calls `id`'s event handler with `ev` (0 without one, which rdma_cm's
+/// API does not allow).
+///
+/// # Safety
+///
+/// `id` is a live rdma_cm id; every pointer in `ev` is valid for the call.
+unsafe fn call_handler(id: *mut bindings::rdma_cm_id, ev: &mut bindings::rdma_cm_event) -> c_int {
+    // SAFETY: per this function's contract.
+    match unsafe { (*id).event_handler } {
+        // SAFETY: per this function's contract.
+        Some(handler) => unsafe { handler(id, ev) },
+        None => 0,
     }
 }

@@ -364,46 +364,6 @@ struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index)
 	return net;
 }
 
-int rcm_h_rdma_deliver(struct rdma_cm_id *id, const struct rcm_h_rdma_event *e)
-{
-	struct rdma_cm_event ev = {};
-	int ret;
-
-	ev.event = e->event;
-	ev.status = e->status;
-	ev.ece.vendor_id = e->ece_vendor_id;
-	ev.ece.attr_mod = e->ece_attr_mod;
-	if (e->ud) {
-		ev.param.ud.private_data = e->private_data;
-		ev.param.ud.private_data_len = e->private_data_len;
-		ev.param.ud.qp_num = e->qp_num;
-		ev.param.ud.qkey = e->qkey;
-		if (e->ud_ah && id->route.path_rec) {
-			ret = ib_init_ah_attr_from_path(id->device, id->port_num,
-							id->route.path_rec,
-							&ev.param.ud.ah_attr,
-							id->route.addr.dev_addr.sgid_attr);
-			if (ret) {
-				ev.event = RDMA_CM_EVENT_ADDR_ERROR;
-				ev.status = ret;
-			}
-		}
-		ret = id->event_handler(id, &ev);
-		rdma_destroy_ah_attr(&ev.param.ud.ah_attr);
-		return ret;
-	}
-	ev.param.conn.private_data = e->private_data;
-	ev.param.conn.private_data_len = e->private_data_len;
-	ev.param.conn.responder_resources = e->responder_resources;
-	ev.param.conn.initiator_depth = e->initiator_depth;
-	ev.param.conn.flow_control = e->flow_control;
-	ev.param.conn.retry_count = e->retry_count;
-	ev.param.conn.rnr_retry_count = e->rnr_retry_count;
-	ev.param.conn.srq = e->srq;
-	ev.param.conn.qp_num = e->qp_num;
-	return id->event_handler(id, &ev);
-}
-
 struct net *rcm_h_current_net(void)
 {
 	return current->nsproxy->net_ns;

@@ -205,7 +205,7 @@ fn call_handler(b: &RdmaIdBox, event: &RdmaEvent, ud: bool) -> i32 {
         ud_ah: u8::from(ud && event.kind == EventKind::Established),
         qkey: c.qkey,
     };
-    // SAFETY: the id is live (the caller holds a reference) with its
-    // handler lock held; `e` and its private data live for the call.
-    unsafe { bindings::rcm_h_rdma_deliver(b.as_id(), &e) }
+    // The caller holds a reference and the handler lock; `e`'s private
+    // data lives for the call.
+    b.deliver(&e)
 }
