@@ -19,49 +19,8 @@ bool rcm_h_rdma_protocol_roce(const struct ib_device *ibdev, u32 port);
 bool rcm_h_rdma_protocol_iwarp(const struct ib_device *ibdev, u32 port);
 bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port);
 bool rcm_h_rdma_cap_eth_ah(const struct ib_device *ibdev, u32 port);
-
-
-/*
- * Where a MAD goes or came from, as plain values: everything needed to
- * build an address handle, without references to hold.
- */
-struct rcm_h_path {
-	u32 port;
-	u32 flow_label;
-	u16 dlid;
-	u16 pkey_index;
-	u8 sl;
-	u8 has_grh;
-	u8 sgid_index;
-	u8 hop_limit;
-	u8 traffic_class;
-	u8 static_rate;		/* enum ib_rate */
-	u8 src_path_bits;
-	u8 dgid[16];
-	u8 dmac[6];		/* RoCE: resolved destination MAC */
-};
-
-/*
- * What a received MAD's reply path is worked out from: its port, the
- * fields of its work completion ib_init_ah_attr_from_wc reads, and the
- * 40 bytes where a GRH (or a RoCE v2 IPv4 header) goes. Copied in the
- * receive handler, which must not wait: on RoCE the path itself takes an
- * address resolution.
- */
-struct rcm_h_mad_origin {
-	u32 grh[10];		/* as aligned as struct ib_grh */
-	u32 port;
-	int wc_flags;
-	u16 slid;
-	u16 pkey_index;
-	u16 vlan_id;
-	u8 sl;
-	u8 dlid_path_bits;
-	u8 network_hdr_type;
-};
-
-void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
-		      struct rcm_h_mad_origin *out);
+/* The type of address handle attributes for `port` (rdma_ah_find_type). */
+enum rdma_ah_attr_type rcm_h_ah_find_type(struct ib_device *ibdev, u32 port);
 
 /* rcm.reply_path_ms: how long a sender's reply path is reused. */
 u32 rcm_h_reply_path_ms(void);
@@ -69,31 +28,8 @@ u32 rcm_h_reply_path_ms(void);
 /* rcm.peer_window: requests to one peer awaiting their first answer. */
 u32 rcm_h_peer_window(void);
 
-/* The reply path of a received MAD (0 or -errno); may sleep. */
-int rcm_h_reply_path(struct ib_device *ibdev,
-		     const struct rcm_h_mad_origin *origin,
-		     struct rcm_h_path *out);
-
 /* A reference on a registered device (false once it is going away). */
 bool rcm_h_device_try_get(struct ib_device *ibdev);
-
-/*
- * The path a consumer's path record describes, on `ibdev`: the port owning
- * its source GID (or sgid_attr's), the P_Key index of its P_Key, and the
- * address fields (0 or -EINVAL when the device has no such GID or P_Key).
- * `*held` gets a reference on the source GID's attribute (the caller puts
- * it), as the C CM's address vector keeps one for the id's lifetime.
- */
-int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
-		       const struct ib_gid_attr *sgid_attr,
-		       struct rcm_h_path *out, const struct ib_gid_attr **held);
-
-/*
- * Fills an address vector for `path` (no sgid_attr reference: ib_modify_qp
- * and rdma_create_ah look it up from the index).
- */
-void rcm_h_fill_ah_attr(struct ib_device *ibdev, const struct rcm_h_path *path,
-			struct rdma_ah_attr *attr);
 
 /* The device's local CA ACK delay (IBA time exponent). */
 u8 rcm_h_ack_delay(const struct ib_device *ibdev);

@@ -60,6 +60,12 @@ impl GidAttr {
         unsafe { record_type(roce, self.as_ptr()) }
     }
 
+    /// The port of the entry's GID table.
+    pub(crate) fn port(&self) -> u32 {
+        // SAFETY: `self` holds a reference on the entry (type invariant).
+        unsafe { (*self.as_ptr()).port_num }
+    }
+
     /// The entry, for C structures that borrow it while `self` lives.
     pub(crate) fn as_ptr(&self) -> *const bindings::ib_gid_attr {
         self.attr.as_ptr()

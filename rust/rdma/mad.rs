@@ -235,11 +235,8 @@ unsafe extern "C" fn received<H: MadHandler>(
         // SAFETY: the receive buffer holds at least `mad_len` >= 256 bytes.
         let bytes = unsafe { core::slice::from_raw_parts(data, MAD_SIZE) };
         received.mad.copy_from_slice(bytes);
-        // SAFETY: the completion is ib_mad's, valid during the callback;
-        // the origin is ours.
-        unsafe {
-            bindings::rcm_h_mad_origin(u32::from(agent.port_num), recv, &mut received.origin.0)
-        };
+        // SAFETY: the completion is ib_mad's, valid during the callback.
+        received.origin = unsafe { MadOrigin::of_received(u32::from(agent.port_num), recv) };
         handler.received(&received);
     }
     // SAFETY: the completion is ours to free, exactly once.

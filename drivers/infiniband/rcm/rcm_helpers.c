@@ -52,52 +52,16 @@ bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port)
 	return rdma_cap_ib_cm(ibdev, port);
 }
 
+enum rdma_ah_attr_type rcm_h_ah_find_type(struct ib_device *ibdev, u32 port)
+{
+	return rdma_ah_find_type(ibdev, port);
+}
+
 bool rcm_h_rdma_cap_eth_ah(const struct ib_device *ibdev, u32 port)
 {
 	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
 		return false;
 	return rdma_cap_eth_ah(ibdev, port);
-}
-
-static void rcm_h_path_from_ah_attr(const struct rdma_ah_attr *attr,
-				    struct rcm_h_path *out)
-{
-	out->port = rdma_ah_get_port_num(attr);
-	out->dlid = rdma_ah_get_dlid(attr);
-	out->sl = rdma_ah_get_sl(attr);
-	out->static_rate = rdma_ah_get_static_rate(attr);
-	out->src_path_bits = rdma_ah_get_path_bits(attr);
-	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
-		const struct ib_global_route *g = rdma_ah_read_grh(attr);
-
-		out->has_grh = 1;
-		memcpy(out->dgid, g->dgid.raw, sizeof(out->dgid));
-		out->flow_label = g->flow_label;
-		out->sgid_index = g->sgid_attr ? g->sgid_attr->index :
-						 g->sgid_index;
-		out->hop_limit = g->hop_limit;
-		out->traffic_class = g->traffic_class;
-	}
-	if (attr->type == RDMA_AH_ATTR_TYPE_ROCE)
-		memcpy(out->dmac, attr->roce.dmac, sizeof(out->dmac));
-}
-
-void rcm_h_mad_origin(u32 port, const struct ib_mad_recv_wc *recv,
-		      struct rcm_h_mad_origin *out)
-{
-	const struct ib_wc *wc = recv->wc;
-
-	memset(out, 0, sizeof(*out));
-	out->port = port;
-	out->wc_flags = wc->wc_flags;
-	out->slid = wc->slid;
-	out->pkey_index = wc->pkey_index;
-	out->vlan_id = wc->vlan_id;
-	out->sl = wc->sl;
-	out->dlid_path_bits = wc->dlid_path_bits;
-	out->network_hdr_type = wc->network_hdr_type;
-	if (recv->recv_buf.grh)
-		memcpy(out->grh, recv->recv_buf.grh, sizeof(out->grh));
 }
 
 /*
@@ -132,100 +96,9 @@ u32 rcm_h_peer_window(void)
 	return READ_ONCE(rcm_peer_window);
 }
 
-int rcm_h_reply_path(struct ib_device *ibdev,
-		     const struct rcm_h_mad_origin *origin,
-		     struct rcm_h_path *out)
-{
-	struct ib_wc wc = {
-		.wc_flags = origin->wc_flags,
-		.slid = origin->slid,
-		.pkey_index = origin->pkey_index,
-		.vlan_id = origin->vlan_id,
-		.sl = origin->sl,
-		.dlid_path_bits = origin->dlid_path_bits,
-		.network_hdr_type = origin->network_hdr_type,
-		.port_num = origin->port,
-	};
-	struct rdma_ah_attr attr;
-	int ret;
-
-	BUILD_BUG_ON(sizeof(origin->grh) != sizeof(struct ib_grh));
-	memset(out, 0, sizeof(*out));
-	ret = ib_init_ah_attr_from_wc(ibdev, origin->port, &wc,
-				      (const struct ib_grh *)origin->grh,
-				      &attr);
-	if (ret)
-		return ret;
-	rcm_h_path_from_ah_attr(&attr, out);
-	out->port = origin->port;
-	out->pkey_index = origin->pkey_index;
-	rdma_destroy_ah_attr(&attr);
-	return 0;
-}
-
 bool rcm_h_device_try_get(struct ib_device *ibdev)
 {
 	return ib_device_try_get(ibdev);
-}
-
-int rcm_h_path_from_sa(struct ib_device *ibdev, const struct sa_path_rec *rec,
-		       const struct ib_gid_attr *sgid_attr,
-		       struct rcm_h_path *out, const struct ib_gid_attr **held)
-{
-	struct sa_path_rec copy = *rec;
-	const struct ib_gid_attr *gid;
-	struct rdma_ah_attr attr;
-	u16 pkey_index;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	*held = NULL;
-	if (sgid_attr) {
-		if (sgid_attr->device != ibdev)
-			return -EINVAL;
-		rdma_hold_gid_attr(sgid_attr);
-		gid = sgid_attr;
-	} else {
-		gid = rdma_find_gid(ibdev, &rec->sgid,
-				    sa_conv_pathrec_to_gid_type(&copy), NULL);
-		if (IS_ERR(gid))
-			return -EINVAL;
-	}
-	ret = ib_find_cached_pkey(ibdev, gid->port_num, be16_to_cpu(rec->pkey),
-				  &pkey_index);
-	if (!ret)
-		ret = ib_init_ah_attr_from_path(ibdev, gid->port_num, &copy,
-						&attr, sgid_attr);
-	if (ret) {
-		rdma_put_gid_attr(gid);
-		return ret;
-	}
-	rcm_h_path_from_ah_attr(&attr, out);
-	out->pkey_index = pkey_index;
-	rdma_destroy_ah_attr(&attr);
-	*held = gid;
-	return 0;
-}
-
-void rcm_h_fill_ah_attr(struct ib_device *ibdev, const struct rcm_h_path *path,
-			struct rdma_ah_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->type = rdma_ah_find_type(ibdev, path->port);
-	rdma_ah_set_port_num(attr, path->port);
-	rdma_ah_set_sl(attr, path->sl);
-	rdma_ah_set_dlid(attr, path->dlid);
-	rdma_ah_set_static_rate(attr, path->static_rate);
-	rdma_ah_set_path_bits(attr, path->src_path_bits);
-	if (path->has_grh) {
-		union ib_gid dgid;
-
-		memcpy(dgid.raw, path->dgid, sizeof(dgid.raw));
-		rdma_ah_set_grh(attr, &dgid, path->flow_label, path->sgid_index,
-				path->hop_limit, path->traffic_class);
-	}
-	if (attr->type == RDMA_AH_ATTR_TYPE_ROCE)
-		memcpy(attr->roce.dmac, path->dmac, ETH_ALEN);
 }
 
 u8 rcm_h_ack_delay(const struct ib_device *ibdev)
