@@ -486,23 +486,20 @@ impl CmIdPrivate {
         };
         let p = self.private();
         // SAFETY: the id's route and device address live with it and
-        // change only in its own calls.
+        // change only in its own calls; the id holds a reference on a
+        // non-NULL `sgid_attr`.
         let (rec, sgid_attr) = unsafe {
             (
-                addr_of!((*p).id.route.path_rec).read(),
-                addr_of!((*p).id.route.addr.dev_addr.sgid_attr).read(),
+                addr_of!((*p).id.route.path_rec).read().as_ref(),
+                addr_of!((*p).id.route.addr.dev_addr.sgid_attr)
+                    .read()
+                    .as_ref(),
             )
         };
-        if rec.is_null() {
-            return Err(EINVAL.to_errno());
-        }
-        // SAFETY: the device is registered (the id is on it); the record
-        // is the id's, valid while it is; the id holds a reference on a
-        // non-NULL `sgid_attr`.
-        let (path, _gid) = unsafe { MadPath::from_path_record(device.as_raw(), rec, sgid_attr) }
-            .map_err(|e| e.to_errno())?;
-        // SAFETY: as above.
-        Ok((path, path::route_path(unsafe { &*rec })))
+        let rec = rec.ok_or(EINVAL.to_errno())?;
+        let (path, _gid) =
+            MadPath::from_path_record(&device, rec, sgid_attr).map_err(|e| e.to_errno())?;
+        Ok((path, path::route_path(rec)))
     }
 
     /// The network namespace of the id's addresses, held by the id.

@@ -62,8 +62,14 @@ impl GidAttr {
 
     /// The port of the entry's GID table.
     pub(crate) fn port(&self) -> u32 {
-        // SAFETY: `self` holds a reference on the entry (type invariant).
-        unsafe { (*self.as_ptr()).port_num }
+        self.as_attr().port_num
+    }
+
+    /// The entry itself, while `self` holds it.
+    pub(crate) fn as_attr(&self) -> &bindings::ib_gid_attr {
+        // SAFETY: `self` holds a reference on the entry (type invariant),
+        // whose fields ib_core never changes once it is published.
+        unsafe { self.attr.as_ref() }
     }
 
     /// The entry, for C structures that borrow it while `self` lives.

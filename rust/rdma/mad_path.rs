@@ -98,38 +98,40 @@ impl MadPath {
     /// owning its source GID (or `sgid_attr`'s), the P_Key index of its
     /// P_Key and the address fields; and a reference on the source GID's
     /// entry, as the C CM's address vector keeps one for the id's life.
-    /// `EINVAL` when the device has no such GID or P_Key.
-    ///
-    /// # Safety
-    ///
-    /// `device` must be registered, `rec` valid, and `sgid_attr` NULL or a
-    /// GID attribute the caller holds a reference on.
-    pub(crate) unsafe fn from_path_record(
-        device: *mut bindings::ib_device,
-        rec: *const bindings::sa_path_rec,
-        sgid_attr: *const bindings::ib_gid_attr,
+    /// `EINVAL` when the device has no such GID or P_Key. `sgid_attr` is
+    /// an entry the caller holds a reference on.
+    pub(crate) fn from_path_record(
+        device: &Device<'_>,
+        rec: &bindings::sa_path_rec,
+        sgid_attr: Option<&bindings::ib_gid_attr>,
     ) -> Result<(Self, GidAttr)> {
+        let device = device.as_raw();
         // ib_init_ah_attr_from_path may complete the record it is given.
-        // SAFETY: per this function's contract.
-        let mut copy = unsafe { *rec };
-        let gid = if sgid_attr.is_null() {
-            // SAFETY: the device is registered; the GID is the record's.
-            let found = unsafe {
-                bindings::rdma_find_gid(device, &copy.sgid, gid_type_of(copy.rec_type), null_mut())
-            };
-            let found = from_err_ptr(found.cast_mut()).map_err(|_| EINVAL)?;
-            // SAFETY: rdma_find_gid returned a referenced entry.
-            unsafe { GidAttr::from_owned(found) }.ok_or(EINVAL)?
-        } else {
-            // SAFETY: the caller holds a reference (this function's
-            // contract).
-            if unsafe { (*sgid_attr).device } != device {
-                return Err(EINVAL);
+        let mut copy = *rec;
+        let gid = match sgid_attr {
+            None => {
+                // SAFETY: the device is registered (type invariant of
+                // `Device`); the GID is the record's.
+                let found = unsafe {
+                    bindings::rdma_find_gid(
+                        device,
+                        &copy.sgid,
+                        gid_type_of(copy.rec_type),
+                        null_mut(),
+                    )
+                };
+                let found = from_err_ptr(found.cast_mut()).map_err(|_| EINVAL)?;
+                // SAFETY: rdma_find_gid returned a referenced entry.
+                unsafe { GidAttr::from_owned(found) }.ok_or(EINVAL)?
             }
-            // SAFETY: as above; the new reference goes to the result.
-            unsafe { bindings::rdma_hold_gid_attr(sgid_attr) };
-            // SAFETY: the reference just taken.
-            unsafe { GidAttr::from_owned(sgid_attr) }.ok_or(EINVAL)?
+            Some(attr) if attr.device != device => return Err(EINVAL),
+            Some(attr) => {
+                // SAFETY: the caller holds a reference, so the entry is
+                // live; the new reference goes to the result.
+                unsafe { bindings::rdma_hold_gid_attr(attr) };
+                // SAFETY: the reference just taken.
+                unsafe { GidAttr::from_owned(attr) }.ok_or(EINVAL)?
+            }
         };
         let port = gid.port();
         let mut pkey_index = 0u16;
@@ -138,6 +140,7 @@ impl MadPath {
             bindings::ib_find_cached_pkey(device, port, u16::from_be(copy.pkey), &mut pkey_index)
         })?;
         let mut attr = bindings::rdma_ah_attr::default();
+        let sgid_attr = sgid_attr.map_or(core::ptr::null(), |a| a);
         // SAFETY: the device is registered, the record and attributes
         // ours, `sgid_attr` NULL or held by the caller.
         to_result(unsafe {
@@ -167,14 +170,8 @@ impl MadPath {
             g.path_record_type(proposed.roce != 0)
         });
         let rec = record_of(proposed, rec_type);
-        let through = match sgid_attr {
-            Some(g) if route_from_gid => g.as_ptr(),
-            _ => core::ptr::null(),
-        };
-        // SAFETY: the device is registered (type invariant of `Device`),
-        // `through` NULL or held by the caller, the record ours.
-        let (path, _gid) = unsafe { Self::from_path_record(device.as_raw(), &rec, through) }?;
-        Ok(path)
+        let through = sgid_attr.filter(|_| route_from_gid).map(GidAttr::as_attr);
+        Ok(Self::from_path_record(device, &rec, through)?.0)
     }
 
     /// Writes the address vector of this path on `device` into `attr`,

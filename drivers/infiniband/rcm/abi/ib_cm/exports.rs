@@ -201,19 +201,17 @@ pub(crate) unsafe extern "C" fn ib_send_cm_rej(
     private_data_len: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (ari, pd) = unsafe {
+    let (b, ari, pd) = unsafe {
         (
+            CmIdBox::from_id(cm_id),
             bytes(ari, ari_length),
             bytes(private_data, private_data_len),
         )
     };
     let reason = RejectReason::from_wire(reason as u16);
-    // SAFETY: per this function's contract.
-    unsafe {
-        id_call(cm_id, |ep, comm, out| {
-            ep.send_rej(now_ms(), comm, reason, ari, pd, out)
-        })
-    }
+    id_call(b, |ep, comm, out| {
+        ep.send_rej(now_ms(), comm, reason, ari, pd, out)
+    })
 }
 
 /// The text of a reject reason (`ibcm_reject_msg`).
@@ -242,13 +240,15 @@ pub(crate) unsafe extern "C" fn ib_send_cm_mra(
     private_data_len: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let pd = unsafe { bytes(private_data, private_data_len) };
-    // SAFETY: per this function's contract.
-    unsafe {
-        id_call(cm_id, |ep, comm, out| {
-            ep.send_mra(comm, service_timeout, pd, out)
-        })
-    }
+    let (b, pd) = unsafe {
+        (
+            CmIdBox::from_id(cm_id),
+            bytes(private_data, private_data_len),
+        )
+    };
+    id_call(b, |ep, comm, out| {
+        ep.send_mra(comm, service_timeout, pd, out)
+    })
 }
 
 /// Answers a SIDR_REQ (`ib_send_cm_sidr_rep`): `-EINVAL` if the id has no
@@ -263,28 +263,29 @@ pub(crate) unsafe extern "C" fn ib_send_cm_sidr_rep(
     cm_id: *mut bindings::ib_cm_id,
     param: *mut bindings::ib_cm_sidr_rep_param,
 ) -> c_int {
-    if param.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    let p = unsafe { &*param };
-    let mut rep = SidrRep::zeroed();
-    // SAFETY: as above.
-    let (info, pd) = unsafe {
-        (
-            bytes(p.info, p.info_length),
-            bytes(p.private_data, p.private_data_len),
-        )
+    let (b, args) = unsafe {
+        let args = param.as_ref().map(|p| {
+            (
+                p,
+                bytes(p.info, p.info_length),
+                bytes(p.private_data, p.private_data_len),
+            )
+        });
+        (CmIdBox::from_id(cm_id), args)
+    };
+    let Some((p, info, pd)) = args else {
+        return EINVAL.to_errno();
     };
     let (Some(info), Some(private_data)) = (fill(info), fill(pd)) else {
         return EINVAL.to_errno();
     };
+    let mut rep = SidrRep::zeroed();
     rep.additional_info = info;
     rep.additional_info_length = p.info_length;
     rep.private_data = private_data;
     rep.status = SidrStatus::from_wire(p.status as u8);
     rep.qpn = p.qp_num & 0x00FF_FFFF;
     rep.qkey = p.qkey;
-    // SAFETY: per this function's contract.
-    unsafe { id_call(cm_id, |ep, comm, out| ep.send_sidr_rep(comm, &rep, out)) }
+    id_call(b, |ep, comm, out| ep.send_sidr_rep(comm, &rep, out))
 }

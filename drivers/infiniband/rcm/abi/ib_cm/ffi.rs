@@ -35,20 +35,14 @@ pub(super) unsafe fn bytes<'a>(ptr: *const c_void, len: u8) -> &'a [u8] {
     }
 }
 
-/// Runs `op` on the core for the id behind `cm_id`, sends what it
-/// produced, refreshes the fields the consumer reads, and returns 0 or the
-/// C CM's errno.
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm and not be destroyed.
-pub(super) unsafe fn id_call(
-    cm_id: *mut bindings::ib_cm_id,
+/// Runs `op` on the core for the id `b`, sends what it produced,
+/// refreshes the fields the consumer reads, and returns 0 or the C CM's
+/// errno.
+pub(super) fn id_call(
+    b: &CmIdBox,
     op: impl FnOnce(&mut KernelEndpoint, CommId, &mut Outbox) -> Result<(), CmError>,
 ) -> c_int {
     let r = with_service(|s| {
-        // SAFETY: per this function's contract.
-        let b = unsafe { CmIdBox::from_id(cm_id) };
         let r = s.call(|ep, out| op(ep, b.comm, out));
         sync_id(&s, b);
         r
@@ -61,22 +55,16 @@ pub(super) unsafe fn id_call(
 }
 
 /// The peer a path record leads to, on the id's device, and the GID entry
-/// of its source.
-///
-/// # Safety
-///
-/// `cm_id` from rcm; `rec` valid; `sgid_attr` NULL or held.
-pub(super) unsafe fn peer_of(
-    cm_id: *mut bindings::ib_cm_id,
-    rec: *const bindings::sa_path_rec,
-    sgid_attr: *const bindings::ib_gid_attr,
+/// of its source (`sgid_attr`: one the consumer holds, or none).
+pub(super) fn peer_of(
+    b: &CmIdBox,
+    rec: &bindings::sa_path_rec,
+    sgid_attr: Option<&bindings::ib_gid_attr>,
 ) -> core::result::Result<(Peer, GidAttr), c_int> {
-    // SAFETY: per the contract.
-    let device = unsafe { CmIdBox::from_id(cm_id) }.device();
-    // SAFETY: per the contract; the id's device is registered.
+    let device = b.dev();
     let (path, gid) =
-        unsafe { MadPath::from_path_record(device, rec, sgid_attr) }.map_err(|e| e.to_errno())?;
-    let dev = with_service(|s| s.device_id(device as usize))
+        MadPath::from_path_record(&device, rec, sgid_attr).map_err(|e| e.to_errno())?;
+    let dev = with_service(|s| s.device_id(device.identity()))
         .flatten()
         .ok_or(ENODEV.to_errno())?;
     Ok((Peer { device: dev, path }, gid))
@@ -84,20 +72,14 @@ pub(super) unsafe fn peer_of(
 
 /// Sends a request with `op` and, if the id took it, keeps `gid` as the
 /// GID entry of the id's path.
-///
-/// # Safety
-///
-/// `cm_id` must come from rcm and not be destroyed.
-pub(super) unsafe fn send_holding(
-    cm_id: *mut bindings::ib_cm_id,
+pub(super) fn send_holding(
+    b: &CmIdBox,
     gid: GidAttr,
     op: impl FnOnce(&mut KernelEndpoint, CommId, &mut Outbox) -> Result<(), CmError>,
 ) -> c_int {
-    // SAFETY: per this function's contract.
-    let ret = unsafe { id_call(cm_id, op) };
+    let ret = id_call(b, op);
     if ret == 0 {
-        // SAFETY: per this function's contract.
-        unsafe { CmIdBox::from_id(cm_id) }.hold_gid(Some(gid));
+        b.hold_gid(Some(gid));
     }
     ret
 }

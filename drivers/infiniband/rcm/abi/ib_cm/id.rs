@@ -93,11 +93,16 @@ impl CmIdBox {
         unsafe { core::ptr::addr_of!((*self.id.get()).device).read() }
     }
 
-    /// The local ACK delay of the id's device (IBA time).
-    pub(crate) fn ack_delay(&self) -> IbaTime {
+    /// The id's device.
+    pub(crate) fn dev(&self) -> Device<'_> {
         // SAFETY: an id's device stays registered while the id exists
         // (ib_core removes consumers, and so their ids, first).
-        IbaTime::new(unsafe { Device::from_raw(self.device()) }.ack_delay())
+        unsafe { Device::from_raw(self.device()) }
+    }
+
+    /// The local ACK delay of the id's device (IBA time).
+    pub(crate) fn ack_delay(&self) -> IbaTime {
+        IbaTime::new(self.dev().ack_delay())
     }
 
     /// The consumer's handler and context, as they are now (consumers may

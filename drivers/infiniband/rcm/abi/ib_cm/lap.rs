@@ -20,8 +20,8 @@ use kernel::prelude::*;
 ///
 /// # Safety
 ///
-/// `cm_id` must come from rcm; `alternate_path` valid; `private_data`
-/// valid for its length.
+/// `cm_id` must come from rcm; `alternate_path` NULL or valid;
+/// `private_data` valid for its length.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
     cm_id: *mut bindings::ib_cm_id,
@@ -29,35 +29,36 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_lap(
     private_data: *const c_void,
     private_data_len: u8,
 ) -> c_int {
-    if alternate_path.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    let Some(private_data) = fill(unsafe { bytes(private_data, private_data_len) }) else {
+    let (b, path, pd) = unsafe {
+        (
+            CmIdBox::from_id(cm_id),
+            alternate_path.as_ref(),
+            bytes(private_data, private_data_len),
+        )
+    };
+    path.map_or(EINVAL.to_errno(), |path| send_lap(b, path, pd))
+}
+
+fn send_lap(b: &CmIdBox, path: &bindings::sa_path_rec, pd: &[u8]) -> c_int {
+    let Some(private_data) = fill(pd) else {
         return EINVAL.to_errno();
     };
     // The path must lead somewhere from this device.
-    // SAFETY: per this function's contract.
-    let alternate = match unsafe { peer_of(cm_id, alternate_path, core::ptr::null()) } {
+    let alternate = match peer_of(b, path, None) {
         Ok((peer, _)) => peer,
         Err(e) => return e,
     };
-    // SAFETY: per this function's contract.
-    let ack_delay = unsafe { CmIdBox::from_id(cm_id) }.ack_delay();
-    // SAFETY: valid per this function's contract.
-    let p = unsafe { req_path(alternate_path, core::ptr::null(), ack_delay) };
+    let p = req_path(path, None, b.ack_delay());
     let mut lap = Lap::zeroed();
     // The C CM's LAP asked for the longest response time.
     lap.remote_cm_response_timeout = IbaTime::MAX;
     lap.set_alternate_path(&p);
     lap.private_data = private_data;
-    // SAFETY: per this function's contract.
-    unsafe {
-        id_call(cm_id, |ep, comm, out| {
-            ep.send_lap(now_ms(), comm, &lap, out)?;
-            ep.set_alternate(comm, Some(alternate), None)
-        })
-    }
+    id_call(b, |ep, comm, out| {
+        ep.send_lap(now_ms(), comm, &lap, out)?;
+        ep.set_alternate(comm, Some(alternate), None)
+    })
 }
 
 /// Answers a LAP (`rcm_send_cm_apr`).
@@ -77,8 +78,9 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_apr(
 ) -> c_int {
     // SAFETY: per this function's contract; the core rejects more than
     // the APR holds.
-    let (info, pd) = unsafe {
+    let (b, info, pd) = unsafe {
         (
+            CmIdBox::from_id(cm_id),
             bytes(info, info_length),
             bytes(private_data, private_data_len),
         )
@@ -87,10 +89,5 @@ pub(crate) unsafe extern "C" fn rcm_send_cm_apr(
         return EINVAL.to_errno();
     };
     let status = AprStatus::from_wire(status);
-    // SAFETY: per this function's contract.
-    unsafe {
-        id_call(cm_id, |ep, comm, out| {
-            ep.send_apr(comm, status, info, pd, out)
-        })
-    }
+    id_call(b, |ep, comm, out| ep.send_apr(comm, status, info, pd, out))
 }

@@ -10,22 +10,14 @@ use crate::proto::timer::IbaTime;
 use crate::proto::wire::req::ReqPath;
 use crate::rdma::path::{lids, route_path};
 
-/// One REQ path from a consumer's path record.
-///
-/// # Safety
-///
-/// `rec` must be valid; `inbound` NULL or valid.
-pub(super) unsafe fn req_path(
-    rec: *const bindings::sa_path_rec,
-    inbound: *const bindings::sa_path_rec,
+/// One REQ path from a consumer's path record (and the inbound path's,
+/// whose DLID is our LID as the peer sees it).
+pub(super) fn req_path(
+    rec: &bindings::sa_path_rec,
+    inbound: Option<&bindings::sa_path_rec>,
     ack_delay: IbaTime,
 ) -> ReqPath {
-    // SAFETY: valid per the contract.
-    let r = unsafe { &*rec };
-    // The inbound path's DLID is our LID as the peer sees it.
-    // SAFETY: NULL or valid per the contract.
-    let inbound_dlid = unsafe { inbound.as_ref() }.map(|rec| lids(rec).1);
-    route_path(r).req_path(inbound_dlid, ack_delay)
+    route_path(rec).req_path(inbound.map(|rec| lids(rec).1), ack_delay)
 }
 
 /// A path a REQ or LAP names (a REQ's primary or alternate path, a
