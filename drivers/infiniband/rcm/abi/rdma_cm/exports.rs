@@ -21,22 +21,16 @@ fn err_ptr<T>(errno: c_int) -> *mut T {
     errno as isize as *mut T
 }
 
-/// Runs `f` on the service and the box of the consumer's id: `-EINVAL`
-/// for NULL, `-ENODEV` without a service.
-///
-/// # Safety
-///
-/// A non-NULL `id` must come from rcm and not be destroyed.
-pub(super) unsafe fn on_id(
-    id: *mut bindings::rdma_cm_id,
+/// Runs `f` on the service and the box of the consumer's id `b`, held for
+/// the call: `-EINVAL` for NULL, `-ENODEV` without a service.
+pub(super) fn on_id(
+    b: Option<&RdmaIdBox>,
     f: impl FnOnce(&CmService, &RdmaCmAbi, &RdmaIdBox) -> c_int,
 ) -> c_int {
-    if id.is_null() {
+    let Some(b) = b else {
         return EINVAL.to_errno();
-    }
+    };
     with_part(|s, abi: &RdmaCmAbi| {
-        // SAFETY: per this function's contract.
-        let b = unsafe { RdmaIdBox::from_id(id) };
         // A reference for the call: a handler running meanwhile may
         // destroy the id (non-zero return) while the call still uses it.
         let Some(held) = abi.id_box(b.core) else {
@@ -45,6 +39,16 @@ pub(super) unsafe fn on_id(
         f(s, abi, &held)
     })
     .unwrap_or(ENODEV.to_errno())
+}
+
+/// The box of a consumer's id pointer (`None` for NULL).
+///
+/// # Safety
+///
+/// A non-NULL `id` must come from rcm and not be destroyed.
+unsafe fn id_box<'a>(id: *mut bindings::rdma_cm_id) -> Option<&'a RdmaIdBox> {
+    // SAFETY: per this function's contract.
+    unsafe { RdmaIdBox::from_id_or_null(id) }
 }
 
 /// Creates an id for `n`: the consumer's pointer or `ERR_PTR`.
@@ -111,12 +115,10 @@ pub(crate) extern "C" fn rdma_create_user_id(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_destroy_id(id: *mut bindings::rdma_cm_id) {
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            abi.destroy_id(s, b);
-            0
-        })
-    };
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.destroy_id(s, b);
+        0
+    });
 }
 
 /// `rdma_bind_addr`.
@@ -130,12 +132,11 @@ pub(crate) unsafe extern "C" fn rdma_bind_addr(
     addr: *mut bindings::sockaddr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let addr = match unsafe { read_sockaddr(addr) } {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
-    // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.bind(s, b, addr)) }
+    let (b, addr) = unsafe { (id_box(id), read_sockaddr(addr)) };
+    match addr {
+        Ok(addr) => on_id(b, |s, abi, b| abi.bind(s, b, addr)),
+        Err(e) => e,
+    }
 }
 
 /// `rdma_resolve_addr`.
@@ -151,16 +152,14 @@ pub(crate) unsafe extern "C" fn rdma_resolve_addr(
     timeout: c_ulong,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (src, dst) = match unsafe { (optional_sockaddr(src), read_sockaddr(dst)) } {
+    let (b, src, dst) = unsafe { (id_box(id), optional_sockaddr(src), read_sockaddr(dst)) };
+    let (src, dst) = match (src, dst) {
         (Ok(src), Ok(dst)) => (src, dst),
         (Err(e), _) | (_, Err(e)) => return e,
     };
-    // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            abi.resolve_addr(s, b, src, dst, timeout_ms(timeout))
-        })
-    }
+    on_id(b, |s, abi, b| {
+        abi.resolve_addr(s, b, src, dst, timeout_ms(timeout))
+    })
 }
 
 /// `rdma_resolve_route`.
@@ -174,7 +173,9 @@ pub(crate) unsafe extern "C" fn rdma_resolve_route(
     timeout: c_ulong,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.resolve_route(s, b, timeout_ms(timeout))) }
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.resolve_route(s, b, timeout_ms(timeout))
+    })
 }
 
 /// `rdma_set_ib_path`.
@@ -188,11 +189,11 @@ pub(crate) unsafe extern "C" fn rdma_set_ib_path(
     rec: *mut bindings::sa_path_rec,
 ) -> c_int {
     // SAFETY: per this function's contract: NULL or valid.
-    let Some(rec) = (unsafe { rec.as_ref() }) else {
+    let (b, rec) = unsafe { (id_box(id), rec.as_ref()) };
+    let Some(rec) = rec else {
         return EINVAL.to_errno();
     };
-    // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.set_ib_path(s, b, rec)) }
+    on_id(b, |s, abi, b| abi.set_ib_path(s, b, rec))
 }
 
 /// `rdma_create_qp`.
@@ -210,7 +211,9 @@ pub(crate) unsafe extern "C" fn rdma_create_qp(
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.create_qp(s, b, pd, init)) }
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.create_qp(s, b, pd, init)
+    })
 }
 
 /// `rdma_destroy_qp`.
@@ -221,12 +224,10 @@ pub(crate) unsafe extern "C" fn rdma_create_qp(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_destroy_qp(id: *mut bindings::rdma_cm_id) {
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            abi.destroy_qp(s, b);
-            0
-        })
-    };
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.destroy_qp(s, b);
+        0
+    });
 }
 
 /// `rdma_init_qp_attr`.
@@ -240,19 +241,18 @@ pub(crate) unsafe extern "C" fn rdma_init_qp_attr(
     attr: *mut bindings::ib_qp_attr,
     mask: *mut c_int,
 ) -> c_int {
-    if attr.is_null() || mask.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| match abi.qp_attrs(s, b, &mut *attr) {
-            Ok(m) => {
-                *mask = m as c_int;
-                0
-            }
-            Err(e) => e,
-        })
-    }
+    let (b, attr, mask) = unsafe { (id_box(id), attr.as_mut(), mask.as_mut()) };
+    let (Some(attr), Some(mask)) = (attr, mask) else {
+        return EINVAL.to_errno();
+    };
+    on_id(b, |s, abi, b| match abi.qp_attrs(s, b, attr) {
+        Ok(m) => {
+            *mask = m as c_int;
+            0
+        }
+        Err(e) => e,
+    })
 }
 
 /// `rdma_connect_locked`: from the id's handler (or with its handler
@@ -266,11 +266,12 @@ pub(crate) unsafe extern "C" fn rdma_connect_locked(
     id: *mut bindings::rdma_cm_id,
     param: *mut bindings::rdma_conn_param,
 ) -> c_int {
-    if param.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.connect(s, b, &conn_params(param))) }
+    let (b, p) = unsafe { (id_box(id), param.as_ref().map(|_| conn_params(param))) };
+    let Some(p) = p else {
+        return EINVAL.to_errno();
+    };
+    on_id(b, |s, abi, b| abi.connect(s, b, &p))
 }
 
 /// `rdma_connect`: takes the id's handler lock.
@@ -283,18 +284,17 @@ pub(crate) unsafe extern "C" fn rdma_connect(
     id: *mut bindings::rdma_cm_id,
     param: *mut bindings::rdma_conn_param,
 ) -> c_int {
-    if param.is_null() {
-        return EINVAL.to_errno();
-    }
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            b.lock_handler();
-            let r = abi.connect(s, b, &conn_params(param));
-            b.unlock_handler();
-            r
-        })
-    }
+    let (b, p) = unsafe { (id_box(id), param.as_ref().map(|_| conn_params(param))) };
+    let Some(p) = p else {
+        return EINVAL.to_errno();
+    };
+    on_id(b, |s, abi, b| {
+        b.lock_handler();
+        let r = abi.connect(s, b, &p);
+        b.unlock_handler();
+        r
+    })
 }
 
 /// Records the ECE a consumer offers in its REQ or REP (`-EINVAL` for
@@ -304,17 +304,14 @@ pub(crate) unsafe extern "C" fn rdma_connect(
 ///
 /// `id` from rcm; `ece` NULL or valid.
 unsafe fn set_ece(id: *mut bindings::rdma_cm_id, ece: *const bindings::rdma_ucm_ece) -> c_int {
-    if ece.is_null() {
+    // SAFETY: per this function's contract.
+    let (b, ece) = unsafe { (id_box(id), ece.as_ref()) };
+    let Some(ece) = ece else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: per this function's contract.
-    let ece = unsafe { *ece };
-    // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            abi.set_ece(s, b, ece.vendor_id, ece.attr_mod)
-        })
-    }
+    };
+    on_id(b, |s, abi, b| {
+        abi.set_ece(s, b, ece.vendor_id, ece.attr_mod)
+    })
 }
 
 /// `rdma_connect_ece`: `rdma_connect` offering ECE.
@@ -329,12 +326,12 @@ pub(crate) unsafe extern "C" fn rdma_connect_ece(
     ece: *mut bindings::rdma_ucm_ece,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let r = unsafe { set_ece(id, ece) };
-    if r != 0 {
-        return r;
+    unsafe {
+        match set_ece(id, ece) {
+            0 => rdma_connect(id, param),
+            e => e,
+        }
     }
-    // SAFETY: per this function's contract.
-    unsafe { rdma_connect(id, param) }
 }
 
 /// `rdma_listen`.
@@ -348,7 +345,7 @@ pub(crate) unsafe extern "C" fn rdma_listen(
     backlog: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.listen(s, b, backlog)) }
+    on_id(unsafe { id_box(id) }, |s, abi, b| abi.listen(s, b, backlog))
 }
 
 /// `rdma_accept`: from the id's handler (or with its handler lock held).
@@ -362,12 +359,8 @@ pub(crate) unsafe extern "C" fn rdma_accept(
     param: *mut bindings::rdma_conn_param,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            let p = (!param.is_null()).then(|| conn_params(param));
-            abi.accept(s, b, p.as_ref())
-        })
-    }
+    let (b, p) = unsafe { (id_box(id), param.as_ref().map(|_| conn_params(param))) };
+    on_id(b, |s, abi, b| abi.accept(s, b, p.as_ref()))
 }
 
 /// `rdma_accept_ece`: `rdma_accept` offering ECE.
@@ -382,12 +375,12 @@ pub(crate) unsafe extern "C" fn rdma_accept_ece(
     ece: *mut bindings::rdma_ucm_ece,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let r = unsafe { set_ece(id, ece) };
-    if r != 0 {
-        return r;
+    unsafe {
+        match set_ece(id, ece) {
+            0 => rdma_accept(id, param),
+            e => e,
+        }
     }
-    // SAFETY: per this function's contract.
-    unsafe { rdma_accept(id, param) }
 }
 
 /// `rdma_reject`.
@@ -402,14 +395,16 @@ pub(crate) unsafe extern "C" fn rdma_reject(
     len: u8,
     reason: u8,
 ) -> c_int {
-    let data = if data.is_null() || len == 0 {
-        &[][..]
-    } else {
-        // SAFETY: per this function's contract.
-        unsafe { core::slice::from_raw_parts(data.cast::<u8>(), usize::from(len)) }
-    };
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.reject(s, b, data, reason)) }
+    let (b, data) = unsafe {
+        let data = if data.is_null() || len == 0 {
+            &[][..]
+        } else {
+            core::slice::from_raw_parts(data.cast::<u8>(), usize::from(len))
+        };
+        (id_box(id), data)
+    };
+    on_id(b, |s, abi, b| abi.reject(s, b, data, reason))
 }
 
 /// `rdma_disconnect`.
@@ -420,7 +415,7 @@ pub(crate) unsafe extern "C" fn rdma_reject(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_disconnect(id: *mut bindings::rdma_cm_id) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.disconnect(s, b)) }
+    on_id(unsafe { id_box(id) }, |s, abi, b| abi.disconnect(s, b))
 }
 
 /// `rdma_notify`: from any context, hard IRQ included (nvmet, srpt,
@@ -473,7 +468,9 @@ pub(crate) unsafe extern "C" fn rdma_unlock_handler(id: *mut bindings::rdma_cm_i
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_set_service_type(id: *mut bindings::rdma_cm_id, tos: c_int) {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.set_tos(s, b, tos as u8)) };
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.set_tos(s, b, tos as u8)
+    });
 }
 
 /// `rdma_set_reuseaddr`.
@@ -487,7 +484,9 @@ pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(
     reuse: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.set_reuseaddr(s, b, reuse != 0)) }
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.set_reuseaddr(s, b, reuse != 0)
+    })
 }
 
 /// `rdma_set_afonly`.
@@ -501,7 +500,9 @@ pub(crate) unsafe extern "C" fn rdma_set_afonly(
     afonly: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |s, abi, b| abi.set_afonly(s, b, afonly != 0)) }
+    on_id(unsafe { id_box(id) }, |s, abi, b| {
+        abi.set_afonly(s, b, afonly != 0)
+    })
 }
 
 /// `rdma_set_ack_timeout`.
@@ -515,7 +516,9 @@ pub(crate) unsafe extern "C" fn rdma_set_ack_timeout(
     timeout: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |_, abi, b| abi.set_ack_timeout(b, timeout)) }
+    on_id(unsafe { id_box(id) }, |_, abi, b| {
+        abi.set_ack_timeout(b, timeout)
+    })
 }
 
 /// `rdma_set_min_rnr_timer`.
@@ -529,7 +532,9 @@ pub(crate) unsafe extern "C" fn rdma_set_min_rnr_timer(
     timer: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    unsafe { on_id(id, |_, abi, b| abi.set_min_rnr_timer(b, timer)) }
+    on_id(unsafe { id_box(id) }, |_, abi, b| {
+        abi.set_min_rnr_timer(b, timer)
+    })
 }
 
 /// `rdma_get_service_id`: the service id an address names for the id's
@@ -544,11 +549,10 @@ pub(crate) unsafe extern "C" fn rdma_get_service_id(
     addr: *mut bindings::sockaddr,
 ) -> u64 {
     // SAFETY: per this function's contract.
-    let Ok(addr) = (unsafe { read_sockaddr(addr) }) else {
+    let (addr, ps) = unsafe { (read_sockaddr(addr), (*id).ps) };
+    let Ok(addr) = addr else {
         return 0;
     };
-    // SAFETY: per this function's contract.
-    let ps = unsafe { (*id).ps };
     port_space(ps).map_or(0, |ps| service_id_of(ps, &addr).to_be())
 }
 
@@ -562,13 +566,13 @@ pub(crate) unsafe extern "C" fn rdma_get_service_id(
 pub(crate) unsafe extern "C" fn rdma_iw_cm_id(
     id: *mut bindings::rdma_cm_id,
 ) -> *mut bindings::iw_cm_id {
-    if id.is_null() {
-        return core::ptr::null_mut();
+    // SAFETY: per this function's contract; the iw_cm id is the id's own
+    // field.
+    unsafe {
+        id_box(id).map_or(core::ptr::null_mut(), |b| {
+            bindings::rcm_h_iw_get(b.private())
+        })
     }
-    // SAFETY: per this function's contract.
-    let b = unsafe { RdmaIdBox::from_id(id) };
-    // SAFETY: the id's own field.
-    unsafe { bindings::rcm_h_iw_get(b.private()) }
 }
 
 /// `rdma_res_to_id`: the id of a resource-tracking entry.

@@ -58,6 +58,18 @@ impl RdmaIdBox {
         unsafe { &*id.cast::<RdmaIdBox>() }
     }
 
+    /// As [`Self::from_id`], `None` for NULL.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `id` must be as [`Self::from_id`] requires.
+    pub(crate) unsafe fn from_id_or_null<'a>(
+        id: *mut bindings::rdma_cm_id,
+    ) -> Option<&'a RdmaIdBox> {
+        // SAFETY: as in `from_id`, per this function's contract.
+        unsafe { id.cast::<RdmaIdBox>().as_ref() }
+    }
+
     /// Mirrors the core's state for ib_core's resource tracking.
     pub(crate) fn set_state(&self, state: IdState) {
         self.private.set_kernel_state(kernel_state(state));

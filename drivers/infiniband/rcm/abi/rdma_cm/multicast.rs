@@ -144,17 +144,15 @@ pub(crate) unsafe extern "C" fn rdma_join_multicast(
     context: *mut c_void,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let group = match unsafe { read_sockaddr(addr) } {
+    let (b, group) = unsafe { (RdmaIdBox::from_id_or_null(id), read_sockaddr(addr)) };
+    let group = match group {
         Ok(a) => a,
         Err(e) => return e,
     };
     let send_only = join_state == SEND_ONLY;
-    // SAFETY: per this function's contract.
-    unsafe {
-        on_id(id, |s, abi, b| {
-            abi.join(s, b, group, send_only, context as usize as u64)
-        })
-    }
+    on_id(b, |s, abi, b| {
+        abi.join(s, b, group, send_only, context as usize as u64)
+    })
 }
 
 /// `rdma_leave_multicast`.
@@ -168,14 +166,12 @@ pub(crate) unsafe extern "C" fn rdma_leave_multicast(
     addr: *mut bindings::sockaddr,
 ) {
     // SAFETY: per this function's contract.
-    let Ok(group) = (unsafe { read_sockaddr(addr) }) else {
+    let (b, group) = unsafe { (RdmaIdBox::from_id_or_null(id), read_sockaddr(addr)) };
+    let Ok(group) = group else {
         return;
     };
-    // SAFETY: per this function's contract.
-    let _ = unsafe {
-        on_id(id, |s, abi, b| {
-            abi.leave(s, b, group);
-            0
-        })
-    };
+    on_id(b, |s, abi, b| {
+        abi.leave(s, b, group);
+        0
+    });
 }
