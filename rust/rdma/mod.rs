@@ -20,6 +20,7 @@ pub(crate) mod mad_path;
 pub(crate) mod netwatch;
 pub(crate) mod path;
 pub(crate) mod qp;
+pub(crate) mod rdma_event;
 pub(crate) mod resolution;
 pub(crate) mod restrack;
 pub(crate) mod sa;

@@ -21,13 +21,8 @@ pub(crate) extern "C" fn rdma_event_msg(event: bindings::rdma_cm_event_type) -> 
 
 /// Whether `id` is on an iWARP port (a REJECTED status is then an errno,
 /// not a REJ reason).
-///
-/// # Safety
-///
-/// `id` must be NULL or come from rcm.
-unsafe fn iwarp(id: *mut bindings::rdma_cm_id) -> bool {
-    // SAFETY: per this function's contract.
-    !id.is_null() && unsafe { RdmaIdBox::from_id(id) }.on_iwarp()
+fn iwarp(id: Option<&RdmaIdBox>) -> bool {
+    id.is_some_and(|b| b.on_iwarp())
 }
 
 /// The meaning of a reject reason (`rdma_reject_msg`): the CM's REJ
@@ -42,7 +37,7 @@ pub(crate) unsafe extern "C" fn rdma_reject_msg(
     reason: c_int,
 ) -> *const c_char {
     // SAFETY: per this function's contract.
-    let msg = if unsafe { iwarp(id) } {
+    let msg = if iwarp(unsafe { RdmaIdBox::from_id_or_null(id) }) {
         iw_reject_message_nul(reason)
     } else {
         u16::try_from(reason)
@@ -75,18 +70,16 @@ pub(crate) unsafe extern "C" fn rdma_consumer_reject_data(
     data_len: *mut u8,
 ) -> *const c_void {
     // SAFETY: valid per this function's contract.
-    let ev = unsafe { &*ev };
-    // SAFETY: as above.
-    let (data, len) = if consumer_reject(unsafe { iwarp(id) }, ev.status) {
+    let (b, ev, data_len) = unsafe { (RdmaIdBox::from_id_or_null(id), &*ev, data_len.as_mut()) };
+    let (data, len) = if consumer_reject(iwarp(b), ev.status) {
         // SAFETY: a REJECTED event carries connection parameters.
         let conn = unsafe { &ev.param.conn };
         (conn.private_data, conn.private_data_len)
     } else {
         (core::ptr::null(), 0)
     };
-    if !data_len.is_null() {
-        // SAFETY: valid per this function's contract.
-        unsafe { *data_len = len };
+    if let Some(out) = data_len {
+        *out = len;
     }
     data
 }
@@ -103,13 +96,11 @@ pub(crate) unsafe extern "C" fn rdma_read_gids(
     dgid: *mut bindings::ib_gid,
 ) {
     // SAFETY: per this function's contract.
-    let b = unsafe { RdmaIdBox::from_id(id) };
+    let (b, sgid, dgid) = unsafe { (RdmaIdBox::from_id(id), sgid.as_mut(), dgid.as_mut()) };
     let (src, dst) = b.gids();
     for (gid, out) in [(src, sgid), (dst, dgid)] {
-        if let (Some(gid), false) = (gid, out.is_null()) {
-            // SAFETY: a non-NULL output is valid per this function's
-            // contract.
-            unsafe { out.write(bindings::ib_gid { raw: gid }) };
+        if let (Some(gid), Some(out)) = (gid, out) {
+            *out = bindings::ib_gid { raw: gid };
         }
     }
 }

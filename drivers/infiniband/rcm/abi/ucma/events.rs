@@ -14,6 +14,7 @@ use crate::proto::ucma::command::{ConnParam, PrivateData};
 use crate::proto::ucma::event::{EventParam, EventResp, UdEvent, AH_ATTR_SIZE};
 use crate::proto::ucma::table::Refusal;
 use crate::proto::ucma::{CtxId, Ece, FileId, McId};
+use crate::rdma::rdma_event::{EventParams, EventRef};
 use crate::rdma::ucma_dev::UcmaFile;
 use kernel::error::code;
 use kernel::ffi::{c_int, c_void};
@@ -22,8 +23,6 @@ use kernel::uaccess::{UserPtr, UserSlice};
 
 const CONNECT_REQUEST: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST;
 const DEVICE_REMOVAL: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL;
-const MULTICAST_JOIN: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN;
-const MULTICAST_ERROR: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR;
 
 /// A context as an id's `context` pointer (the id's consumer field).
 pub(super) fn ctx_pointer(ctx: CtxId) -> *mut c_void {
@@ -40,19 +39,26 @@ pub(super) unsafe extern "C" fn rcm_ucma_event(
     id: *mut bindings::rdma_cm_id,
     ev: *mut bindings::rdma_cm_event,
 ) -> c_int {
-    // SAFETY: per this function's contract.
-    let (b, ev) = unsafe { (RdmaIdBox::from_id(id), &*ev) };
+    // SAFETY: per this function's contract; rcm's rdma_cm built the
+    // event.
+    let (b, ev) = unsafe { (RdmaIdBox::from_id(id), EventRef::from_raw(ev)) };
     with_part(|_, ucma: &UcmaAbi| ucma.on_event(b, ev)).unwrap_or(0)
 }
 
 impl UcmaAbi {
     /// One event; non-zero makes rdma_cm destroy the id (a refused
     /// request's, or a removed device's).
-    fn on_event(&self, b: &RdmaIdBox, ev: &bindings::rdma_cm_event) -> c_int {
+    fn on_event(&self, b: &RdmaIdBox, ev: EventRef<'_>) -> c_int {
         let ctx = CtxId(b.context() as usize as u32);
         let resp = record(b, ev);
         let mut st = self.state.lock();
-        match ev.event {
+        if let Some(mc) = ev.join_context() {
+            // The join's context is the membership.
+            let d = st.table.mc_event(McId(mc as u32), resp);
+            st.wake(d);
+            return 0;
+        }
+        match ev.raw().event {
             CONNECT_REQUEST => match st.table.request(ctx, b.core, resp) {
                 Ok(new_ctx) => {
                     b.set_context(ctx_pointer(new_ctx));
@@ -64,14 +70,6 @@ impl UcmaAbi {
                 Err(Refusal::Backlog | Refusal::NoMemory) => code::ENOMEM.to_errno(),
                 Err(Refusal::NoListener) => code::EINVAL.to_errno(),
             },
-            MULTICAST_JOIN | MULTICAST_ERROR => {
-                // SAFETY: a group event's `private_data` is the context the
-                // join was given: the membership.
-                let mc = unsafe { ev.param.ud.private_data } as usize as u32;
-                let d = st.table.mc_event(McId(mc), resp);
-                st.wake(d);
-                0
-            }
             DEVICE_REMOVAL => {
                 let d = st.table.event(ctx, resp);
                 st.wake(d);
@@ -131,7 +129,7 @@ impl UcmaAbi {
             id: 0,
             event,
             status: 0,
-            param: EventParam::Conn(conn(&bindings::rdma_conn_param::default())),
+            param: EventParam::Conn(conn(&bindings::rdma_conn_param::default(), &[])),
             ece: Ece::default(),
         };
         let mut st = self.state.lock();
@@ -147,14 +145,16 @@ impl UcmaAbi {
 
 /// The record of an event as userspace reads it (uid and id are the
 /// table's to fill).
-fn record(b: &RdmaIdBox, ev: &bindings::rdma_cm_event) -> EventResp {
-    let param = if b.qp_type() == bindings::ib_qp_type_IB_QPT_UD {
-        // SAFETY: rdma_cm fills `ud` for UD ids.
-        EventParam::Ud(ud(b, ev, unsafe { &ev.param.ud }))
-    } else {
-        // SAFETY: and `conn` for the others.
-        EventParam::Conn(conn(unsafe { &ev.param.conn }))
+fn record(b: &RdmaIdBox, event: EventRef<'_>) -> EventResp {
+    let ud_id = b.qp_type() == bindings::ib_qp_type_IB_QPT_UD;
+    let param = match event.params(ud_id || event.join_context().is_some()) {
+        EventParams::Ud(u) => EventParam::Ud(ud(b, event, u)),
+        EventParams::Conn(c) => EventParam::Conn(conn(
+            c,
+            event.private_data(c.private_data, c.private_data_len),
+        )),
     };
+    let ev = event.raw();
     EventResp {
         uid: 0,
         id: 0,
@@ -168,25 +168,13 @@ fn record(b: &RdmaIdBox, ev: &bindings::rdma_cm_event) -> EventResp {
     }
 }
 
-/// The private data an event carries.
-fn private_data(data: *const c_void, len: u8) -> PrivateData {
-    let bytes = if data.is_null() || len == 0 {
-        &[][..]
-    } else {
-        // SAFETY: rdma_cm's events point at `len` bytes that live for the
-        // handler's call.
-        unsafe { core::slice::from_raw_parts(data.cast::<u8>(), usize::from(len)) }
-    };
-    // A u8 length always fits.
-    PrivateData::new(bytes).unwrap_or_default()
-}
-
-/// A connected id's parameters (6.12 reports no Q_Key here).
-fn conn(c: &bindings::rdma_conn_param) -> ConnParam {
+/// A connected id's parameters (6.12 reports no Q_Key here), with the
+/// event's private data (a u8 length always fits).
+fn conn(c: &bindings::rdma_conn_param, private_data: &[u8]) -> ConnParam {
     ConnParam {
         qp_num: c.qp_num,
         qkey: 0,
-        private_data: private_data(c.private_data, c.private_data_len),
+        private_data: PrivateData::new(private_data).unwrap_or_default(),
         srq: c.srq != 0,
         responder_resources: c.responder_resources,
         initiator_depth: c.initiator_depth,
@@ -197,10 +185,10 @@ fn conn(c: &bindings::rdma_conn_param) -> ConnParam {
 }
 
 /// A datagram id's parameters, with the address handle in user layout.
-fn ud(b: &RdmaIdBox, ev: &bindings::rdma_cm_event, u: &bindings::rdma_ud_param) -> UdEvent {
+fn ud(b: &RdmaIdBox, event: EventRef<'_>, u: &bindings::rdma_ud_param) -> UdEvent {
     let mut ah = bindings::ib_uverbs_ah_attr::default();
-    // SAFETY: the id is live during its handler; `ev` is valid.
-    unsafe { bindings::rcm_h_ucma_ud_ah(b.as_id(), ev, &mut ah) };
+    // SAFETY: the id is live during its handler; the event is valid.
+    unsafe { bindings::rcm_h_ucma_ud_ah(b.as_id(), event.raw(), &mut ah) };
     let mut ah_attr = [0u8; AH_ATTR_SIZE];
     // SAFETY: `ib_uverbs_ah_attr` is plain data of AH_ATTR_SIZE bytes
     // (checked below).
@@ -212,15 +200,15 @@ fn ud(b: &RdmaIdBox, ev: &bindings::rdma_cm_event, u: &bindings::rdma_ud_param) 
     };
     ah_attr.copy_from_slice(raw);
     // A multicast event's private data is the join's context, not data.
-    let multicast = matches!(ev.event, MULTICAST_JOIN | MULTICAST_ERROR);
     UdEvent {
         qp_num: u.qp_num,
         qkey: u.qkey,
         ah_attr,
-        private_data: if multicast {
+        private_data: if event.join_context().is_some() {
             PrivateData::default()
         } else {
-            private_data(u.private_data, u.private_data_len)
+            PrivateData::new(event.private_data(u.private_data, u.private_data_len))
+                .unwrap_or_default()
         },
     }
 }

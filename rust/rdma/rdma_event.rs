@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An rdma_cm event as an id's handler receives it from rcm, read through
+//! safe accessors.
+
+use crate::bindings;
+
+/// A `struct rdma_cm_event` rcm delivered, borrowed for the handler's call.
+///
+/// INVARIANT: the event was built by rcm (`CmIdPrivate::deliver` or the
+/// multicast delivery): zeroed, then `param.ud` set for a multicast event
+/// and for an id whose QP type is UD, `param.conn` for the others (a
+/// multicast event's `ud.private_data` is its join's context, with length
+/// 0); a non-NULL private data
+/// pointer with a non-zero length points to that many bytes living for
+/// `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct EventRef<'a>(&'a bindings::rdma_cm_event);
+
+/// An event's parameters, by the kind of the id's QP.
+pub(crate) enum EventParams<'a> {
+    /// A connected id's.
+    Conn(&'a bindings::rdma_conn_param),
+    /// A datagram id's.
+    Ud(&'a bindings::rdma_ud_param),
+}
+
+impl<'a> EventRef<'a> {
+    /// The event `ev` points to.
+    ///
+    /// # Safety
+    ///
+    /// `ev` is an event rcm delivered (see the type invariant), valid for
+    /// `'a`.
+    pub(crate) unsafe fn from_raw(ev: *const bindings::rdma_cm_event) -> Self {
+        // INVARIANT: per this function's contract.
+        // SAFETY: per this function's contract.
+        EventRef(unsafe { &*ev })
+    }
+
+    /// The event's fields outside its parameters.
+    pub(crate) fn raw(&self) -> &'a bindings::rdma_cm_event {
+        self.0
+    }
+
+    /// The parameters of an event for an id whose QP type is UD (`ud`)
+    /// or not.
+    pub(crate) fn params(&self, ud: bool) -> EventParams<'a> {
+        // SAFETY: rcm sets the member the id's QP type uses on a zeroed
+        // event (type invariant); either member's fields are plain data.
+        unsafe {
+            if ud {
+                EventParams::Ud(&self.0.param.ud)
+            } else {
+                EventParams::Conn(&self.0.param.conn)
+            }
+        }
+    }
+
+    /// The context of the join a multicast event reports, or `None` for
+    /// other events.
+    pub(crate) fn join_context(&self) -> Option<usize> {
+        matches!(
+            self.0.event,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN
+                | bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR
+        )
+        // SAFETY: a multicast event's member is `ud` (type invariant).
+        .then(|| unsafe { self.0.param.ud.private_data } as usize)
+    }
+
+    /// The private data `ptr` and `len` of this event's parameters name.
+    pub(crate) fn private_data(&self, ptr: *const core::ffi::c_void, len: u8) -> &'a [u8] {
+        if ptr.is_null() || len == 0 {
+            return &[];
+        }
+        // SAFETY: the parameters' private data lives for `'a` (type
+        // invariant).
+        unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), usize::from(len)) }
+    }
+}
