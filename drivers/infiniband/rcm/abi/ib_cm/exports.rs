@@ -12,18 +12,37 @@ use super::types::errno;
 use super::IbCm;
 use crate::abi::service::{with_part, with_service};
 use crate::bindings;
-use crate::proto::cm::{fill, CmError, ListenSpec};
+use crate::proto::cm::{fill, CmError, CommId, ListenSpec};
 use crate::proto::reason::{RejectReason, SidrStatus};
 use crate::proto::wire::sidr::SidrRep;
+use crate::rdma::device::Device;
 use crate::rdma::timer::now_ms;
-use crate::shell::CmService;
 use kernel::ffi::{c_char, c_int, c_void};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
-fn guid_of(device: *mut bindings::ib_device) -> u64 {
-    // SAFETY: consumers pass a registered device, whose node GUID is
-    // fixed while it is registered.
-    u64::from_be(unsafe { (*device).node_guid })
+/// A new id on `device` with the consumer's handler and context.
+fn create_id(
+    device: &Device<'_>,
+    handler: bindings::ib_cm_handler,
+    context: *mut c_void,
+) -> Result<Arc<CmIdBox>> {
+    with_service(|s| {
+        let dev = s.device_id(device.identity()).ok_or(ENODEV)?;
+        let comm = s
+            .call(|ep, _| ep.create_id(dev, device.node_guid()))
+            .map_err(|e| Error::from_errno(errno(e)))?;
+        let registered = CmIdBox::new(comm, device.as_raw(), handler, context).and_then(|b| {
+            let ib = s.part::<IbCm>().ok_or(ENODEV)?;
+            ib.register_id(b.clone())?;
+            Ok(b)
+        });
+        if registered.is_err() {
+            let _ = s.destroy(comm, false);
+        }
+        registered
+    })
+    .unwrap_or(Err(ENODEV))
 }
 
 /// Creates an id on `device` (`ib_create_cm_id`).
@@ -37,53 +56,31 @@ pub(crate) unsafe extern "C" fn ib_create_cm_id(
     cm_handler: bindings::ib_cm_handler,
     context: *mut c_void,
 ) -> *mut bindings::ib_cm_id {
-    let made = with_service(|s| {
-        let dev = s.device_id(device as usize).ok_or(ENODEV)?;
-        let comm = s
-            .call(|ep, _| ep.create_id(dev, guid_of(device)))
-            .map_err(|e| Error::from_errno(errno(e)))?;
-        let undo = |s: &CmService| {
-            let _ = s.destroy(comm, false);
-        };
-        let b = match CmIdBox::new(comm, device, cm_handler, context) {
-            Ok(b) => b,
-            Err(e) => {
-                undo(&s);
-                return Err(e);
-            }
-        };
-        let id = b.as_raw();
-        let registered = s
-            .part::<IbCm>()
-            .ok_or(ENODEV)
-            .and_then(|ib| ib.register_id(b));
-        if let Err(e) = registered {
-            undo(&s);
-            return Err(e);
-        }
-        Ok(id)
-    });
-    match made {
-        Some(Ok(id)) => id,
-        Some(Err(e)) => err_ptr(e.to_errno()),
-        None => err_ptr(ENODEV.to_errno()),
+    // SAFETY: per this function's contract.
+    let device = unsafe { Device::from_raw(device) };
+    match create_id(&device, cm_handler, context) {
+        Ok(b) => b.as_raw(),
+        Err(e) => err_ptr(e.to_errno()),
     }
 }
 
-/// Destroys an id (`ib_destroy_cm_id`), ending its connection as the
-/// protocol requires; waits for a running callback of the id.
+/// Destroys the id `comm`, ending its connection as the protocol
+/// requires; waits for a running callback of the id.
+fn destroy_id(comm: CommId) {
+    with_part(|s, ib: &IbCm| ib.destroy_id(s, comm));
+}
+
+/// Destroys an id (`ib_destroy_cm_id`).
 ///
 /// # Safety
 ///
 /// `cm_id` must come from rcm and not be used afterwards.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn ib_destroy_cm_id(cm_id: *mut bindings::ib_cm_id) {
-    if cm_id.is_null() {
-        return;
-    }
     // SAFETY: per this function's contract.
-    let comm = unsafe { CmIdBox::from_id(cm_id) }.comm;
-    with_part(|s, ib: &IbCm| ib.destroy_id(s, comm));
+    if let Some(b) = unsafe { CmIdBox::from_id_or_null(cm_id) } {
+        destroy_id(b.comm);
+    }
 }
 
 /// The tag a handler shares listeners under.
@@ -91,40 +88,39 @@ fn share_tag(handler: bindings::ib_cm_handler) -> Option<u64> {
     handler.map(|f| f as usize as u64)
 }
 
-/// Listens with `cm_id` (`join` false: `ib_cm_listen`) or joins a listener
+/// Listens with `b` (`join` false: `ib_cm_listen`) or joins a listener
 /// with the same handler and no context (`join`: `ib_cm_insert_listen`);
-/// the id that listens.
+/// the id that listens (`None` without a service).
 fn listen_on(
-    s: &CmService,
-    cm_id: *mut bindings::ib_cm_id,
+    b: &CmIdBox,
     service_id: u64,
     join: bool,
-) -> core::result::Result<*mut bindings::ib_cm_id, CmError> {
-    // SAFETY: callers pass an id from rcm (the API's contract).
-    let b = unsafe { CmIdBox::from_id(cm_id) };
-    let device = s
-        .device_id(b.device() as usize)
-        .ok_or(CmError::InvalidArgument)?;
-    let spec = ListenSpec {
-        device: Some(device),
-        service_id,
-        service_mask: 0,
-        share_tag: share_tag(b.handler_and_context().0),
-        join,
-    };
-    let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
-    let holder_box = s
-        .part::<IbCm>()
-        .and_then(|ib| ib.id_box(holder))
-        .ok_or(CmError::NoSuchId)?;
-    if holder != b.comm && !holder_box.handler_and_context().1.is_null() {
-        // 6.12 shares only a listener without a context: give the share
-        // back.
-        let _ = s.destroy(holder, true);
-        return Err(CmError::Busy);
-    }
-    sync_id(s, &holder_box);
-    Ok(holder_box.as_raw())
+) -> Option<core::result::Result<Arc<CmIdBox>, CmError>> {
+    with_service(|s| {
+        let device = s
+            .device_id(b.dev().identity())
+            .ok_or(CmError::InvalidArgument)?;
+        let spec = ListenSpec {
+            device: Some(device),
+            service_id,
+            service_mask: 0,
+            share_tag: share_tag(b.handler_and_context().0),
+            join,
+        };
+        let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
+        let holder_box = s
+            .part::<IbCm>()
+            .and_then(|ib| ib.id_box(holder))
+            .ok_or(CmError::NoSuchId)?;
+        if holder != b.comm && !holder_box.handler_and_context().1.is_null() {
+            // 6.12 shares only a listener without a context: give the
+            // share back.
+            let _ = s.destroy(holder, true);
+            return Err(CmError::Busy);
+        }
+        sync_id(&s, &holder_box);
+        Ok(holder_box)
+    })
 }
 
 /// Listens on a service id (`ib_cm_listen`): 0, `-EINVAL` (not idle, bad
@@ -138,8 +134,9 @@ pub(crate) unsafe extern "C" fn ib_cm_listen(
     cm_id: *mut bindings::ib_cm_id,
     service_id: u64,
 ) -> c_int {
-    let r = with_service(|s| listen_on(&s, cm_id, u64::from_be(service_id), false));
-    match r {
+    // SAFETY: per this function's contract.
+    let b = unsafe { CmIdBox::from_id(cm_id) };
+    match listen_on(b, u64::from_be(service_id), false) {
         Some(Ok(_)) => 0,
         Some(Err(e)) => errno(e),
         None => ENODEV.to_errno(),
@@ -159,28 +156,21 @@ pub(crate) unsafe extern "C" fn ib_cm_insert_listen(
     service_id: u64,
 ) -> *mut bindings::ib_cm_id {
     // SAFETY: per this function's contract.
-    let id = unsafe { ib_create_cm_id(device, cm_handler, core::ptr::null_mut()) };
-    if (id as isize) < 0 && (id as isize) >= -4095 {
-        return id;
+    let device = unsafe { Device::from_raw(device) };
+    let b = match create_id(&device, cm_handler, core::ptr::null_mut()) {
+        Ok(b) => b,
+        Err(e) => return err_ptr(e.to_errno()),
+    };
+    let r = listen_on(&b, u64::from_be(service_id), true);
+    if !matches!(&r, Some(Ok(holder)) if holder.comm == b.comm) {
+        // Shared with an existing listener of the same handler, or
+        // failed: the new id goes.
+        destroy_id(b.comm);
     }
-    let r = with_service(|s| listen_on(&s, id, u64::from_be(service_id), true));
     match r {
-        Some(Ok(holder)) if holder == id => id,
-        Some(Ok(holder)) => {
-            // An existing listener with the same handler: share it.
-            // SAFETY: `id` is ours, fresh and unused.
-            unsafe { ib_destroy_cm_id(id) };
-            holder
-        }
-        Some(Err(e)) => {
-            // SAFETY: as above.
-            unsafe { ib_destroy_cm_id(id) };
-            err_ptr(if e == CmError::Busy {
-                EINVAL.to_errno()
-            } else {
-                errno(e)
-            })
-        }
+        Some(Ok(holder)) => holder.as_raw(),
+        Some(Err(CmError::Busy)) => err_ptr(EINVAL.to_errno()),
+        Some(Err(e)) => err_ptr(errno(e)),
         None => err_ptr(ENODEV.to_errno()),
     }
 }

@@ -146,4 +146,14 @@ impl CmIdBox {
         // per the function's contract.
         unsafe { &*id.cast::<CmIdBox>() }
     }
+
+    /// As [`Self::from_id`], `None` for NULL.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `id` must be as [`Self::from_id`] requires.
+    pub(crate) unsafe fn from_id_or_null<'a>(id: *mut bindings::ib_cm_id) -> Option<&'a CmIdBox> {
+        // SAFETY: as in `from_id`, per this function's contract.
+        unsafe { id.cast::<CmIdBox>().as_ref() }
+    }
 }
