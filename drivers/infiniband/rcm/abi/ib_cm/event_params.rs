@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The parameters of every CM event other than REQ/SIDR_REQ received, as
-//! the plain `struct rcm_h_event` that `rcm_cm_events.c` turns into a
+//! the plain `struct rcm_h_event` that `rust/rdma/cm_event.rs` turns into a
 //! `struct ib_cm_event`. Pointers in it borrow the event's message.
 
 use super::path::event_path;

@@ -2,8 +2,8 @@
 
 //! The ib_cm ABI (`include/rdma/ib_cm.h`, Linux 6.12): consumer ids, the
 //! 16 exports and rcm's LAP/APR, and the delivery of events to consumers'
-//! handlers. `rcm_exports.c` exports the symbols; `rcm_cm_events.c` builds
-//! the C event structures.
+//! handlers. `rcm_exports.c` exports the symbols; `rust/rdma/cm_event.rs`
+//! builds the C event structures.
 
 mod connect;
 mod delivery;
