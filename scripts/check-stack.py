@@ -42,7 +42,7 @@ def frames(ko):
 # call, where a larger frame is no user's doing: (a fragment of the mangled
 # name, why).
 EXEMPT = [
-    ("5timer3run", "rcm's work items: the MAD intake's 16-MAD batches"),
+    ("9MadIntakeE3run", "the MAD intake work item: its 16-MAD batches"),
     ("13EventConsumer7deliver", "the delivery work item"),
     ("6Module4init", "module load"),
 ]
