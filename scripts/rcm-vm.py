@@ -235,7 +235,7 @@ def splats(text):
 
 
 def run(args):
-    spec = test_header(args.script) if args.script else {"guests": 1, "modes": ["c"], "timeout": 300}
+    spec = test_header(args.script) if args.script else {"guests": 1, "modes": ["c"], "timeout": 300, "devices": 1}
     if args.guests:
         spec["guests"] = args.guests
     if args.modes:
