@@ -140,9 +140,9 @@ impl IbCm {
         };
         let ((handler, context), device) = (l.handler_and_context(), l.device());
         let peer = s.read(|ep| ep.get(comm).and_then(|c| c.peer().copied()));
-        // SAFETY: the listener's device is registered while the listener
+        // The listener's device stays registered while the listener
         // exists, which `delivering[1]` ensures.
-        let dev = unsafe { Device::from_raw(device) };
+        let dev = l.dev();
         let port = peer.map_or(1, |p| p.path.port);
         // The GID the message arrived on, held by the new id (RoCE).
         let gid = peer
@@ -293,11 +293,7 @@ impl IbCm {
         let ret = match view.and_then(|cx| event_params(event, &cx).map(|p| (p, cx))) {
             Some((mut params, cx)) => {
                 if let (Event::LapReceived(_), Some(peer)) = (event, cx.peer) {
-                    // SAFETY: an id's device stays registered while the
-                    // id exists (its consumer, an ib client, destroys it
-                    // in its remove callback first).
-                    let dev = unsafe { Device::from_raw(b.device()) };
-                    learn_alternate(s, &dev, comm, peer, &params.lap, gid.as_ref());
+                    learn_alternate(s, &b.dev(), comm, peer, &params.lap, gid.as_ref());
                 }
                 params.sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
                 // SAFETY: `b` is live (a reference is held); the event's

@@ -41,16 +41,6 @@ pub(super) fn on_id(
     .unwrap_or(ENODEV.to_errno())
 }
 
-/// The box of a consumer's id pointer (`None` for NULL).
-///
-/// # Safety
-///
-/// A non-NULL `id` must come from rcm and not be destroyed.
-unsafe fn id_box<'a>(id: *mut bindings::rdma_cm_id) -> Option<&'a RdmaIdBox> {
-    // SAFETY: per this function's contract.
-    unsafe { RdmaIdBox::from_id_or_null(id) }
-}
-
 /// Creates an id for `n`: the consumer's pointer or `ERR_PTR`.
 fn create(n: NewId) -> *mut bindings::rdma_cm_id {
     match with_part(|s, cm: &RdmaCmAbi| cm.create_id(s, &n)) {
@@ -115,7 +105,7 @@ pub(crate) extern "C" fn rdma_create_user_id(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_destroy_id(id: *mut bindings::rdma_cm_id) {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.destroy_id(s, b);
         0
     });
@@ -132,7 +122,7 @@ pub(crate) unsafe extern "C" fn rdma_bind_addr(
     addr: *mut bindings::sockaddr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, addr) = unsafe { (id_box(id), read_sockaddr(addr)) };
+    let (b, addr) = unsafe { (RdmaIdBox::from_id_or_null(id), read_sockaddr(addr)) };
     match addr {
         Ok(addr) => on_id(b, |s, abi, b| abi.bind(s, b, addr)),
         Err(e) => e,
@@ -152,7 +142,13 @@ pub(crate) unsafe extern "C" fn rdma_resolve_addr(
     timeout: c_ulong,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, src, dst) = unsafe { (id_box(id), optional_sockaddr(src), read_sockaddr(dst)) };
+    let (b, src, dst) = unsafe {
+        (
+            RdmaIdBox::from_id_or_null(id),
+            optional_sockaddr(src),
+            read_sockaddr(dst),
+        )
+    };
     let (src, dst) = match (src, dst) {
         (Ok(src), Ok(dst)) => (src, dst),
         (Err(e), _) | (_, Err(e)) => return e,
@@ -173,7 +169,7 @@ pub(crate) unsafe extern "C" fn rdma_resolve_route(
     timeout: c_ulong,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.resolve_route(s, b, timeout_ms(timeout))
     })
 }
@@ -189,7 +185,7 @@ pub(crate) unsafe extern "C" fn rdma_set_ib_path(
     rec: *mut bindings::sa_path_rec,
 ) -> c_int {
     // SAFETY: per this function's contract: NULL or valid.
-    let (b, rec) = unsafe { (id_box(id), rec.as_ref()) };
+    let (b, rec) = unsafe { (RdmaIdBox::from_id_or_null(id), rec.as_ref()) };
     let Some(rec) = rec else {
         return EINVAL.to_errno();
     };
@@ -211,7 +207,7 @@ pub(crate) unsafe extern "C" fn rdma_create_qp(
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.create_qp(s, b, pd, init)
     })
 }
@@ -224,7 +220,7 @@ pub(crate) unsafe extern "C" fn rdma_create_qp(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_destroy_qp(id: *mut bindings::rdma_cm_id) {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.destroy_qp(s, b);
         0
     });
@@ -242,7 +238,7 @@ pub(crate) unsafe extern "C" fn rdma_init_qp_attr(
     mask: *mut c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, attr, mask) = unsafe { (id_box(id), attr.as_mut(), mask.as_mut()) };
+    let (b, attr, mask) = unsafe { (RdmaIdBox::from_id_or_null(id), attr.as_mut(), mask.as_mut()) };
     let (Some(attr), Some(mask)) = (attr, mask) else {
         return EINVAL.to_errno();
     };
@@ -267,7 +263,12 @@ pub(crate) unsafe extern "C" fn rdma_connect_locked(
     param: *mut bindings::rdma_conn_param,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, p) = unsafe { (id_box(id), param.as_ref().map(|_| conn_params(param))) };
+    let (b, p) = unsafe {
+        (
+            RdmaIdBox::from_id_or_null(id),
+            param.as_ref().map(|_| conn_params(param)),
+        )
+    };
     let Some(p) = p else {
         return EINVAL.to_errno();
     };
@@ -285,7 +286,12 @@ pub(crate) unsafe extern "C" fn rdma_connect(
     param: *mut bindings::rdma_conn_param,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, p) = unsafe { (id_box(id), param.as_ref().map(|_| conn_params(param))) };
+    let (b, p) = unsafe {
+        (
+            RdmaIdBox::from_id_or_null(id),
+            param.as_ref().map(|_| conn_params(param)),
+        )
+    };
     let Some(p) = p else {
         return EINVAL.to_errno();
     };
@@ -305,7 +311,7 @@ pub(crate) unsafe extern "C" fn rdma_connect(
 /// `id` from rcm; `ece` NULL or valid.
 unsafe fn set_ece(id: *mut bindings::rdma_cm_id, ece: *const bindings::rdma_ucm_ece) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, ece) = unsafe { (id_box(id), ece.as_ref()) };
+    let (b, ece) = unsafe { (RdmaIdBox::from_id_or_null(id), ece.as_ref()) };
     let Some(ece) = ece else {
         return EINVAL.to_errno();
     };
@@ -345,7 +351,9 @@ pub(crate) unsafe extern "C" fn rdma_listen(
     backlog: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| abi.listen(s, b, backlog))
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
+        abi.listen(s, b, backlog)
+    })
 }
 
 /// `rdma_accept`: from the id's handler (or with its handler lock held).
@@ -359,7 +367,12 @@ pub(crate) unsafe extern "C" fn rdma_accept(
     param: *mut bindings::rdma_conn_param,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (b, p) = unsafe { (id_box(id), param.as_ref().map(|_| conn_params(param))) };
+    let (b, p) = unsafe {
+        (
+            RdmaIdBox::from_id_or_null(id),
+            param.as_ref().map(|_| conn_params(param)),
+        )
+    };
     on_id(b, |s, abi, b| abi.accept(s, b, p.as_ref()))
 }
 
@@ -402,7 +415,7 @@ pub(crate) unsafe extern "C" fn rdma_reject(
         } else {
             core::slice::from_raw_parts(data.cast::<u8>(), usize::from(len))
         };
-        (id_box(id), data)
+        (RdmaIdBox::from_id_or_null(id), data)
     };
     on_id(b, |s, abi, b| abi.reject(s, b, data, reason))
 }
@@ -415,7 +428,9 @@ pub(crate) unsafe extern "C" fn rdma_reject(
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_disconnect(id: *mut bindings::rdma_cm_id) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| abi.disconnect(s, b))
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
+        abi.disconnect(s, b)
+    })
 }
 
 /// `rdma_notify`: from any context, hard IRQ included (nvmet, srpt,
@@ -468,7 +483,7 @@ pub(crate) unsafe extern "C" fn rdma_unlock_handler(id: *mut bindings::rdma_cm_i
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rdma_set_service_type(id: *mut bindings::rdma_cm_id, tos: c_int) {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.set_tos(s, b, tos as u8)
     });
 }
@@ -484,7 +499,7 @@ pub(crate) unsafe extern "C" fn rdma_set_reuseaddr(
     reuse: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.set_reuseaddr(s, b, reuse != 0)
     })
 }
@@ -500,7 +515,7 @@ pub(crate) unsafe extern "C" fn rdma_set_afonly(
     afonly: c_int,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |s, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
         abi.set_afonly(s, b, afonly != 0)
     })
 }
@@ -516,7 +531,7 @@ pub(crate) unsafe extern "C" fn rdma_set_ack_timeout(
     timeout: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |_, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |_, abi, b| {
         abi.set_ack_timeout(b, timeout)
     })
 }
@@ -532,7 +547,7 @@ pub(crate) unsafe extern "C" fn rdma_set_min_rnr_timer(
     timer: u8,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    on_id(unsafe { id_box(id) }, |_, abi, b| {
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |_, abi, b| {
         abi.set_min_rnr_timer(b, timer)
     })
 }
@@ -569,7 +584,7 @@ pub(crate) unsafe extern "C" fn rdma_iw_cm_id(
     // SAFETY: per this function's contract; the iw_cm id is the id's own
     // field.
     unsafe {
-        id_box(id).map_or(core::ptr::null_mut(), |b| {
+        RdmaIdBox::from_id_or_null(id).map_or(core::ptr::null_mut(), |b| {
             bindings::rcm_h_iw_get(b.private())
         })
     }
