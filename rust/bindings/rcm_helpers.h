@@ -15,10 +15,6 @@
 const char *rcm_h_ib_device_name(const struct ib_device *ibdev);
 u32 rcm_h_rdma_start_port(const struct ib_device *ibdev);
 u32 rcm_h_rdma_end_port(const struct ib_device *ibdev);
-bool rcm_h_rdma_protocol_roce(const struct ib_device *ibdev, u32 port);
-bool rcm_h_rdma_protocol_iwarp(const struct ib_device *ibdev, u32 port);
-bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port);
-bool rcm_h_rdma_cap_eth_ah(const struct ib_device *ibdev, u32 port);
 /* The type of address handle attributes for `port` (rdma_ah_find_type). */
 enum rdma_ah_attr_type rcm_h_ah_find_type(struct ib_device *ibdev, u32 port);
 

@@ -48,26 +48,6 @@ void rcm_h_rdma_qp_unlock(struct rdma_id_private *priv);
  */
 int rcm_h_rdma_translate(struct rdma_id_private *priv);
 
-/* The resolutions' callbacks on the Rust side (rust/rdma/resolution.rs). */
-struct rcm_rdma_callbacks {
-	/* An address resolution ended (ib_core's work queue). */
-	void (*addr_done)(u64 token, int status, const struct sockaddr *src);
-	/* An SA path query ended (`rec` NULL on error). */
-	void (*route_done)(u64 token, int status, struct sa_path_rec *rec);
-};
-
-/* Set once, before any resolution starts; cb outlives every resolution. */
-void rcm_h_rdma_set_callbacks(const struct rcm_rdma_callbacks *cb);
-
-/*
- * Starts resolving the id's destination from its source (ARP/ND); calls
- * the callbacks' addr_done(token, status, src) from ib_core's work queue.
- */
-int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
-			  u64 token);
-/* Cancels a pending resolution; its callback has returned afterwards. */
-void rcm_h_rdma_addr_cancel(struct rdma_id_private *priv);
-
 /* The id's network device, with a reference (NULL if it has none). */
 struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv);
 
@@ -87,18 +67,11 @@ struct rcm_h_roce_link {
  */
 int rcm_h_rdma_roce_link(struct rdma_id_private *priv, u8 tos,
 			 struct rcm_h_roce_link *out);
-/* rcm's SA client, registered while the module is loaded. */
+/* rcm's SA client (a static of this file), registered while the module is
+ * loaded; its path queries are started from rust/rdma/resolution.rs. */
 void rcm_h_sa_client_register(void);
 void rcm_h_sa_client_unregister(void);
-/*
- * Starts the SA path query of an IB id (its resolved GIDs and P_Key, the
- * service id of its destination, the type of service, -1 if not set);
- * the outcome arrives in the callbacks' route_done(token, ...).
- */
-int rcm_h_rdma_ib_route(struct rdma_id_private *priv, int timeout_ms,
-			u64 token, u64 service_id, int tos);
-/* Cancels it (its callback may still run, and finds no query). */
-void rcm_h_rdma_ib_route_cancel(struct rdma_id_private *priv);
+struct ib_sa_client *rcm_h_sa_client(void);
 
 /*
  * Stores a copy of `rec` as the id's route, with the resolved L2 part on

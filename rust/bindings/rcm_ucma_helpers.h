@@ -74,34 +74,4 @@ int rcm_h_ucma_max_backlog(void);
 int rcm_h_ucma_fget(int fd, struct file **filp, struct rcm_ucma_file **f);
 void rcm_h_ucma_fput(struct file *filp);
 
-/* A UD event's address handle in the uverbs layout. */
-void rcm_h_ucma_ud_ah(struct rdma_cm_id *id, const struct rdma_cm_event *ev,
-		      struct ib_uverbs_ah_attr *out);
-
-/*
- * QUERY_ROUTE's answer: the id's addresses, and once it has a device, the
- * device, port and the route's paths (IB and RoCE path records, or the
- * GIDs of the addresses when there is none yet; iWARP: the GIDs).
- */
-void rcm_h_ucma_route(struct rdma_cm_id *id,
-		      struct rdma_ucm_query_route_resp *resp);
-
-/*
- * QUERY(PATH): as many of the id's path records as `room` holds, packed,
- * into out; the number written. *total is the number the id has.
- */
-u32 rcm_h_ucma_paths(struct rdma_cm_id *id, struct ib_path_rec_data *out,
-		     u32 room, u32 *total);
-
-/*
- * The device an id is bound to, as QUERY reports it (host-order values);
- * false when it has none.
- */
-bool rcm_h_ucma_bound(struct rdma_cm_id *id, u64 *node_guid, u32 *ibdev_index,
-		      u8 *port_num, u16 *pkey);
-
-/* A packed SA path record (RDMA_OPTION_IB_PATH) as an IB path record. */
-void rcm_h_ucma_unpack_path(const void *packed, struct sa_path_rec *rec);
-
-
 #endif

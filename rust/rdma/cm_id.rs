@@ -292,25 +292,22 @@ impl CmIdPrivate {
     /// not changed: it takes the entry with [`Self::take_gid`] once its
     /// bind is accepted.
     pub(crate) fn find_roce_gid(&self, device: &Device<'_>, port: u32) -> Option<GidAttr> {
-        let p = self.private();
         if !device.is_roce(port) || !self.may_use(device) {
             return None;
         }
         let gid = bindings::ib_gid {
             raw: self.addrs().0?.gid(),
         };
-        // SAFETY: reads the id's bound interface, ours during its call.
-        let ndev = unsafe { bindings::rcm_h_rdma_id_ndev(p) };
-        if ndev.is_null() {
-            return None;
-        }
-        // SAFETY: the device is registered; `ndev` is held until the put
-        // below; the GID is ours.
+        let ndev = self.net_device()?;
+        let gid_type = if device.prefers_roce_v2(port) {
+            bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
+        } else {
+            bindings::ib_gid_type_IB_GID_TYPE_ROCE
+        };
+        // SAFETY: the device is registered; `ndev` is held for the call;
+        // the GID is ours.
         let attr = unsafe {
-            let gid_type = bindings::rcm_h_roce_gid_type(device.as_raw(), port);
-            let attr = bindings::rdma_find_gid_by_port(device.as_raw(), &gid, gid_type, port, ndev);
-            bindings::rcm_h_netdev_put(ndev);
-            attr
+            bindings::rdma_find_gid_by_port(device.as_raw(), &gid, gid_type, port, ndev.as_raw())
         };
         let attr = from_err_ptr(attr.cast_mut()).ok()?;
         // SAFETY: rdma_find_gid_by_port returns a held entry.
@@ -394,10 +391,7 @@ impl CmIdPrivate {
         let pkey = if device.has_eth_ah(port) {
             0xffff
         } else {
-            // SAFETY: the device address is the id's, resolved before the
-            // id got its device; its broadcast address holds the P_Key.
-            let b = unsafe { addr_of!((*self.private()).id.route.addr.dev_addr.broadcast).read() };
-            u16::from_be_bytes([b[8], b[9]])
+            self.resolved_pkey()
         };
         let mut index = 0u16;
         // SAFETY: the device is registered; the output is ours.
@@ -406,6 +400,15 @@ impl CmIdPrivate {
             return Err(ret);
         }
         Ok(index)
+    }
+
+    /// The P_Key address resolution found for the id (in its device
+    /// address's broadcast address, `ib_addr_get_pkey`).
+    pub(crate) fn resolved_pkey(&self) -> u16 {
+        // SAFETY: the device address is the id's, written by its
+        // resolution before the id got its device.
+        let b = unsafe { addr_of!((*self.private()).id.route.addr.dev_addr.broadcast).read() };
+        u16::from_be_bytes([b[8], b[9]])
     }
 
     /// Puts the network device its IP source address belongs to into the
@@ -418,47 +421,6 @@ impl CmIdPrivate {
             0 => Ok(()),
             e => Err(e),
         }
-    }
-
-    /// Starts resolving the id's destination from its source (ARP/ND):
-    /// `rdma::resolution`'s handler hears the outcome, under `token`, from
-    /// ib_core's work queue. 0 or the negative errno of the start.
-    pub(crate) fn start_resolve_ip(&self, timeout_ms: u32, token: u64) -> c_int {
-        let timeout = c_int::try_from(timeout_ms).unwrap_or(c_int::MAX);
-        // SAFETY: the id's addresses were written in its own call; its
-        // device address lives with it until the resolution is over
-        // (`cancel_resolve_ip` before it goes).
-        unsafe { bindings::rcm_h_rdma_resolve_ip(self.private(), timeout, token) }
-    }
-
-    /// Cancels a pending resolution; its callback has returned after.
-    pub(crate) fn cancel_resolve_ip(&self) {
-        // SAFETY: the id's device address lives with `self`.
-        unsafe { bindings::rcm_h_rdma_addr_cancel(self.private()) };
-    }
-
-    /// Starts the SA path query of an IB id (its resolved GIDs and P_Key,
-    /// the service id of its destination, `tos` or -1); the outcome
-    /// arrives in `rdma::resolution`'s handler under `token`. 0 or the
-    /// negative errno of the start.
-    pub(crate) fn start_path_query(
-        &self,
-        timeout_ms: u32,
-        token: u64,
-        service_id: u64,
-        tos: c_int,
-    ) -> c_int {
-        let timeout = c_int::try_from(timeout_ms).unwrap_or(c_int::MAX);
-        // SAFETY: the id's addresses and query fields are ours during its
-        // own call; a pending query is cancelled before the id goes.
-        unsafe { bindings::rcm_h_rdma_ib_route(self.private(), timeout, token, service_id, tos) }
-    }
-
-    /// Cancels a pending path query (its callback may still run, and then
-    /// finds no query).
-    pub(crate) fn cancel_path_query(&self) {
-        // SAFETY: the id's query fields live with `self`.
-        unsafe { bindings::rcm_h_rdma_ib_route_cancel(self.private()) };
     }
 
     /// What the id's RoCE link gives a path (`tos`: its type of service).
@@ -721,7 +683,10 @@ impl PinnedDrop for CmIdPrivate {
 /// # Safety
 ///
 /// `id` is a live rdma_cm id; every pointer in `ev` is valid for the call.
-unsafe fn call_handler(id: *mut bindings::rdma_cm_id, ev: &mut bindings::rdma_cm_event) -> c_int {
+pub(crate) unsafe fn call_handler(
+    id: *mut bindings::rdma_cm_id,
+    ev: &mut bindings::rdma_cm_event,
+) -> c_int {
     // SAFETY: per this function's contract.
     match unsafe { (*id).event_handler } {
         // SAFETY: per this function's contract.

@@ -70,32 +70,64 @@ impl<'a> Device<'a> {
         first..=last
     }
 
+    /// The core capability flags of `port` (`RDMA_CORE_CAP_*`): 0 for a
+    /// port the device does not have.
+    fn port_caps(&self, port: u32) -> u32 {
+        if !self.ports().contains(&port) {
+            return 0;
+        }
+        // SAFETY: `self.ptr` is a live device (type invariant); its port
+        // data has an entry for every port up to its last, whose immutable
+        // part is set before registration and not changed after.
+        unsafe {
+            (*(*self.ptr).port_data.add(port as usize))
+                .immutable
+                .core_cap_flags
+        }
+    }
+
     /// Whether `port` speaks RoCE (as rxe does) rather than native IB.
     pub(crate) fn is_roce(&self, port: u32) -> bool {
-        // SAFETY: `self.ptr` is a live device (type invariant); the helper
-        // only reads the port's immutable capability flags and checks the
-        // port number against the device's range itself.
-        unsafe { bindings::rcm_h_rdma_protocol_roce(self.ptr, port) }
+        self.port_caps(port)
+            & (bindings::RDMA_CORE_CAP_PROT_ROCE | bindings::RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP)
+            != 0
     }
 
     /// Whether `port` speaks iWARP (as siw does): connections through
     /// iw_cm, not CM MADs.
     pub(crate) fn is_iwarp(&self, port: u32) -> bool {
-        // SAFETY: as for `is_roce`.
-        unsafe { bindings::rcm_h_rdma_protocol_iwarp(self.ptr, port) }
+        self.port_caps(port) & bindings::RDMA_CORE_CAP_PROT_IWARP != 0
     }
 
     /// Whether `port` supports the InfiniBand CM (IB and RoCE, not iWARP).
     pub(crate) fn has_ib_cm(&self, port: u32) -> bool {
-        // SAFETY: as for `is_roce`.
-        unsafe { bindings::rcm_h_rdma_cap_ib_cm(self.ptr, port) }
+        self.port_caps(port) & bindings::RDMA_CORE_CAP_IB_CM != 0
+    }
+
+    /// Whether `port` has a subnet administrator to ask for paths (IB).
+    pub(crate) fn has_ib_sa(&self, port: u32) -> bool {
+        self.port_caps(port) & bindings::RDMA_CORE_CAP_IB_SA != 0
     }
 
     /// Whether `port`'s address handles carry Ethernet addresses (RoCE):
     /// its QPs take the default P_Key.
     pub(crate) fn has_eth_ah(&self, port: u32) -> bool {
-        // SAFETY: as for `is_roce`.
-        unsafe { bindings::rcm_h_rdma_cap_eth_ah(self.ptr, port) }
+        self.port_caps(port) & bindings::RDMA_CORE_CAP_ETH_AH != 0
+    }
+
+    /// Whether `port` makes RoCE v2 GIDs where it can (its GID types
+    /// include v2): rdma_cm's choice for routes and groups.
+    pub(crate) fn prefers_roce_v2(&self, port: u32) -> bool {
+        // SAFETY: `self.ptr` is a live device (type invariant).
+        let gid_type = unsafe { bindings::rcm_h_roce_gid_type(self.ptr, port) };
+        gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
+    }
+
+    /// The device's index in ib_core (`ibdev_index` of the uAPI).
+    pub(crate) fn index(&self) -> u32 {
+        // SAFETY: `self.ptr` is a live device (type invariant); its index
+        // is set before registration.
+        unsafe { (*self.ptr).index }
     }
 
     /// The CA's local ACK delay (IBA time exponent), which REQs, REPs and

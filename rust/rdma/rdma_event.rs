@@ -4,6 +4,10 @@
 //! safe accessors.
 
 use crate::bindings;
+use crate::rdma::device::Device;
+
+/// The size of an address handle in the uverbs layout.
+pub(crate) const USER_AH_SIZE: usize = core::mem::size_of::<bindings::ib_uverbs_ah_attr>();
 
 /// A `struct rdma_cm_event` rcm delivered, borrowed for the handler's call.
 ///
@@ -55,6 +59,28 @@ impl<'a> EventRef<'a> {
                 EventParams::Conn(&self.0.param.conn)
             }
         }
+    }
+
+    /// A datagram event's address handle in the uverbs layout
+    /// (`ib_copy_ah_attr_to_user` for `device`, the id's), as bytes.
+    pub(crate) fn user_ah(
+        &self,
+        device: &Device<'_>,
+        ud: &bindings::rdma_ud_param,
+    ) -> [u8; USER_AH_SIZE] {
+        let mut ah = bindings::ib_uverbs_ah_attr::default();
+        // SAFETY: the device is registered (type invariant of `Device`);
+        // ib_core only reads the attributes; `ah` is ours.
+        unsafe {
+            bindings::ib_copy_ah_attr_to_user(
+                device.as_raw(),
+                &mut ah,
+                core::ptr::addr_of!(ud.ah_attr).cast_mut(),
+            )
+        };
+        // SAFETY: the uverbs structure is plain data of this size, without
+        // padding (a uAPI layout).
+        unsafe { core::mem::transmute::<bindings::ib_uverbs_ah_attr, [u8; USER_AH_SIZE]>(ah) }
     }
 
     /// The context of the join a multicast event reports, or `None` for

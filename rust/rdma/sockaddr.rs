@@ -8,7 +8,7 @@
 use crate::bindings;
 use crate::proto::rdma_cm::sockaddr::{self, SOCKADDR_IB_SIZE};
 use crate::proto::rdma_cm::SockAddr;
-use core::mem::{size_of, MaybeUninit};
+use core::mem::size_of;
 use kernel::ffi::c_int;
 
 /// `-EAFNOSUPPORT`, which 6.12's kernel crate does not name.
@@ -65,36 +65,10 @@ pub(crate) unsafe fn read_sockaddr(sa: *const bindings::sockaddr) -> Result<Sock
 ///
 /// `ss` is valid for writes of a `struct sockaddr_storage`.
 pub(crate) unsafe fn write_sockaddr(ss: *mut Storage, a: &SockAddr) {
-    let stored = StoredSockAddr::new(a);
-    // SAFETY: per this function's contract; both are storages.
-    unsafe { core::ptr::write(ss, stored.0) };
-}
-
-/// A `struct sockaddr_storage` holding one address, for C calls that take
-/// a `struct sockaddr *`.
-pub(crate) struct StoredSockAddr(Storage);
-
-impl StoredSockAddr {
-    /// `a` encoded, the rest zero.
-    pub(crate) fn new(a: &SockAddr) -> Self {
-        let mut bytes = [0u8; size_of::<Storage>()];
-        // The storage holds every family (checked above): nothing is cut.
-        let _ = sockaddr::write(a, &mut bytes);
-        let mut ss = MaybeUninit::<Storage>::zeroed();
-        // SAFETY: the storage is plain bytes of this size; any bytes are
-        // a valid value of it.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                ss.as_mut_ptr().cast::<u8>(),
-                bytes.len(),
-            );
-            Self(ss.assume_init())
-        }
-    }
-
-    /// The address for a C call (valid while `self` is).
-    pub(crate) fn as_ptr(&self) -> *const bindings::sockaddr {
-        core::ptr::addr_of!(self.0).cast()
-    }
+    let mut bytes = [0u8; size_of::<Storage>()];
+    // The storage holds every family (checked above): nothing is cut.
+    let _ = sockaddr::write(a, &mut bytes);
+    // SAFETY: per this function's contract; the storage is plain bytes of
+    // this size.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), ss.cast::<u8>(), bytes.len()) };
 }

@@ -31,37 +31,9 @@ u32 rcm_h_rdma_end_port(const struct ib_device *ibdev)
 	return rdma_end_port(ibdev);
 }
 
-bool rcm_h_rdma_protocol_roce(const struct ib_device *ibdev, u32 port)
-{
-	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
-		return false;
-	return rdma_protocol_roce(ibdev, port);
-}
-
-bool rcm_h_rdma_protocol_iwarp(const struct ib_device *ibdev, u32 port)
-{
-	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
-		return false;
-	return rdma_protocol_iwarp(ibdev, port);
-}
-
-bool rcm_h_rdma_cap_ib_cm(const struct ib_device *ibdev, u32 port)
-{
-	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
-		return false;
-	return rdma_cap_ib_cm(ibdev, port);
-}
-
 enum rdma_ah_attr_type rcm_h_ah_find_type(struct ib_device *ibdev, u32 port)
 {
 	return rdma_ah_find_type(ibdev, port);
-}
-
-bool rcm_h_rdma_cap_eth_ah(const struct ib_device *ibdev, u32 port)
-{
-	if (port < rdma_start_port(ibdev) || port > rdma_end_port(ibdev))
-		return false;
-	return rdma_cap_eth_ah(ibdev, port);
 }
 
 /*

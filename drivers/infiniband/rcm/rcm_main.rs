@@ -178,9 +178,8 @@ struct RcmModule {
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // Before any iw_cm id or resolution can exist.
+        // Before any iw_cm id can exist.
         rdma::iw_cm::set_handler::<abi::rdma_cm::iwarp::IwCallbacks>();
-        rdma::resolution::set_handler::<abi::rdma_cm::resolve::ResolutionCallbacks>();
         let sa = SaClient::register();
         let surfaces = Arc::pin_init(
             try_pin_init!(Surfaces {

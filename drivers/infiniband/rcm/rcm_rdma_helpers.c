@@ -2,8 +2,7 @@
 /*
  * The C side of rcm's rdma_cm ids: the fields of struct rdma_cm_id (inside
  * 6.12's struct rdma_id_private, whose layout ib_core's resource tracking
- * reads) that consumers and ib_core see, ib_core's address resolution, the
- * RoCE route, and the event structure handed to consumers.
+ * reads) that consumers and ib_core see, and the RoCE route's link.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -130,35 +129,6 @@ int rcm_h_rdma_translate(struct rdma_id_private *priv)
 				 &priv->id.route.addr.dev_addr);
 }
 
-static const struct rcm_rdma_callbacks *rcm_rdma_cb;
-
-void rcm_h_rdma_set_callbacks(const struct rcm_rdma_callbacks *cb)
-{
-	rcm_rdma_cb = cb;
-}
-
-static void rcm_addr_resolved(int status, struct sockaddr *src,
-			      struct rdma_dev_addr *da, void *context)
-{
-	rcm_rdma_cb->addr_done((u64)(uintptr_t)context, status, src);
-}
-
-int rcm_h_rdma_resolve_ip(struct rdma_id_private *priv, int timeout_ms,
-			  u64 token)
-{
-	struct rdma_addr *a = &priv->id.route.addr;
-
-	return rdma_resolve_ip((struct sockaddr *)&a->src_addr,
-			       (struct sockaddr *)&a->dst_addr, &a->dev_addr,
-			       timeout_ms, rcm_addr_resolved, false,
-			       (void *)(uintptr_t)token);
-}
-
-void rcm_h_rdma_addr_cancel(struct rdma_id_private *priv)
-{
-	rdma_addr_cancel(&priv->id.route.addr.dev_addr);
-}
-
 /* The priority class of `tos` on `ndev` (its VLAN egress map or tc map). */
 static u8 rcm_tos_to_sl(struct net_device *ndev, u8 tos)
 {
@@ -265,55 +235,9 @@ void rcm_h_sa_client_unregister(void)
 	ib_sa_unregister_client(&rcm_sa_client);
 }
 
-static void rcm_path_done(int status, struct sa_path_rec *rec,
-			  unsigned int num_prs, void *context)
+struct ib_sa_client *rcm_h_sa_client(void)
 {
-	rcm_rdma_cb->route_done((u64)(uintptr_t)context, status,
-				status ? NULL : rec);
-}
-
-int rcm_h_rdma_ib_route(struct rdma_id_private *priv, int timeout_ms,
-			u64 token, u64 service_id, int tos)
-{
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-	struct sa_path_rec rec = {};
-	ib_sa_comp_mask mask;
-	int id;
-
-	rec.rec_type = SA_PATH_REC_TYPE_IB;
-	rdma_addr_get_sgid(da, &rec.sgid);
-	rdma_addr_get_dgid(da, &rec.dgid);
-	rec.pkey = cpu_to_be16(ib_addr_get_pkey(da));
-	rec.numb_path = 1;
-	rec.reversible = 1;
-	rec.service_id = cpu_to_be64(service_id);
-	mask = IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID | IB_SA_PATH_REC_PKEY |
-	       IB_SA_PATH_REC_NUMB_PATH | IB_SA_PATH_REC_REVERSIBLE |
-	       IB_SA_PATH_REC_SERVICE_ID;
-	if (tos >= 0) {
-		/* As 6.12: the QoS class for IPv4, the traffic class else. */
-		if (priv->id.route.addr.src_addr.ss_family == AF_INET) {
-			rec.qos_class = cpu_to_be16((u16)tos);
-			mask |= IB_SA_PATH_REC_QOS_CLASS;
-		} else {
-			rec.traffic_class = tos;
-			mask |= IB_SA_PATH_REC_TRAFFIC_CLASS;
-		}
-	}
-	id = ib_sa_path_rec_get(&rcm_sa_client, priv->id.device,
-				priv->id.port_num, &rec, mask, timeout_ms,
-				GFP_KERNEL, rcm_path_done,
-				(void *)(uintptr_t)token, &priv->query);
-	if (id < 0)
-		return id;
-	priv->query_id = id;
-	return 0;
-}
-
-void rcm_h_rdma_ib_route_cancel(struct rdma_id_private *priv)
-{
-	if (priv->query)
-		ib_sa_cancel_query(priv->query_id, priv->query);
+	return &rcm_sa_client;
 }
 
 int rcm_h_rdma_passive_route(struct rdma_id_private *priv,

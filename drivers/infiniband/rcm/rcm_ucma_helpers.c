@@ -13,7 +13,6 @@
 #include <linux/file.h>
 #include <rdma/ib.h>
 #include <rdma/ib_addr.h>
-#include <rdma/ib_marshall.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/rdma_user_cm.h>
@@ -232,104 +231,4 @@ int rcm_h_ucma_fget(int fd, struct file **filp, struct rcm_ucma_file **f)
 void rcm_h_ucma_fput(struct file *filp)
 {
 	fput(filp);
-}
-
-void rcm_h_ucma_ud_ah(struct rdma_cm_id *id, const struct rdma_cm_event *ev,
-		      struct ib_uverbs_ah_attr *out)
-{
-	/* ib_copy_ah_attr_to_user() reads but does not change its source. */
-	ib_copy_ah_attr_to_user(id->device, out,
-				(struct rdma_ah_attr *)&ev->param.ud.ah_attr);
-}
-
-/* Copies an address of the id into a 28-byte sockaddr_in6 slot. */
-static void rcm_ucma_route_addr(struct sockaddr_in6 *to,
-				const struct sockaddr_storage *from)
-{
-	size_t len = from->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
-						  sizeof(struct sockaddr_in6);
-
-	memcpy(to, from, len);
-}
-
-/* The primary and alternate path records, in the user layout. */
-static void rcm_ucma_route_paths(struct rdma_ucm_query_route_resp *resp,
-				 struct rdma_route *route)
-{
-	u32 i;
-
-	resp->num_paths = route->num_pri_alt_paths;
-	for (i = 0; i < route->num_pri_alt_paths && i < 2; i++)
-		ib_copy_path_rec_to_user(&resp->ib_route[i], &route->path_rec[i]);
-}
-
-void rcm_h_ucma_route(struct rdma_cm_id *id,
-		      struct rdma_ucm_query_route_resp *resp)
-{
-	struct rdma_route *route = &id->route;
-	struct rdma_dev_addr *dev_addr = &route->addr.dev_addr;
-	struct ib_user_path_rec *first = &resp->ib_route[0];
-
-	rcm_ucma_route_addr(&resp->src_addr, &route->addr.src_addr);
-	rcm_ucma_route_addr(&resp->dst_addr, &route->addr.dst_addr);
-	if (!id->device)
-		return;
-	resp->node_guid = (__force __u64)id->device->node_guid;
-	resp->ibdev_index = id->device->index;
-	resp->port_num = id->port_num;
-	if (rdma_protocol_iwarp(id->device, id->port_num)) {
-		rdma_addr_get_sgid(dev_addr, (union ib_gid *)first->sgid);
-		rdma_addr_get_dgid(dev_addr, (union ib_gid *)first->dgid);
-		return;
-	}
-	if (route->num_pri_alt_paths) {
-		rcm_ucma_route_paths(resp, route);
-		return;
-	}
-	/* No path yet: the GIDs the addresses name. */
-	if (rdma_protocol_roce(id->device, id->port_num)) {
-		rdma_ip2gid((struct sockaddr *)&route->addr.src_addr,
-			    (union ib_gid *)first->sgid);
-		rdma_ip2gid((struct sockaddr *)&route->addr.dst_addr,
-			    (union ib_gid *)first->dgid);
-		first->pkey = cpu_to_be16(0xffff);
-	} else if (rdma_cap_ib_sa(id->device, id->port_num)) {
-		rdma_addr_get_sgid(dev_addr, (union ib_gid *)first->sgid);
-		rdma_addr_get_dgid(dev_addr, (union ib_gid *)first->dgid);
-		first->pkey = cpu_to_be16(ib_addr_get_pkey(dev_addr));
-	}
-}
-
-u32 rcm_h_ucma_paths(struct rdma_cm_id *id, struct ib_path_rec_data *out,
-		     u32 room, u32 *total)
-{
-	struct rdma_route *route = &id->route;
-	u32 i;
-
-	*total = route->num_pri_alt_paths;
-	for (i = 0; i < route->num_pri_alt_paths && i < room; i++) {
-		/* rxe and siw have no OPA paths: IB and RoCE records pack alike. */
-		out[i].flags = IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL;
-		ib_sa_pack_path(&route->path_rec[i], out[i].path_rec);
-	}
-	return i;
-}
-
-bool rcm_h_ucma_bound(struct rdma_cm_id *id, u64 *node_guid, u32 *ibdev_index,
-		      u8 *port_num, u16 *pkey)
-{
-	if (!id->device)
-		return false;
-	*node_guid = be64_to_cpu(id->device->node_guid);
-	*ibdev_index = id->device->index;
-	*port_num = id->port_num;
-	*pkey = ib_addr_get_pkey(&id->route.addr.dev_addr);
-	return true;
-}
-
-void rcm_h_ucma_unpack_path(const void *packed, struct sa_path_rec *rec)
-{
-	memset(rec, 0, sizeof(*rec));
-	rec->rec_type = SA_PATH_REC_TYPE_IB;
-	ib_sa_unpack_path((void *)packed, rec);
 }

@@ -65,28 +65,36 @@ blocked_handler() {
 
 # rcm.peer_window=4 and 12 connects at once to the silent peer: the
 # window's 4 REQs go out, the rest wait for room. A request leaves the
-# window at its first retry (1152 ms in), so the 12 go out 4 at a time, a
-# timeout apart, each still sent twice before its REQ_ERROR. Sampled by the
-# counters, not the clock: until the first retry is counted the REQs on the
-# wire rise to exactly 4 (the 12 callers post theirs one by one, so a
-# sample may land between the first and the fourth) and never past it. A
-# shell starved past the first retry (a loaded host) takes no sample; that
-# try says so and the storm runs again (3 tries), while any sample of more
-# than 4 fails at once.
+# window at its first retry (2176 ms in with cm_timeout 19), so the 12 go
+# out 4 at a time, a timeout apart, each still sent twice before its
+# REQ_ERROR. Sampled by the counters, not the clock: until the first retry
+# is counted the REQs on the wire rise to exactly 4 (the 12 callers post
+# theirs one by one, so a sample may land between the first and the
+# fourth) and never past it. The samples are bash builtins (read from the
+# counter files, a timed read on a fifo for the pause), so a slow guest
+# still samples many times a second: forking a cat per read let a slow
+# guest miss the whole window. A shell starved past the first retry takes
+# no sample; that try says so and the storm runs again (3 tries), while
+# any sample of more than 4 fails at once.
 paced_storm_once() {
-	local tx0 rt0 r1 m r2 end pid rc=0 i
+	local tx0 rt0 r1 m r2 end pid rc=0 i pause fifo
 	PACED_FIRST=none PACED_SAMPLES=0
-	tx0=$(cat $CNT/cm_tx_msgs/req) rt0=$(cat $CNT/cm_tx_retries/req)
+	fifo=/tmp/paced_storm.fifo
+	rm -f "$fifo"
+	mkfifo "$fifo" || return 1
+	exec {pause}<> "$fifo"
+	read -r tx0 < $CNT/cm_tx_msgs/req
+	read -r rt0 < $CNT/cm_tx_retries/req
 	dmesg -c > /dev/null
 	insmod "$SAMPLE_KO" role=client peer="$RCM_PEER" expect=timeout conns=12 parallel=12 \
-		cm_timeout=18 retries=1 &
+		cm_timeout=19 retries=1 &
 	pid=$!
-	for ((i = 0; i < 400; i++)); do
+	for ((i = 0; i < 2000; i++)); do
 		# Retries read on both sides of the sends: a sample counts only if
 		# no retry was counted around it.
-		r1=$(cat $CNT/cm_tx_retries/req)
-		m=$(cat $CNT/cm_tx_msgs/req)
-		r2=$(cat $CNT/cm_tx_retries/req)
+		read -r r1 < $CNT/cm_tx_retries/req
+		read -r m < $CNT/cm_tx_msgs/req
+		read -r r2 < $CNT/cm_tx_retries/req
 		[ "$r2" != "$rt0" ] && break
 		if [ "$r1" = "$rt0" ] && [ "$m" != "$tx0" ]; then
 			# The most seen on the wire before the first retry.
@@ -95,15 +103,20 @@ paced_storm_once() {
 			fi
 			PACED_SAMPLES=$((PACED_SAMPLES + 1))
 		fi
-		sleep 0.02
+		read -rt 0.01 -u "$pause" _
 	done
+	exec {pause}>&-
+	rm -f "$fifo"
 	wait $pid || rc=1
 	rmmod rcm_test_conn
 	end=$(($(cat $CNT/cm_tx_msgs/req) - tx0))
 	echo "12 connects behind a window of 4: at most $PACED_FIRST REQs on the wire before the first retry" \
-		"($PACED_SAMPLES samples), $end in all"
+		"($PACED_SAMPLES samples), $end in all" | tee -a "$PACED_LOG"
 	[ $rc = 0 ] && [ $end = 24 ]
 }
+
+# The tries' summaries, reported whether the point passes or not.
+PACED_LOG=/tmp/paced_storm.log
 
 paced_storm() {
 	local param=/sys/module/rcm/parameters/peer_window old try rc=1
@@ -142,6 +155,8 @@ timeout_scenarios() {
 	if [ "${CM%% *}" = ib_cm ]; then
 		ktap_test_skip "a storm waits behind the window of requests per peer (rcm.peer_window)"
 	else
+		rm -f "$PACED_LOG"
 		rcm_expect "12 REQs at once to a silent peer go out 4 at a time (rcm.peer_window=4)" paced_storm
+		[ -s "$PACED_LOG" ] && while read -r line; do rcm_log "$line"; done < "$PACED_LOG"
 	fi
 }

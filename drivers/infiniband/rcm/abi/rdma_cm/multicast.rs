@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Multicast groups of UD ids on RoCE (`rcm_mc_helpers.c`):
+//! Multicast groups of UD ids on RoCE (`rdma::multicast`):
 //! `rdma_join_multicast` and `rdma_leave_multicast`, the IP groups the core
 //! asks for ([`IpMulticast`]), and the delivery of MULTICAST_JOIN with the
 //! group's address handle while the membership lasts.
@@ -15,11 +15,10 @@
 
 use super::exports::on_id;
 use super::id::RdmaIdBox;
-use super::types::{read_sockaddr, ret, StoredSockAddr};
+use super::types::{read_sockaddr, ret};
 use super::RdmaCmAbi;
 use crate::bindings;
 use crate::proto::rdma_cm::{GroupId, RdmaEvent, RdmaId, SockAddr};
-use crate::rdma::igmp::IgmpChange;
 use crate::shell::rdma_cm::IpMulticast;
 use crate::shell::CmService;
 use kernel::ffi::{c_int, c_void};
@@ -67,26 +66,14 @@ impl RdmaCmAbi {
             // Left before its event: not reported.
             return 0;
         };
-        let addr = StoredSockAddr::new(&m.addr);
-        // SAFETY: the id is live with its handler lock held; the context
-        // is the consumer's pointer, handed back as it gave it.
-        unsafe {
-            bindings::rcm_h_rdma_deliver_mc(
-                b.as_id(),
-                m.context as usize as *mut c_void,
-                addr.as_ptr(),
-                event.conn.qkey,
-            )
-        }
+        b.deliver_group_join(m.context as usize as *mut c_void, &m.addr, event.conn.qkey)
     }
 }
 
 impl IpMulticast for RdmaCmAbi {
     fn join_group(&self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
         let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        // SAFETY: the id's device and address fields are ours during its
-        // own call.
-        if let Some(change) = unsafe { IgmpChange::join(b.private(), addr, send_only) }? {
+        if let Some(change) = b.prepare_join(addr, send_only)? {
             let mut changes = self.igmp_changes.lock();
             changes
                 .reserve(1, GFP_KERNEL)
@@ -101,8 +88,7 @@ impl IpMulticast for RdmaCmAbi {
         let Some(b) = self.id_box(id) else {
             return;
         };
-        // SAFETY: as in `join_group`.
-        let Some(change) = (unsafe { IgmpChange::leave(b.private(), addr, send_only) }) else {
+        let Some(change) = b.prepare_leave(addr, send_only) else {
             return;
         };
         let mut changes = self.igmp_changes.lock();

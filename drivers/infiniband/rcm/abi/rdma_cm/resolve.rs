@@ -154,7 +154,9 @@ impl RdmaCmAbi {
             Err(e) => return errno(e),
         };
         let started = match work {
-            AddrWork::ResolveIp { .. } => b.start_resolve_ip(timeout_ms, b.core.0),
+            AddrWork::ResolveIp { .. } => {
+                b.start_resolve_ip::<ResolutionCallbacks>(timeout_ms, b.core.0)
+            }
             // Loopback and AF_IB destinations come later.
             AddrWork::Loopback | AddrWork::Ib => EOPNOTSUPP,
         };
@@ -235,8 +237,12 @@ impl RdmaCmAbi {
                 core.get(b.core)
                     .and_then(|r| Some(service_id_of(r.port_space(), &r.dst()?)))
             });
-            let tos = work.tos.map_or(-1, c_int::from);
-            let ret = b.start_path_query(timeout_ms, b.core.0, service_id.unwrap_or(0), tos);
+            let ret = b.start_path_query::<ResolutionCallbacks>(
+                timeout_ms,
+                b.core.0,
+                service_id.unwrap_or(0),
+                work.tos,
+            );
             if ret != 0 {
                 self.call(s, |core, _| core.route_query_failed(b.core));
             }
@@ -326,9 +332,9 @@ impl RdmaCmAbi {
     }
 }
 
-/// The resolutions' callbacks as rdma_cm handles them (set by the
-/// module's root).
-pub(crate) struct ResolutionCallbacks;
+/// The resolutions' callbacks as rdma_cm handles them (named when each
+/// resolution starts).
+struct ResolutionCallbacks;
 
 impl ResolutionHandler for ResolutionCallbacks {
     fn address_resolved(token: u64, outcome: Result<SockAddr, c_int>) {

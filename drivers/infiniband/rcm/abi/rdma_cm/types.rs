@@ -7,9 +7,7 @@
 use crate::abi::ib_cm::types::errno as cm_errno;
 use crate::bindings;
 use crate::proto::rdma_cm::{EventStatus, IdState, PortSpace, RdmaCmError, RdmaQpType};
-pub(crate) use crate::rdma::sockaddr::{
-    read_sockaddr, read_sockaddr_or_unspec, StoredSockAddr, EAFNOSUPPORT,
-};
+pub(crate) use crate::rdma::sockaddr::{read_sockaddr, read_sockaddr_or_unspec, EAFNOSUPPORT};
 use kernel::error::code;
 use kernel::ffi::c_int;
 

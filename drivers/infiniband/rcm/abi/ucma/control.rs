@@ -14,6 +14,7 @@ use crate::proto::rdma_cm::{ConnParams, Family, SockAddr};
 use crate::proto::ucma::command::{ConnParam, UserAddr};
 use crate::proto::ucma::option::{IdOption, SetOption, MAX_OPTION_LEN};
 use crate::proto::ucma::{CtxId, Ece, FileId};
+use crate::rdma::user_route::unpack_path;
 use kernel::error::code;
 use kernel::prelude::*;
 use kernel::uaccess::{UserPtr, UserSlice};
@@ -188,9 +189,7 @@ impl UcmaAbi {
                 if b.device_port().0.is_null() {
                     return Err(code::EINVAL);
                 }
-                let mut rec = bindings::sa_path_rec::default();
-                // SAFETY: `packed` is a whole packed record; `rec` is ours.
-                unsafe { bindings::rcm_h_ucma_unpack_path(packed.as_ptr().cast(), &mut rec) };
+                let rec = unpack_path(&packed);
                 ret(cm.set_ib_path(s, &b, &rec))?;
                 // As 6.12: the route is resolved now, and userspace hears it.
                 self.queue(

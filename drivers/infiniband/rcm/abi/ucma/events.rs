@@ -14,7 +14,7 @@ use crate::proto::ucma::command::{ConnParam, PrivateData};
 use crate::proto::ucma::event::{EventParam, EventResp, UdEvent, AH_ATTR_SIZE};
 use crate::proto::ucma::table::Refusal;
 use crate::proto::ucma::{CtxId, Ece, FileId, McId};
-use crate::rdma::rdma_event::{EventParams, EventRef};
+use crate::rdma::rdma_event::{EventParams, EventRef, USER_AH_SIZE};
 use crate::rdma::ucma_dev::UcmaFile;
 use kernel::error::code;
 use kernel::ffi::{c_int, c_void};
@@ -186,19 +186,9 @@ fn conn(c: &bindings::rdma_conn_param, private_data: &[u8]) -> ConnParam {
 
 /// A datagram id's parameters, with the address handle in user layout.
 fn ud(b: &RdmaIdBox, event: EventRef<'_>, u: &bindings::rdma_ud_param) -> UdEvent {
-    let mut ah = bindings::ib_uverbs_ah_attr::default();
-    // SAFETY: the id is live during its handler; the event is valid.
-    unsafe { bindings::rcm_h_ucma_ud_ah(b.as_id(), event.raw(), &mut ah) };
-    let mut ah_attr = [0u8; AH_ATTR_SIZE];
-    // SAFETY: `ib_uverbs_ah_attr` is plain data of AH_ATTR_SIZE bytes
-    // (checked below).
-    let raw = unsafe {
-        core::slice::from_raw_parts(
-            (&ah as *const bindings::ib_uverbs_ah_attr).cast::<u8>(),
-            AH_ATTR_SIZE,
-        )
-    };
-    ah_attr.copy_from_slice(raw);
+    let ah_attr = b
+        .device()
+        .map_or([0; AH_ATTR_SIZE], |(device, _)| event.user_ah(&device, u));
     // A multicast event's private data is the join's context, not data.
     UdEvent {
         qp_num: u.qp_num,
@@ -214,3 +204,5 @@ fn ud(b: &RdmaIdBox, event: EventRef<'_>, u: &bindings::rdma_ud_param) -> UdEven
 }
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_uverbs_ah_attr>() == AH_ATTR_SIZE);
+
+const _: () = assert!(USER_AH_SIZE == AH_ATTR_SIZE);

@@ -11,7 +11,7 @@ use crate::abi::rdma_cm::id::RdmaIdBox;
 use crate::bindings;
 use crate::proto::ucma::command::QueryKind;
 use crate::proto::ucma::layout::response;
-use crate::proto::ucma::query::{BoundDevice, IdFacts};
+use crate::proto::ucma::query::IdFacts;
 use crate::proto::ucma::FileId;
 use kernel::error::code;
 use kernel::prelude::*;
@@ -36,9 +36,7 @@ impl UcmaAbi {
         response: u64,
     ) -> Result {
         let b = self.id(s, file, ctx)?;
-        let mut resp = bindings::rdma_ucm_query_route_resp::default();
-        // SAFETY: the id is held; `resp` is ours.
-        unsafe { bindings::rcm_h_ucma_route(b.as_id(), &mut resp) };
+        let resp = b.user_route();
         copy_out(response, bytes_of(&resp, out_len as usize))
     }
 
@@ -114,11 +112,7 @@ fn query_path(b: &RdmaIdBox, out_len: usize, response: u64) -> Result {
     let room = (out_len - response::QUERY_PATH_HEADER) / response::PATH_REC_DATA;
     // An id has two paths at most.
     let mut recs = [bindings::ib_path_rec_data::default(); 2];
-    let mut total = 0u32;
-    // SAFETY: the id is held; `recs` has room for the count given.
-    let n = unsafe {
-        bindings::rcm_h_ucma_paths(b.as_id(), recs.as_mut_ptr(), room.min(2) as u32, &mut total)
-    } as usize;
+    let (n, total) = b.user_paths(&mut recs[..room.min(2)]);
     let mut out = KVec::new();
     out.extend_from_slice(&total.to_ne_bytes(), GFP_KERNEL)?;
     out.extend_from_slice(&[0; 4], GFP_KERNEL)?;
@@ -137,28 +131,12 @@ fn facts(s: &UcmaHost<'_>, b: &RdmaIdBox) -> IdFacts {
     // What the in-tree rdma_ucm reports: the id's own fields (a refused
     // bind leaves the address it asked for there, as in 6.12).
     let (src, dst) = b.addrs();
-    let mut d = BoundDevice {
-        node_guid: 0,
-        ibdev_index: 0,
-        port_num: 0,
-        pkey: 0,
-    };
-    // SAFETY: the id is held; the outputs are ours.
-    let bound = unsafe {
-        bindings::rcm_h_ucma_bound(
-            b.as_id(),
-            &mut d.node_guid,
-            &mut d.ibdev_index,
-            &mut d.port_num,
-            &mut d.pkey,
-        )
-    };
     let (sgid, dgid) = b.gids();
     let (sgid, dgid) = (sgid.unwrap_or_default(), dgid.unwrap_or_default());
     IdFacts {
         src,
         dst,
-        device: bound.then_some(d),
+        device: b.bound_device(),
         port_space,
         sgid,
         dgid,

@@ -4,7 +4,7 @@
 //! who may join, the IP group joined (unless send-only) and left, the
 //! MULTICAST_JOIN event, and memberships ended with their id.
 
-use rcm_core::rdma_cm::multicast::MULTICAST_QPN;
+use rcm_core::rdma_cm::multicast::{RoceGroup, MULTICAST_QPN};
 use rcm_core::rdma_cm::sidr::UDP_QKEY;
 use rcm_core::rdma_cm::{
     BindContext, EventKind, PortSpace, RdmaCmError, RdmaId, RdmaQpType, SockAddr,
@@ -140,4 +140,33 @@ fn only_bound_ud_ids_without_a_qp_of_rdma_cm_join() {
     assert_eq!(r, Err(RdmaCmError::Invalid));
     assert!(f.take_events(N).is_empty());
     assert_eq!(f.nodes[N as usize].side.igmp.len(), 0);
+}
+
+/// The group a RoCE port joins: an IPv4 group mapped into the MGID (with
+/// v1's ff0e prefix), joined by IGMP on v2 unless send-only, hop limit 64
+/// on v2; IPv6 groups as they are on v1 and refused on v2.
+#[test]
+fn roce_groups_as_6_12_joins_them() {
+    let v4 = group(7);
+    let v2 = RoceGroup::of(&v4, true, false).unwrap();
+    let mapped = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 239, 1, 2, 7];
+    assert_eq!(v2.mgid, mapped);
+    assert_eq!((v2.hop_limit, v2.igmp), (64, Some([239, 1, 2, 7])));
+    assert_eq!(RoceGroup::of(&v4, true, true).unwrap().igmp, None);
+    let v1 = RoceGroup::of(&v4, false, false).unwrap();
+    assert_eq!(&v1.mgid[..2], &[0xff, 0x0e]);
+    assert_eq!(&v1.mgid[2..], &mapped[2..]);
+    assert_eq!((v1.hop_limit, v1.igmp), (1, None));
+    let v6 = SockAddr::V6 {
+        addr: [0xff, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        port: 0,
+        flowinfo: 0,
+        scope_id: 0,
+    };
+    assert_eq!(RoceGroup::of(&v6, true, false), None);
+    let on_v1 = RoceGroup::of(&v6, false, false).unwrap();
+    assert_eq!(
+        (on_v1.mgid, on_v1.hop_limit, on_v1.igmp),
+        (v6.gid(), 1, None)
+    );
 }

@@ -34,6 +34,53 @@ pub struct Membership {
     pub context: u64,
 }
 
+/// How a RoCE port takes part in an IP group (6.12's
+/// `cma_iboe_join_multicast`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoceGroup {
+    /// The group's MGID.
+    pub mgid: [u8; 16],
+    /// The hop limit of the group's address handle.
+    pub hop_limit: u8,
+    /// The IPv4 group (network order) to join by IGMP, if the membership
+    /// needs one.
+    pub igmp: Option<[u8; 4]>,
+}
+
+/// The hop limit of an IPv4 group's traffic on RoCE v2
+/// (`IPV6_DEFAULT_HOPLIMIT`).
+const ROCE_V2_HOP_LIMIT: u8 = 64;
+
+impl RoceGroup {
+    /// The group at `addr` on a port whose GIDs are RoCE v2 (`v2`) or v1;
+    /// `None` where 6.12 refuses it (-ENOTSUPP): an IPv6 or AF_IB group
+    /// on RoCE v2. An IPv4 group's MGID is its address mapped
+    /// (`::ffff:a.b.c.d` on v2, `ff0e::ffff:a.b.c.d` on v1), and on v2 a
+    /// full member joins it by IGMP.
+    pub const fn of(addr: &SockAddr, v2: bool, send_only: bool) -> Option<Self> {
+        match *addr {
+            SockAddr::V4 { addr: a, .. } => {
+                let mut mgid = addr.gid();
+                if !v2 {
+                    mgid[0] = 0xff;
+                    mgid[1] = 0x0e;
+                }
+                Some(RoceGroup {
+                    mgid,
+                    hop_limit: if v2 { ROCE_V2_HOP_LIMIT } else { 1 },
+                    igmp: if v2 && !send_only { Some(a) } else { None },
+                })
+            }
+            _ if v2 => None,
+            _ => Some(RoceGroup {
+                mgid: addr.gid(),
+                hop_limit: 1,
+                igmp: None,
+            }),
+        }
+    }
+}
+
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// `rdma_join_multicast`: a UD id without a QP of rdma_cm's, bound or
     /// resolved to a device, joins the group at `addr` (the host joins

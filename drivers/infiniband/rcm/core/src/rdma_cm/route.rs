@@ -36,6 +36,26 @@ pub const fn roce_packet_life_time(ack_timeout: Option<u8>) -> u8 {
 /// A flow label's 20 bits (`IB_GRH_FLOWLABEL_MASK`).
 pub const FLOW_LABEL_MASK: u32 = 0x000F_FFFF;
 
+/// The headers a RoCE packet may carry inside its Ethernet payload: GRH,
+/// UDP, BTH, XRC and atomic extended headers, ICRC (as 6.12's
+/// `iboe_get_mtu` counts them).
+const ROCE_HEADER_BYTES: u32 = 40 + 8 + 12 + 4 + 28 + 4;
+
+/// The IB MTU (its encoding, 1 for 256 to 5 for 4096) of a RoCE port on
+/// a network device of MTU `netdev_mtu`: the largest IB MTU its payload
+/// holds after the headers, or 0 if none fits.
+pub const fn roce_mtu(netdev_mtu: u32) -> u8 {
+    let payload = netdev_mtu.saturating_sub(ROCE_HEADER_BYTES);
+    let mut encoding = 5;
+    while encoding > 0 {
+        if payload >= 128 << encoding {
+            return encoding;
+        }
+        encoding -= 1;
+    }
+    0
+}
+
 /// What a RoCE path takes from the id's port and network device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RoceLink {
@@ -87,7 +107,7 @@ pub fn roce_path(
 }
 
 /// `IB_RATE_PORT_CURRENT`: the port's own rate.
-const IB_RATE_PORT_CURRENT: u8 = 0;
+pub const IB_RATE_PORT_CURRENT: u8 = 0;
 
 /// RoCE v2's flow label: an IPv6 source's flow info if it set one, else a
 /// hash of the ports, so that connections spread over ECMP paths.
@@ -430,5 +450,18 @@ mod tests {
         let p = super::roce_path(&ib, &ib, 0, 18, &LINK);
         assert_eq!((p.hop_limit, p.dgid), (1, [9; 16]));
         assert_eq!(p.flow_label, (0x1234 * 31 + 0x1234) & FLOW_LABEL_MASK);
+    }
+
+    /// 6.12's `iboe_get_mtu`: the largest IB MTU left after 96 bytes of
+    /// headers, 0 below 256.
+    #[test]
+    fn roce_mtu_leaves_room_for_the_headers() {
+        assert_eq!(super::roce_mtu(1500), 3);
+        assert_eq!(super::roce_mtu(9000), 5);
+        assert_eq!(super::roce_mtu(4096 + 96), 5);
+        assert_eq!(super::roce_mtu(4096 + 95), 4);
+        assert_eq!(super::roce_mtu(256 + 96), 1);
+        assert_eq!(super::roce_mtu(255 + 96), 0);
+        assert_eq!(super::roce_mtu(0), 0);
     }
 }
