@@ -501,18 +501,6 @@ impl CmIdPrivate {
         unsafe { bindings::rcm_h_net_bindv6only(self.net()) }
     }
 
-    /// The QP attributes iw_cm gives an iWARP id's connection for
-    /// `attr.qp_state` (`iw_cm_init_qp_attr`), and their mask.
-    pub(crate) fn iw_qp_attrs(&self, attr: &mut bindings::ib_qp_attr) -> Result<u32, c_int> {
-        let mut mask: c_int = 0;
-        // SAFETY: the id's iw_cm id, if any, lives with it; `attr` and
-        // `mask` are ours.
-        match unsafe { bindings::rcm_h_iw_qp_attr(self.private(), attr, &mut mask) } {
-            0 => Ok(mask as u32),
-            e => Err(e),
-        }
-    }
-
     /// Calls the consumer's event handler with `e`; its return. A UD id's
     /// event goes as `param.ud`, with `e.ud_ah` also the address handle
     /// attributes of the id's path (built for the call, released after;

@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What rdma_cm holds of the in-tree iw_cm (`rcm_iw_helpers.c`): the
-//! iw_cm ids it owns, each destroyed when its value drops, the parameters
-//! of a connect or accept as the helper takes them, and iw_cm's callbacks,
-//! decoded and handed to an [`IwCmHandler`].
+//! The in-tree iw_cm as rdma_cm uses it: the iw_cm ids rcm owns (each
+//! destroyed when its value drops), listeners, the connection id an
+//! rdma_cm id holds with its connect, accept, reject and disconnect, and
+//! iw_cm's callbacks, decoded for an [`IwCmHandler`] named when an id is
+//! made. A callback's context is the rdma_cm id's number, never a
+//! pointer.
 //!
 //! `iw_destroy_cm_id` may wait for iw_cm's work queue, whose callbacks
 //! take rdma_cm's locks: an [`IwCmId`] is dropped with none of them held.
 
 use crate::bindings;
 use crate::proto::rdma_cm::{IwEventKind, SockAddr};
-use crate::rdma::sockaddr::read_sockaddr;
+use crate::rdma::cm_id::CmIdPrivate;
+use crate::rdma::sockaddr::{read_sockaddr, write_sockaddr};
 use core::marker::PhantomData;
-use core::ptr::NonNull;
-use kernel::ffi::c_int;
+use core::ptr::{addr_of, addr_of_mut, NonNull};
+use kernel::error::{from_err_ptr, to_result};
+use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 
 /// An iw_cm id rcm created or was handed by a connection request.
@@ -27,44 +31,70 @@ pub(crate) struct IwCmId {
 // value is the id's only owner.
 unsafe impl Send for IwCmId {}
 
+/// A callback's context: the rdma_cm id's number.
+fn context_of(token: u64) -> *mut c_void {
+    token as usize as *mut c_void
+}
+
 impl IwCmId {
-    /// Takes ownership of `id`; `None` for NULL.
+    /// A new iw_cm id on `device` whose callbacks go to `handler` under
+    /// `token`, with the type of service `tos` if set.
     ///
     /// # Safety
     ///
-    /// A non-NULL `id` is a live iw_cm id that nobody else destroys from
-    /// now on.
-    pub(crate) unsafe fn from_raw(id: *mut bindings::iw_cm_id) -> Option<Self> {
-        // INVARIANT: per this function's contract.
-        NonNull::new(id).map(|id| IwCmId { id })
+    /// `device` is registered for the call.
+    unsafe fn create(
+        device: *mut bindings::ib_device,
+        handler: bindings::iw_cm_handler,
+        token: u64,
+        tos: Option<u8>,
+    ) -> Result<Self> {
+        // SAFETY: per this function's contract.
+        let id =
+            from_err_ptr(unsafe { bindings::iw_create_cm_id(device, handler, context_of(token)) })?;
+        // INVARIANT: a new id, ours alone.
+        let id = IwCmId {
+            id: NonNull::new(id).ok_or(ENOMEM)?,
+        };
+        // SAFETY: the new id is not in use by iw_cm yet.
+        unsafe {
+            let raw = id.id.as_ptr();
+            (*raw).tos = tos.unwrap_or(0);
+            (*raw).set_tos_set(tos.is_some());
+        }
+        Ok(id)
     }
 
-    /// A listener on `device` for the id `listener` (bound), its requests
-    /// reported under `token`.
+    /// A listener on `device` for the bound id `listener`, its requests
+    /// reported to `H` under `token`.
     ///
     /// # Safety
     ///
-    /// `device` is registered for the call and `listener`'s source address
-    /// is written.
-    pub(crate) unsafe fn listen(
-        listener: *mut bindings::rdma_id_private,
+    /// `device` is registered for the call.
+    pub(crate) unsafe fn listen<H: IwCmHandler>(
+        listener: &CmIdPrivate,
         device: *mut bindings::ib_device,
         token: u64,
         backlog: c_int,
         tos: Option<u8>,
         afonly: bool,
     ) -> Result<Self> {
-        let tos = tos.map_or(-1, c_int::from);
+        let src = listener.addrs().0.ok_or(EINVAL)?;
         // SAFETY: per this function's contract.
-        let id =
-            unsafe { bindings::rcm_h_iw_listen(listener, device, token, backlog, tos, afonly) };
-        let id = kernel::error::from_err_ptr(id)?;
-        // SAFETY: a new id, ours alone.
-        unsafe { Self::from_raw(id) }.ok_or(ENOMEM)
+        let id = unsafe { Self::create(device, Some(request_callback::<H>), token, tos)? };
+        let raw = id.id.as_ptr();
+        // SAFETY: the new id is not in use by iw_cm until it listens.
+        unsafe {
+            (*raw).set_afonly(afonly);
+            write_sockaddr(addr_of_mut!((*raw).local_addr), &src);
+        }
+        // SAFETY: a live id of ours; dropped (destroyed) on failure.
+        to_result(unsafe { bindings::iw_cm_listen(raw, backlog) })?;
+        Ok(id)
     }
 
-    /// Hands the id to a new owner: an rdma_cm id's connection field, or
-    /// iw_cm (which destroys a request's id that its handler refused).
+    /// Hands the id to a new owner: iw_cm, which destroys a request's id
+    /// that its handler refused.
     pub(crate) fn into_raw(self) -> *mut bindings::iw_cm_id {
         let id = self.id.as_ptr();
         core::mem::forget(self);
@@ -73,56 +103,232 @@ impl IwCmId {
 
     /// Refuses the connection request the id came from, then destroys it.
     pub(crate) fn refuse(self) {
-        // SAFETY: a live id, taken out of this value: destroyed once.
-        unsafe { bindings::rcm_h_iw_refuse(self.into_raw()) };
+        // SAFETY: a live id of ours; the reject's outcome changes nothing
+        // (the id goes).
+        let _ = unsafe { bindings::iw_cm_reject(self.id.as_ptr(), core::ptr::null(), 0) };
     }
 }
 
 impl Drop for IwCmId {
     fn drop(&mut self) {
         // SAFETY: a live id this value alone destroys (invariant).
-        unsafe { bindings::rcm_h_iw_destroy(self.id.as_ptr()) };
+        unsafe { bindings::iw_destroy_cm_id(self.id.as_ptr()) };
     }
 }
 
 /// A connect's or accept's parameters with their own copy of the private
-/// data, kept from the core's call until the helper runs.
+/// data, kept from the core's call until iw_cm gets them.
 #[derive(Clone, Copy)]
 pub(crate) struct IwConnParams {
     data: [u8; 255],
-    param: bindings::rcm_h_iw_param,
+    len: u8,
+    ord: u8,
+    ird: u8,
+    qpn: u32,
+    tos: Option<u8>,
 }
 
-// SAFETY: `param.private_data` is set to `data` only by `param`, whose
-// borrow ends before the value can move; it is never read through
-// otherwise.
-unsafe impl Send for IwConnParams {}
-
 impl IwConnParams {
-    /// The parameters; private data past 255 bytes (the ABI's limit) is
-    /// not sent.
+    /// The parameters (`ord`: the consumer's initiator depth, `ird`: its
+    /// responder resources, `qpn`: its QP without one of rdma_cm's);
+    /// private data past 255 bytes (the ABI's limit) is not sent.
     pub(crate) fn new(private_data: &[u8], ord: u8, ird: u8, qpn: u32, tos: Option<u8>) -> Self {
         let len = private_data.len().min(255);
         let mut data = [0; 255];
         data[..len].copy_from_slice(&private_data[..len]);
         IwConnParams {
             data,
-            param: bindings::rcm_h_iw_param {
-                private_data: core::ptr::null(),
-                // At most 255 (above).
-                private_data_len: len as u8,
-                ord,
-                ird,
-                qpn,
-                tos: tos.map_or(-1, c_int::from),
-            },
+            // At most 255 (above).
+            len: len as u8,
+            ord,
+            ird,
+            qpn,
+            tos,
         }
     }
 
-    /// The helper's view, its private data pointing into `self`.
-    pub(crate) fn param(&mut self) -> &bindings::rcm_h_iw_param {
-        self.param.private_data = self.data.as_ptr().cast();
-        &self.param
+    /// iw_cm's view for a connection on `id`, its private data pointing
+    /// into `self`: the QP is the id's if rdma_cm made it.
+    fn conn_param(&self, id: &CmIdPrivate) -> bindings::iw_cm_conn_param {
+        bindings::iw_cm_conn_param {
+            private_data: if self.len > 0 {
+                self.data.as_ptr().cast()
+            } else {
+                core::ptr::null()
+            },
+            private_data_len: u16::from(self.len),
+            ord: u32::from(self.ord),
+            ird: u32::from(self.ird),
+            qpn: id.own_qp_num().unwrap_or(self.qpn),
+        }
+    }
+}
+
+impl CmIdPrivate {
+    /// The iw_cm id of the id's connection (NULL if it has none), for
+    /// `rdma_iw_cm_id`.
+    pub(crate) fn iw_cm_id(&self) -> *mut bindings::iw_cm_id {
+        // SAFETY: an iWARP id's connection field is the iw_cm member,
+        // written only in its own calls.
+        unsafe { addr_of!((*self.private()).cm_id.iw).read() }
+    }
+
+    fn set_iw_cm_id(&self, id: *mut bindings::iw_cm_id) {
+        // SAFETY: as in `iw_cm_id`.
+        unsafe { addr_of_mut!((*self.private()).cm_id.iw).write(id) };
+    }
+
+    /// The id's connection takes `id` (a request's, once delivered); it is
+    /// destroyed with [`Self::take_iw`].
+    pub(crate) fn set_iw(&self, id: IwCmId) {
+        self.set_iw_cm_id(id.into_raw());
+    }
+
+    /// Takes the id's connection's iw_cm id out of it.
+    pub(crate) fn take_iw(&self) -> Option<IwCmId> {
+        let id = NonNull::new(self.iw_cm_id())?;
+        self.set_iw_cm_id(core::ptr::null_mut());
+        // INVARIANT: the id held it alone, and no longer does.
+        Some(IwCmId { id })
+    }
+
+    /// The number of the QP rdma_cm made for the id, if it made one.
+    fn own_qp_num(&self) -> Option<u32> {
+        let p = self.private();
+        // SAFETY: the id's QP fields change only in its own calls.
+        unsafe { (!addr_of!((*p).id.qp).read().is_null()).then(|| addr_of!((*p).qp_num).read()) }
+    }
+
+    /// The QP attributes of the id's connection for `attr.qp_state`
+    /// (`iw_cm_init_qp_attr`; before it has one, INIT without remote
+    /// access), and their mask.
+    pub(crate) fn iw_qp_attrs(&self, attr: &mut bindings::ib_qp_attr) -> Result<u32, c_int> {
+        let iw = self.iw_cm_id();
+        let mut mask: c_int = 0;
+        if iw.is_null() {
+            attr.qp_access_flags = 0;
+            mask = (bindings::ib_qp_attr_mask_IB_QP_STATE
+                | bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) as c_int;
+        } else {
+            // SAFETY: the id's connection id is live while the id holds it.
+            let ret = unsafe { bindings::iw_cm_init_qp_attr(iw, attr, &mut mask) };
+            if ret != 0 {
+                return Err(ret);
+            }
+        }
+        // SAFETY: the port is set with the id's device, in its own calls.
+        attr.port_num = unsafe { addr_of!((*self.private()).id.port_num).read() };
+        Ok(mask as u32 | bindings::ib_qp_attr_mask_IB_QP_PORT)
+    }
+
+    /// Moves the id's QP, if rdma_cm made one, to INIT with the
+    /// connection's attributes, then to RTR with `ird` responder
+    /// resources.
+    fn iw_qp_rtr(&self, ird: u8) -> c_int {
+        // SAFETY: the id's QP changes only in its own calls.
+        let qp = unsafe { addr_of!((*self.private()).id.qp).read() };
+        if qp.is_null() {
+            return 0;
+        }
+        let mut attr = bindings::ib_qp_attr {
+            qp_state: bindings::ib_qp_state_IB_QPS_INIT,
+            ..Default::default()
+        };
+        let mask = match self.iw_qp_attrs(&mut attr) {
+            Ok(m) => m,
+            Err(e) => return e,
+        };
+        // SAFETY: the id's QP, live while the id has it.
+        let ret = unsafe { bindings::ib_modify_qp(qp, &mut attr, mask as c_int) };
+        if ret != 0 {
+            return ret;
+        }
+        attr.qp_state = bindings::ib_qp_state_IB_QPS_RTR;
+        let mask = match self.iw_qp_attrs(&mut attr) {
+            Ok(m) => m,
+            Err(e) => return e,
+        };
+        attr.max_dest_rd_atomic = ird;
+        // SAFETY: as above.
+        unsafe { bindings::ib_modify_qp(qp, &mut attr, mask as c_int) }
+    }
+
+    /// Connects the id over iw_cm from its addresses: its events go to
+    /// `H` under `token`. On failure the id has no connection id. In the
+    /// id's own call.
+    pub(crate) fn iw_connect<H: IwCmHandler>(&self, token: u64, p: &IwConnParams) -> c_int {
+        let (Some((device, _)), (Some(src), Some(dst))) = (self.device(), self.addrs()) else {
+            return EINVAL.to_errno();
+        };
+        // SAFETY: the device is registered while the id is on it.
+        let id = match unsafe {
+            IwCmId::create(device.as_raw(), Some(event_callback::<H>), token, p.tos)
+        } {
+            Ok(id) => id,
+            Err(e) => return e.to_errno(),
+        };
+        let raw = id.id.as_ptr();
+        // SAFETY: the new id is not in use by iw_cm until it connects.
+        unsafe {
+            write_sockaddr(addr_of_mut!((*raw).local_addr), &src);
+            write_sockaddr(addr_of_mut!((*raw).remote_addr), &dst);
+        }
+        self.set_iw(id);
+        let mut ret = self.iw_qp_rtr(p.ird);
+        if ret == 0 {
+            let mut param = p.conn_param(self);
+            // SAFETY: the id's connection id is live; the parameters'
+            // private data lives in `p` for the call.
+            ret = unsafe { bindings::iw_cm_connect(raw, &mut param) };
+        }
+        if ret != 0 {
+            // No event can be queued for an id that never connected.
+            drop(self.take_iw());
+        }
+        ret
+    }
+
+    /// Accepts the connection request the id holds. In its own call.
+    pub(crate) fn iw_accept(&self, p: &IwConnParams) -> c_int {
+        let iw = self.iw_cm_id();
+        if iw.is_null() {
+            return EINVAL.to_errno();
+        }
+        let ret = self.iw_qp_rtr(p.ird);
+        if ret != 0 {
+            return ret;
+        }
+        let mut param = p.conn_param(self);
+        // SAFETY: the id's connection id is live while the id holds it;
+        // the parameters' private data lives in `p` for the call.
+        unsafe { bindings::iw_cm_accept(iw, &mut param) }
+    }
+
+    /// Rejects the connection request the id holds with `private_data`
+    /// (255 bytes at most are sent). In its own call.
+    pub(crate) fn iw_reject(&self, private_data: &[u8]) -> c_int {
+        let iw = self.iw_cm_id();
+        if iw.is_null() {
+            return EINVAL.to_errno();
+        }
+        let len = private_data.len().min(255) as u8;
+        let data = if len > 0 {
+            private_data.as_ptr().cast()
+        } else {
+            core::ptr::null()
+        };
+        // SAFETY: as in `iw_accept`; the data is read during the call.
+        unsafe { bindings::iw_cm_reject(iw, data, len) }
+    }
+
+    /// Disconnects the id's connection (gracefully). In its own call.
+    pub(crate) fn iw_disconnect(&self) -> c_int {
+        let iw = self.iw_cm_id();
+        if iw.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: as in `iw_accept`.
+        unsafe { bindings::iw_cm_disconnect(iw, 0) }
     }
 }
 
@@ -140,12 +346,12 @@ pub(crate) struct IwCmEvent<'a> {
     pub(crate) remote: Result<SockAddr, c_int>,
 }
 
-impl IwCmEvent<'_> {
+impl<'a> IwCmEvent<'a> {
     /// # Safety
     ///
-    /// `e` is the helper's valid event, its private data and addresses
-    /// valid for the returned value's life.
-    unsafe fn decode(e: &bindings::rcm_h_iw_event) -> Self {
+    /// `e` is iw_cm's event for the callback, its private data valid for
+    /// the returned value's life.
+    unsafe fn decode(e: &'a bindings::iw_cm_event) -> Self {
         let kind = match e.event {
             bindings::iw_cm_event_type_IW_CM_EVENT_CONNECT_REPLY => Some(IwEventKind::ConnectReply),
             bindings::iw_cm_event_type_IW_CM_EVENT_ESTABLISHED => Some(IwEventKind::Established),
@@ -170,10 +376,10 @@ impl IwCmEvent<'_> {
             private_data,
             ird: e.ird,
             ord: e.ord,
-            // SAFETY: per this function's contract.
-            local: unsafe { read_sockaddr(e.local) },
-            // SAFETY: per this function's contract.
-            remote: unsafe { read_sockaddr(e.remote) },
+            // SAFETY: the event's own storages, valid for the call.
+            local: unsafe { read_sockaddr(addr_of!(e.local_addr).cast()) },
+            // SAFETY: as above.
+            remote: unsafe { read_sockaddr(addr_of!(e.remote_addr).cast()) },
         }
     }
 }
@@ -194,12 +400,18 @@ impl IwCmRequest<'_> {
         unsafe { (*self.id.as_ptr()).device as usize }
     }
 
-    /// Takes the request's id over, its events reported under `token`
-    /// from now on. A callback that then refuses the request must hand the
-    /// id back to iw_cm with [`IwCmId::into_raw`] (iw_cm destroys it).
-    pub(crate) fn adopt(self, token: u64) -> IwCmId {
-        // SAFETY: a live id (invariant).
-        unsafe { bindings::rcm_h_iw_adopt(self.id.as_ptr(), token) };
+    /// Takes the request's id over, its events reported to `H` under
+    /// `token` from now on. A callback that then refuses the request must
+    /// hand the id back to iw_cm with [`IwCmId::into_raw`] (iw_cm destroys
+    /// it).
+    pub(crate) fn adopt<H: IwCmHandler>(self, token: u64) -> IwCmId {
+        let raw = self.id.as_ptr();
+        // SAFETY: a live id (invariant) in its request callback, before
+        // any event of its connection.
+        unsafe {
+            (*raw).context = context_of(token);
+            (*raw).cm_handler = Some(event_callback::<H>);
+        }
         // INVARIANT: from now on rcm destroys it.
         IwCmId { id: self.id }
     }
@@ -215,55 +427,49 @@ pub(crate) trait IwCmHandler {
     fn request(token: u64, request: IwCmRequest<'_>, e: &IwCmEvent<'_>) -> Result<(), c_int>;
 }
 
-/// Has iw_cm's callbacks go to `H` from now on, for the module's life.
-pub(crate) fn set_handler<H: IwCmHandler>() {
-    // SAFETY: the table is a constant of the module, so it outlives every
-    // iw_cm id; the helper only reads it.
-    unsafe { bindings::rcm_h_iw_set_callbacks(&Callbacks::<H>::TABLE) };
-}
-
-struct Callbacks<H>(PhantomData<H>);
-
-impl<H: IwCmHandler> Callbacks<H> {
-    const TABLE: bindings::rcm_iw_callbacks = bindings::rcm_iw_callbacks {
-        event: Some(event_callback::<H>),
-        request: Some(request_callback::<H>),
-    };
-}
-
+/// iw_cm's callback for a connection's events.
+///
 /// # Safety
 ///
-/// Called by the helper with a valid event.
+/// Called by iw_cm with a live id of rcm's and a valid event.
 unsafe extern "C" fn event_callback<H: IwCmHandler>(
-    token: u64,
-    e: *const bindings::rcm_h_iw_event,
+    cm_id: *mut bindings::iw_cm_id,
+    e: *mut bindings::iw_cm_event,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let e = unsafe { IwCmEvent::decode(&*e) };
+    let (token, e) = unsafe { ((*cm_id).context as usize as u64, IwCmEvent::decode(&*e)) };
     H::event(token, &e);
     // iw_cm never destroys an id of rcm's: rcm does, on its own paths.
     0
 }
 
+/// iw_cm's callback on a listener: a connection request on a new id.
+///
 /// # Safety
 ///
-/// Called by the helper with the request's live iw_cm id and a valid
-/// event.
+/// Called by iw_cm with the request's live iw_cm id (whose context is the
+/// listener's) and a valid event.
 unsafe extern "C" fn request_callback<H: IwCmHandler>(
-    token: u64,
     cm_id: *mut bindings::iw_cm_id,
-    e: *const bindings::rcm_h_iw_event,
+    e: *mut bindings::iw_cm_event,
 ) -> c_int {
     let Some(id) = NonNull::new(cm_id) else {
         return EINVAL.to_errno();
     };
+    // SAFETY: per this function's contract.
+    let e = unsafe { &*e };
+    if e.event != bindings::iw_cm_event_type_IW_CM_EVENT_CONNECT_REQUEST {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let token = unsafe { (*cm_id).context } as usize as u64;
     // INVARIANT: the request's live id, for this call.
     let request = IwCmRequest {
         id,
         _call: PhantomData,
     };
     // SAFETY: per this function's contract.
-    let e = unsafe { IwCmEvent::decode(&*e) };
+    let e = unsafe { IwCmEvent::decode(e) };
     match H::request(token, request, &e) {
         Ok(()) => 0,
         Err(errno) => errno,

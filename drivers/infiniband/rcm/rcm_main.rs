@@ -178,8 +178,6 @@ struct RcmModule {
 
 impl kernel::Module for RcmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // Before any iw_cm id can exist.
-        rdma::iw_cm::set_handler::<abi::rdma_cm::iwarp::IwCallbacks>();
         let sa = SaClient::register();
         let surfaces = Arc::pin_init(
             try_pin_init!(Surfaces {

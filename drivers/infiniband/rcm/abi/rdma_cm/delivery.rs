@@ -136,9 +136,9 @@ impl RdmaCmAbi {
         }
         self.register(b.clone())?;
         if let Some(cm_id) = self.take_iw_request(child) {
-            // SAFETY: the id's own field; from now on the id owns the
-            // request's iw_cm id (destroyed with it).
-            unsafe { bindings::rcm_h_iw_set(b.private(), cm_id.into_raw()) };
+            // From now on the id owns the request's iw_cm id (destroyed
+            // with it).
+            b.set_iw(cm_id);
         }
         Ok(b)
     }

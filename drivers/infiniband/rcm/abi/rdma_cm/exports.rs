@@ -581,13 +581,9 @@ pub(crate) unsafe extern "C" fn rdma_get_service_id(
 pub(crate) unsafe extern "C" fn rdma_iw_cm_id(
     id: *mut bindings::rdma_cm_id,
 ) -> *mut bindings::iw_cm_id {
-    // SAFETY: per this function's contract; the iw_cm id is the id's own
-    // field.
-    unsafe {
-        RdmaIdBox::from_id_or_null(id).map_or(core::ptr::null_mut(), |b| {
-            bindings::rcm_h_iw_get(b.private())
-        })
-    }
+    // SAFETY: per this function's contract.
+    let b = unsafe { RdmaIdBox::from_id_or_null(id) };
+    b.map_or(core::ptr::null_mut(), |b| b.iw_cm_id())
 }
 
 /// `rdma_res_to_id`: the id of a resource-tracking entry.

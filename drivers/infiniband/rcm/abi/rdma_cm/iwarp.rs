@@ -71,9 +71,7 @@ impl RdmaCmAbi {
     /// listeners', an undelivered request's. Never with a lock held that
     /// iw_cm's callbacks take.
     pub(super) fn release_iw(&self, b: &RdmaIdBox) {
-        // SAFETY: the id's own field; its connection's iw_cm id is ours,
-        // and taken out of the id nobody else destroys it.
-        drop(unsafe { IwCmId::from_raw(bindings::rcm_h_iw_take(b.private())) });
+        drop(b.take_iw());
         if let Some(cm_id) = self.take_iw_request(b.core) {
             cm_id.refuse();
         }
@@ -102,12 +100,11 @@ impl RdmaCmAbi {
     /// Starts the connect the core asked for on `b`'s id during the call
     /// just made, if it did; a failure reverts the id (ROUTE_RESOLVED).
     pub(super) fn start_iw_connect(&self, s: &CmService, b: &RdmaIdBox) -> c_int {
-        let Some(mut c) = self.iw_connects.lock().remove(&b.core.0) else {
+        let Some(c) = self.iw_connects.lock().remove(&b.core.0) else {
             return 0;
         };
-        // SAFETY: the id's fields are ours during its own call (the
-        // consumer holds its handler lock); `c` lives for the call.
-        let ret = unsafe { bindings::rcm_h_iw_connect(b.private(), b.core.0, c.param()) };
+        // In the id's own call (the consumer holds its handler lock).
+        let ret = b.iw_connect::<IwCallbacks>(b.core.0, &c);
         if ret != 0 {
             self.call(s, |core, _| core.iw_connect_failed(b.core));
         }
@@ -191,7 +188,7 @@ impl RdmaCmAbi {
             let child = core.iw_request(host, listener, &req, psn).ok()?;
             // Before the request can be delivered (after this call): the
             // new id's events find it by its number.
-            let cm_id = request.adopt(child.0);
+            let cm_id = request.adopt::<IwCallbacks>(child.0);
             if let Err(cm_id) = self.keep_iw(child, REQUEST_SLOT, cm_id) {
                 // The request's event is queued but its id is gone: not
                 // delivered. iw_cm destroys the request's id.
@@ -228,7 +225,7 @@ impl RdmaCmAbi {
     }
 }
 
-/// The consumer's parameters as the C helper takes them.
+/// The consumer's parameters as iw_cm takes them.
 fn iw_params(p: &ConnParams<'_>, tos: Option<u8>) -> IwConnParams {
     IwConnParams::new(
         p.private_data,
@@ -239,7 +236,7 @@ fn iw_params(p: &ConnParams<'_>, tos: Option<u8>) -> IwConnParams {
     )
 }
 
-/// A C helper's return as the core takes it.
+/// An iw_cm call's return as the core takes it.
 fn result(ret: c_int) -> Result<(), i32> {
     match ret {
         0 => Ok(()),
@@ -268,14 +265,7 @@ impl IwarpCm for RdmaCmAbi {
             // SAFETY: a served device stays registered during the call;
             // the id's source address is written (it is bound).
             let cm_id = unsafe {
-                IwCmId::listen(
-                    b.private(),
-                    ibdev,
-                    id.0,
-                    backlog,
-                    options.tos,
-                    options.afonly,
-                )
+                IwCmId::listen::<IwCallbacks>(&b, ibdev, id.0, backlog, options.tos, options.afonly)
             }
             .map_err(|e| e.to_errno())?;
             // A going device is simply not listened on.
@@ -294,28 +284,26 @@ impl IwarpCm for RdmaCmAbi {
 
     fn iw_accept(&self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32> {
         let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        let mut params = iw_params(p, None);
-        // SAFETY: the id's fields are ours during its own call (the
-        // consumer holds its handler lock).
-        result(unsafe { bindings::rcm_h_iw_accept(b.private(), params.param()) })
+        // In the id's own call (the consumer holds its handler lock).
+        result(b.iw_accept(&iw_params(p, None)))
     }
 
     fn iw_reject(&self, id: RdmaId, private_data: &[u8]) -> Result<(), i32> {
         let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        let len = private_data.len().min(255) as u8;
-        // SAFETY: as in `iw_accept`.
-        result(unsafe { bindings::rcm_h_iw_reject(b.private(), private_data.as_ptr().cast(), len) })
+        // As in `iw_accept`.
+        result(b.iw_reject(private_data))
     }
 
     fn iw_disconnect(&self, id: RdmaId) -> Result<(), i32> {
         let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        // SAFETY: as in `iw_accept`.
-        result(unsafe { bindings::rcm_h_iw_disconnect(b.private()) })
+        // As in `iw_accept`.
+        result(b.iw_disconnect())
     }
 }
 
-/// iw_cm's callbacks as rdma_cm handles them (set by the module's root).
-pub(crate) struct IwCallbacks;
+/// iw_cm's callbacks as rdma_cm handles them (named when an iw_cm id is
+/// made).
+struct IwCallbacks;
 
 impl IwCmHandler for IwCallbacks {
     fn event(token: u64, e: &IwCmEvent<'_>) {
