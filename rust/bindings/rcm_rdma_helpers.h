@@ -51,34 +51,15 @@ int rcm_h_rdma_translate(struct rdma_id_private *priv);
 /* The id's network device, with a reference (NULL if it has none). */
 struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv);
 
-/* What a RoCE path takes from a resolved id's port and network device. */
-struct rcm_h_roce_link {
-	u8 v2;			/* the GID's record type is RoCE v2 */
-	u8 udp_encap;		/* the port carries RoCE v2 */
-	u8 hop_limit;		/* from address resolution */
-	u8 sl;			/* the service level of the type of service */
-	u8 mtu;			/* IB encoding */
-};
+/* The service level type of service `tos` maps to on `ndev` (its VLAN
+ * egress map or traffic class map; static inlines). */
+u8 rcm_h_tos_to_sl(struct net_device *ndev, u8 tos);
 
-/*
- * Reads them for type of service `tos`: 0, -ENODEV without a device or
- * network device, -EINVAL if the network device's MTU has no IB encoding.
- * The path itself is the core's (rdma_cm::roce_path).
- */
-int rcm_h_rdma_roce_link(struct rdma_id_private *priv, u8 tos,
-			 struct rcm_h_roce_link *out);
 /* rcm's SA client (a static of this file), registered while the module is
  * loaded; its path queries are started from rust/rdma/resolution.rs. */
 void rcm_h_sa_client_register(void);
 void rcm_h_sa_client_unregister(void);
 struct ib_sa_client *rcm_h_sa_client(void);
-
-/*
- * Stores a copy of `rec` as the id's route, with the resolved L2 part on
- * RoCE (0, -ENOMEM, or -ENODEV if the id lost its network device).
- */
-int rcm_h_rdma_set_route(struct rdma_id_private *priv,
-			 const struct sa_path_rec *rec);
 
 /*
  * A passive id's device, port and route from the REQ that created it: the
@@ -92,12 +73,12 @@ int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
 			     const struct ib_gid_attr *attr,
 			     const struct sa_path_rec *path);
 
-/* The id takes GID entry `attr` (a reference) of `ibdev` port `port`:
- * its device, port and GID type. The caller then enters the id in resource
- * tracking with rcm_h_rdma_track(), once. */
 /* Enters a device-bound id in ib_core's resource tracking, unless it is
  * there already (a second entry would outlive the id). */
 void rcm_h_rdma_track(struct rdma_id_private *priv);
+/* The id takes GID entry `attr` (a reference) of `ibdev` port `port`:
+ * its device, port and GID type. The caller then enters the id in resource
+ * tracking with rcm_h_rdma_track(), once. */
 void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
 			 const struct ib_gid_attr *attr, struct ib_device *ibdev,
 			 u32 port);

@@ -7,8 +7,8 @@
 //! device, GID entry and tracking entry an id takes and lets go of.
 
 use crate::bindings;
+use crate::proto::rdma_cm::RoutePath;
 use crate::proto::rdma_cm::SockAddr;
-use crate::proto::rdma_cm::{RoceLink, RoutePath};
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::mad_path::MadPath;
@@ -421,22 +421,6 @@ impl CmIdPrivate {
             0 => Ok(()),
             e => Err(e),
         }
-    }
-
-    /// What the id's RoCE link gives a path (`tos`: its type of service).
-    pub(crate) fn roce_link(&self, tos: u8) -> Result<RoceLink, c_int> {
-        // SAFETY: the id is live; its device and address fields change
-        // only in its own calls, one of which this is.
-        unsafe { path::roce_link(self.private(), tos) }
-    }
-
-    /// Stores a copy of `rec` as the id's route, with the resolved L2
-    /// part on RoCE: 0, -ENOMEM, or -ENODEV if the id lost its network
-    /// device. In the id's own call (or its resolution's callback).
-    pub(crate) fn set_route(&self, rec: &bindings::sa_path_rec) -> c_int {
-        // SAFETY: the id's route is ours to write (type invariant); the
-        // record is copied.
-        unsafe { bindings::rcm_h_rdma_set_route(self.private(), rec) }
     }
 
     /// The route the id's path record describes: the path its MADs and

@@ -93,6 +93,12 @@ impl<'a> Device<'a> {
             != 0
     }
 
+    /// Whether `port` carries RoCE v2 (over UDP): its paths get flow
+    /// labels.
+    pub(crate) fn carries_roce_v2(&self, port: u32) -> bool {
+        self.port_caps(port) & bindings::RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP != 0
+    }
+
     /// Whether `port` speaks iWARP (as siw does): connections through
     /// iw_cm, not CM MADs.
     pub(crate) fn is_iwarp(&self, port: u32) -> bool {

@@ -12,6 +12,7 @@ pub(crate) mod cm_id;
 pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod gid;
+pub(crate) mod id_route;
 pub(crate) mod iw_cm;
 pub(crate) mod mad;
 pub(crate) mod mad_ah;

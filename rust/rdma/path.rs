@@ -5,8 +5,7 @@
 
 use crate::bindings;
 use crate::proto::rdma_cm::route::FLOW_LABEL_MASK;
-use crate::proto::rdma_cm::{PathKind, RoceLink, RoutePath};
-use kernel::ffi::c_int;
+use crate::proto::rdma_cm::{PathKind, RoutePath};
 
 /// The (source, destination) LIDs of a path record (0 on RoCE, where the
 /// record has none; an OPA record's low 16 bits, as the C CM reads them).
@@ -102,6 +101,15 @@ pub(crate) fn set_dmac(rec: &mut bindings::sa_path_rec, dmac: [u8; 6]) {
     }
 }
 
+/// The record type of a path of `kind`.
+pub(crate) fn record_type_of(kind: PathKind) -> bindings::sa_path_rec_type {
+    match kind {
+        PathKind::Ib => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
+        PathKind::RoceV1 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V1,
+        PathKind::RoceV2 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V2,
+    }
+}
+
 /// A path record as the core's route path (host order throughout).
 pub(crate) fn route_path(rec: &bindings::sa_path_rec) -> RoutePath {
     let (slid, dlid) = lids(rec);
@@ -150,40 +158,5 @@ pub(crate) fn plain_path(p: &RoutePath) -> bindings::rcm_h_lap_path {
 
 /// A route path as a path record (the inverse of [`route_path`]).
 pub(crate) fn path_record(p: &RoutePath) -> bindings::sa_path_rec {
-    let rec_type = match p.kind {
-        PathKind::Ib => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
-        PathKind::RoceV1 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V1,
-        PathKind::RoceV2 => bindings::sa_path_rec_type_SA_PATH_REC_TYPE_ROCE_V2,
-    };
-    record_of(&plain_path(p), rec_type)
-}
-
-/// What a RoCE path takes from a resolved id's port and network device,
-/// for type of service `tos`; a negative errno as `rcm_h_rdma_roce_link`
-/// gives it.
-///
-/// # Safety
-///
-/// `id` is a live rdma_cm id whose device and address fields do not
-/// change during the call.
-pub(crate) unsafe fn roce_link(
-    id: *mut bindings::rdma_id_private,
-    tos: u8,
-) -> Result<RoceLink, c_int> {
-    let mut link = bindings::rcm_h_roce_link::default();
-    // SAFETY: per this function's contract; `link` is ours.
-    match unsafe { bindings::rcm_h_rdma_roce_link(id, tos, &mut link) } {
-        0 => Ok(RoceLink {
-            kind: if link.v2 != 0 {
-                PathKind::RoceV2
-            } else {
-                PathKind::RoceV1
-            },
-            udp_encap: link.udp_encap != 0,
-            hop_limit: link.hop_limit,
-            sl: link.sl,
-            mtu: link.mtu,
-        }),
-        e => Err(e),
-    }
+    record_of(&plain_path(p), record_type_of(p.kind))
 }

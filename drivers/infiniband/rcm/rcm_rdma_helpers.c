@@ -130,7 +130,7 @@ int rcm_h_rdma_translate(struct rdma_id_private *priv)
 }
 
 /* The priority class of `tos` on `ndev` (its VLAN egress map or tc map). */
-static u8 rcm_tos_to_sl(struct net_device *ndev, u8 tos)
+u8 rcm_h_tos_to_sl(struct net_device *ndev, u8 tos)
 {
 	int prio = rt_tos2priority(tos);
 	struct net_device *real = ndev;
@@ -144,82 +144,12 @@ static u8 rcm_tos_to_sl(struct net_device *ndev, u8 tos)
 	return real->num_tc ? netdev_get_prio_tc_map(real, prio) : 0;
 }
 
-/* The record type of a RoCE id's GID, raised by its route's network. */
-static enum sa_path_rec_type rcm_roce_rec_type(struct rdma_id_private *priv)
-{
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-	enum ib_gid_type type = priv->gid_type;
-
-	if (type < ib_network_to_gid_type(da->network))
-		type = ib_network_to_gid_type(da->network);
-	return sa_conv_gid_to_pathrec_type(type);
-}
-
 struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv)
 {
 	const struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
 
 	return da->bound_dev_if ? dev_get_by_index(da->net, da->bound_dev_if) :
 				  NULL;
-}
-
-int rcm_h_rdma_roce_link(struct rdma_id_private *priv, u8 tos,
-			 struct rcm_h_roce_link *out)
-{
-	struct net_device *ndev;
-
-	if (!priv->id.device)
-		return -ENODEV;
-	ndev = rcm_h_rdma_id_ndev(priv);
-	if (!ndev)
-		return -ENODEV;
-	out->v2 = rcm_roce_rec_type(priv) == SA_PATH_REC_TYPE_ROCE_V2;
-	out->udp_encap = rdma_protocol_roce_udp_encap(priv->id.device,
-						      priv->id.port_num);
-	out->hop_limit = priv->id.route.addr.dev_addr.hoplimit;
-	out->sl = rcm_tos_to_sl(ndev, tos);
-	out->mtu = iboe_get_mtu(ndev->mtu);
-	dev_put(ndev);
-	return out->mtu ? 0 : -EINVAL;
-}
-
-/*
- * A RoCE record's L2 part from the id's resolved address: its record type
- * and the peer's MAC (-ENODEV if the id has no network device any more).
- */
-static int rcm_roce_l2(struct rdma_id_private *priv, struct sa_path_rec *rec)
-{
-	struct net_device *ndev = rcm_h_rdma_id_ndev(priv);
-
-	if (!ndev)
-		return -ENODEV;
-	dev_put(ndev);
-	rec->rec_type = rcm_roce_rec_type(priv);
-	rec->roce.route_resolved = true;
-	sa_path_set_dmac(rec, priv->id.route.addr.dev_addr.dst_dev_addr);
-	return 0;
-}
-
-int rcm_h_rdma_set_route(struct rdma_id_private *priv,
-			 const struct sa_path_rec *rec)
-{
-	struct sa_path_rec *copy = kmemdup(rec, sizeof(*rec), GFP_KERNEL);
-	int err;
-
-	if (!copy)
-		return -ENOMEM;
-	/* A record on RoCE gets the resolved L2 part (as 6.12). */
-	if (rdma_protocol_roce(priv->id.device, priv->id.port_num)) {
-		err = rcm_roce_l2(priv, copy);
-		if (err) {
-			kfree(copy);
-			return err;
-		}
-	}
-	kfree(priv->id.route.path_rec);
-	priv->id.route.path_rec = copy;
-	priv->id.route.num_pri_alt_paths = 1;
-	return 0;
 }
 
 /* rcm's SA client: its path queries end before it is unregistered. */

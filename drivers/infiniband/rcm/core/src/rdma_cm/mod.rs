@@ -41,5 +41,7 @@ pub use multicast::{GroupId, Membership, RoceGroup};
 pub use passive::Arrival;
 pub use port_space::PortSpace;
 pub use resolve::{AddrResolution, AddrWork};
-pub use route::{roce_mtu, roce_path, PathKind, RoceLink, Route, RoutePath, RouteWork};
+pub use route::{
+    roce_mtu, roce_path, roce_record_kind, PathKind, RoceLink, Route, RoutePath, RouteWork,
+};
 pub use state::IdState;

@@ -71,6 +71,17 @@ pub struct RoceLink {
     pub mtu: u8,
 }
 
+/// The record type of a RoCE id's paths: v2 if its GID is a v2 entry or
+/// its route resolved over IP (6.12 raises the GID's type to the
+/// network's), else v1.
+pub const fn roce_record_kind(gid_v2: bool, ip_network: bool) -> PathKind {
+    if gid_v2 || ip_network {
+        PathKind::RoceV2
+    } else {
+        PathKind::RoceV1
+    }
+}
+
 /// A resolved RoCE id's path (6.12's `cma_resolve_iboe_route`): GIDs of
 /// its addresses, traffic class `tos`, lifetime `packet_life_time`, the
 /// rest from its link. RoCE has no LIDs and takes any P_Key.
@@ -450,6 +461,13 @@ mod tests {
         let p = super::roce_path(&ib, &ib, 0, 18, &LINK);
         assert_eq!((p.hop_limit, p.dgid), (1, [9; 16]));
         assert_eq!(p.flow_label, (0x1234 * 31 + 0x1234) & FLOW_LABEL_MASK);
+    }
+
+    #[test]
+    fn roce_records_raised_by_an_ip_network() {
+        assert_eq!(super::roce_record_kind(false, false), PathKind::RoceV1);
+        assert_eq!(super::roce_record_kind(false, true), PathKind::RoceV2);
+        assert_eq!(super::roce_record_kind(true, false), PathKind::RoceV2);
     }
 
     /// 6.12's `iboe_get_mtu`: the largest IB MTU left after 96 bytes of
