@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! iWARP ids through the in-tree iw_cm (`rcm_iw_helpers.c`): the calls
+//! iWARP ids through the in-tree iw_cm (`rdma::iw_cm`): the calls
 //! the core makes for them ([`IwarpCm`]), iw_cm's callbacks fed back to the
 //! core, and the iw_cm ids an id holds besides its connection's (its
 //! listeners, and a request's until the request is delivered).
