@@ -27,15 +27,17 @@ use super::kernel_maps::KernelCollections;
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient};
 use super::peer::Peer;
 use crate::new_irq_spinlock;
-use crate::proto::cm::{keeps_sender, CmError, CommId, Config, Endpoint, Millis, Received};
+use crate::proto::cm::{
+    keeps_sender, CmError, CommId, Config, DeviceId, Endpoint, Millis, Received,
+};
+use crate::proto::rdma_cm::DeviceInfo;
 use crate::proto::wire::mad::peek_attr_id;
-use crate::rdma::counters::Counter;
-use crate::rdma::mad::{peer_window, MadHandler, ReceivedMad};
+use crate::rdma::counters::{Counter, PortCounters};
+use crate::rdma::mad::{peer_window, MadAgent, MadHandler, ReceivedMad};
 use crate::rdma::sync::{wake_waiters, yield_between_batches, IrqSaveBackend, IrqSpinLock};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
 use core::any::{Any, TypeId};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use devices::DeviceEntry;
 use kernel::prelude::*;
 use kernel::sync::lock::Guard;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -71,6 +73,19 @@ pub(crate) trait EventConsumer: Send + Sync + 'static {
     /// surfaces find their own state through the service without naming
     /// the type that composes them.
     fn part(&self, which: TypeId) -> Option<&dyn Any>;
+}
+
+/// A device served by the CM, with its ports' MAD agents.
+struct DeviceEntry {
+    identity: usize,
+    id: DeviceId,
+    info: DeviceInfo,
+    /// Dropped after the agents (field order), so no callback counts
+    /// into freed counters.
+    agents: KVec<MadAgent<CmService>>,
+    counters: PortCounters,
+    /// Its removal has begun: new ids no longer find it.
+    going: bool,
 }
 
 /// The CM of this host, handing its events to its [`EventConsumer`].

@@ -4,7 +4,7 @@
 //! lookups rdma_cm makes, and a removal that waits for the DREPs of the
 //! connections its consumers just closed.
 
-use super::CmService;
+use super::{CmService, DeviceEntry};
 use crate::proto::cm::{CommId, DeviceId};
 use crate::proto::rdma_cm::{DeviceInfo, PathKind};
 use crate::proto::timer::IbaTime;
@@ -17,19 +17,6 @@ use core::cell::Cell;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
-
-/// A device served by the CM, with its ports' MAD agents.
-pub(super) struct DeviceEntry {
-    pub(super) identity: usize,
-    pub(super) id: DeviceId,
-    pub(super) info: DeviceInfo,
-    /// Dropped after the agents (field order), so no callback counts
-    /// into freed counters.
-    pub(super) agents: KVec<MadAgent<CmService>>,
-    pub(super) counters: PortCounters,
-    /// Its removal has begun: new ids no longer find it.
-    pub(super) going: bool,
-}
 
 impl CmService {
     /// Registers CM MAD agents on the device's IB/RoCE ports. They hold
