@@ -11,6 +11,7 @@
 #include <rdma/ib_sa.h>
 #include <rdma/ib_cm.h>
 #include <linux/workqueue.h>
+#include <rdma/ib_sysfs.h>
 
 const char *rcm_h_ib_device_name(const struct ib_device *ibdev);
 u32 rcm_h_rdma_start_port(const struct ib_device *ibdev);
@@ -41,21 +42,17 @@ struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
 					     ib_mad_recv_handler recv_handler,
 					     void *context);
 
-/* Per-port CM message counters in sysfs (rcm_counters.c). */
-enum rcm_h_counter_group {
-	RCM_H_TX,
-	RCM_H_TX_RETRIES,
-	RCM_H_RX,
-	RCM_H_RX_DUPLICATES,
-	RCM_H_NR_GROUPS,
-};
-struct rcm_h_counters;
-/* Counters for every port of the device, visible in sysfs, or ERR_PTR. */
-struct rcm_h_counters *rcm_h_counters_add(struct ib_device *ibdev);
-/* Removes the sysfs files and frees the counters. */
-void rcm_h_counters_remove(struct rcm_h_counters *c);
-/* Counts one message of CM attribute `attr_id` (others are ignored). */
-void rcm_h_count(struct rcm_h_counters *c, u32 port, u32 group, u16 attr_id);
+/*
+ * Per-port attribute groups in sysfs (the CM's message counters,
+ * rust/rdma/counters.rs): exported by ib_core, declared only in its private
+ * core_priv.h.
+ */
+int ib_port_register_client_groups(struct ib_device *ibdev, u32 port_num,
+				   const struct attribute_group **groups);
+void ib_port_unregister_client_groups(struct ib_device *ibdev, u32 port_num,
+				      const struct attribute_group **groups);
+/* sysfs_attr_init() (a macro: lockdep's static key for the attribute). */
+void rcm_h_sysfs_attr_init(struct attribute *attr);
 
 /*
  * An alternate path (of a REQ or a LAP), seen from this side (host order).

@@ -11,6 +11,7 @@
 #include <linux/wait.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_sa.h>
@@ -259,4 +260,9 @@ void rcm_h_wake_waiters(void)
 void rcm_h_cond_resched(void)
 {
 	cond_resched();
+}
+
+void rcm_h_sysfs_attr_init(struct attribute *attr)
+{
+	sysfs_attr_init(attr);
 }

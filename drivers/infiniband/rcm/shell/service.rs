@@ -83,7 +83,7 @@ struct DeviceEntry {
     /// Dropped after the agents (field order), so no callback counts
     /// into freed counters.
     agents: KVec<MadAgent<CmService>>,
-    counters: PortCounters,
+    counters: KBox<PortCounters>,
     /// Its removal has begun: new ids no longer find it.
     going: bool,
 }
