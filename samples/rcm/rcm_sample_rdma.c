@@ -415,7 +415,8 @@ static void disconnect_all(void)
 static int client_run(void)
 {
 	ktime_t start;
-	int i, left;
+	long left;
+	int i;
 	s64 ms;
 
 	server_addr.sin_family = AF_INET;
@@ -432,16 +433,18 @@ static int client_run(void)
 		client_start_locked();
 	mutex_unlock(&lock);
 	if (hold) {
-		left = wait_for_completion_timeout(&all_up, msecs_to_jiffies(conns * 500 + 60000));
+		/* Killable: a long run is not a hung task, and can be stopped. */
+		left = wait_for_completion_killable_timeout(&all_up,
+							    msecs_to_jiffies(conns * 500 + 60000));
 		pr_info("client: %d connected, %d in flight, qp=%d: %d failed: %lld ms, holding\n",
 			conns, parallel, qp, failed, ktime_ms_delta(ktime_get(), start));
-		if (left) {
+		if (left > 0) {
 			msleep(hold);
 			start = ktime_get();
 			disconnect_all();
 		}
 	}
-	left = wait_for_completion_timeout(&done, msecs_to_jiffies(conns * 500 + 60000));
+	left = wait_for_completion_killable_timeout(&done, msecs_to_jiffies(conns * 500 + 60000));
 	ms = ktime_ms_delta(ktime_get(), start);
 	for (i = 0; i < STEPS; i++)
 		if (step_count[i])
@@ -453,7 +456,7 @@ static int client_run(void)
 	destroy_live();
 	pr_info("client: %d connections, %d in flight, qp=%d: %d failed, %d unfinished: %lld ms\n",
 		conns, parallel, qp, failed, conns - finished, ms);
-	return left && !failed ? 0 : -EIO;
+	return left > 0 && !failed ? 0 : -EIO;
 }
 
 static int __init sample_init(void)
