@@ -299,11 +299,7 @@ impl CmIdPrivate {
             raw: self.addrs().0?.gid(),
         };
         let ndev = self.net_device()?;
-        let gid_type = if device.prefers_roce_v2(port) {
-            bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
-        } else {
-            bindings::ib_gid_type_IB_GID_TYPE_ROCE
-        };
+        let gid_type = device.roce_gid_type(port);
         // SAFETY: the device is registered; `ndev` is held for the call;
         // the GID is ours.
         let attr = unsafe {
@@ -647,6 +643,18 @@ impl PinnedDrop for CmIdPrivate {
         // this releases what `rcm_h_rdma_id_init` and later calls took.
         unsafe { bindings::rcm_h_rdma_id_release(self.private()) };
     }
+}
+
+/// An id's number as the context of an ib_core callback (address
+/// resolution, SA query, iw_cm): never a pointer, so a callback that
+/// outlives the id finds nothing.
+pub(crate) fn id_context(token: u64) -> *mut c_void {
+    token as usize as *mut c_void
+}
+
+/// The id's number a callback's context carries ([`id_context`]).
+pub(crate) fn context_id(context: *mut c_void) -> u64 {
+    context as usize as u64
 }
 
 /// Calls `id`'s event handler with `ev` (0 without one, which rdma_cm's

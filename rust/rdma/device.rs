@@ -121,12 +121,16 @@ impl<'a> Device<'a> {
         self.port_caps(port) & bindings::RDMA_CORE_CAP_ETH_AH != 0
     }
 
-    /// Whether `port` makes RoCE v2 GIDs where it can (its GID types
-    /// include v2): rdma_cm's choice for routes and groups.
-    pub(crate) fn prefers_roce_v2(&self, port: u32) -> bool {
+    /// The GID type rdma_cm uses on RoCE `port`: v2 where the port has
+    /// it, else v1.
+    pub(crate) fn roce_gid_type(&self, port: u32) -> bindings::ib_gid_type {
         // SAFETY: `self.ptr` is a live device (type invariant).
-        let gid_type = unsafe { bindings::rcm_h_roce_gid_type(self.ptr, port) };
-        gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
+        unsafe { bindings::rcm_h_roce_gid_type(self.ptr, port) }
+    }
+
+    /// Whether rdma_cm uses RoCE v2 GIDs on `port` ([`Self::roce_gid_type`]).
+    pub(crate) fn prefers_roce_v2(&self, port: u32) -> bool {
+        self.roce_gid_type(port) == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
     }
 
     /// The device's index in ib_core (`ibdev_index` of the uAPI).

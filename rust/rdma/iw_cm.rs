@@ -12,12 +12,12 @@
 
 use crate::bindings;
 use crate::proto::rdma_cm::{IwEventKind, SockAddr};
-use crate::rdma::cm_id::CmIdPrivate;
+use crate::rdma::cm_id::{context_id, id_context, CmIdPrivate};
 use crate::rdma::sockaddr::{read_sockaddr, write_sockaddr};
 use core::marker::PhantomData;
 use core::ptr::{addr_of, addr_of_mut, NonNull};
 use kernel::error::{from_err_ptr, to_result};
-use kernel::ffi::{c_int, c_void};
+use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 /// An iw_cm id rcm created or was handed by a connection request.
@@ -30,11 +30,6 @@ pub(crate) struct IwCmId {
 // SAFETY: iw_cm ids are used and destroyed from any process context; the
 // value is the id's only owner.
 unsafe impl Send for IwCmId {}
-
-/// A callback's context: the rdma_cm id's number.
-fn context_of(token: u64) -> *mut c_void {
-    token as usize as *mut c_void
-}
 
 impl IwCmId {
     /// A new iw_cm id on `device` whose callbacks go to `handler` under
@@ -51,7 +46,7 @@ impl IwCmId {
     ) -> Result<Self> {
         // SAFETY: per this function's contract.
         let id =
-            from_err_ptr(unsafe { bindings::iw_create_cm_id(device, handler, context_of(token)) })?;
+            from_err_ptr(unsafe { bindings::iw_create_cm_id(device, handler, id_context(token)) })?;
         // INVARIANT: a new id, ours alone.
         let id = IwCmId {
             id: NonNull::new(id).ok_or(ENOMEM)?,
@@ -409,7 +404,7 @@ impl IwCmRequest<'_> {
         // SAFETY: a live id (invariant) in its request callback, before
         // any event of its connection.
         unsafe {
-            (*raw).context = context_of(token);
+            (*raw).context = id_context(token);
             (*raw).cm_handler = Some(event_callback::<H>);
         }
         // INVARIANT: from now on rcm destroys it.
@@ -437,7 +432,7 @@ unsafe extern "C" fn event_callback<H: IwCmHandler>(
     e: *mut bindings::iw_cm_event,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (token, e) = unsafe { ((*cm_id).context as usize as u64, IwCmEvent::decode(&*e)) };
+    let (token, e) = unsafe { (context_id((*cm_id).context), IwCmEvent::decode(&*e)) };
     H::event(token, &e);
     // iw_cm never destroys an id of rcm's: rcm does, on its own paths.
     0
@@ -462,7 +457,7 @@ unsafe extern "C" fn request_callback<H: IwCmHandler>(
         return EINVAL.to_errno();
     }
     // SAFETY: per this function's contract.
-    let token = unsafe { (*cm_id).context } as usize as u64;
+    let token = context_id(unsafe { (*cm_id).context });
     // INVARIANT: the request's live id, for this call.
     let request = IwCmRequest {
         id,

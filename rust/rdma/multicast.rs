@@ -142,7 +142,9 @@ impl CmIdPrivate {
     /// The address handle of `group` on the id's RoCE port
     /// (`ib_init_ah_from_mcmember`), or `None`.
     fn group_ah(&self, group: &SockAddr) -> Option<bindings::rdma_ah_attr> {
-        let (device, port, v2) = self.roce_port()?;
+        let (device, port) = self.device()?;
+        let gid_type = device.roce_gid_type(port);
+        let v2 = gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP;
         let roce = RoceGroup::of(group, v2, true)?;
         let ndev = self.net_device()?;
         let mut rec = bindings::ib_sa_mcmember_rec {
@@ -154,11 +156,6 @@ impl CmIdPrivate {
         };
         rec.mgid.raw = roce.mgid;
         rec.port_gid.raw = self.addrs().0.map(|a| a.gid()).unwrap_or_default();
-        let gid_type = if v2 {
-            bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
-        } else {
-            bindings::ib_gid_type_IB_GID_TYPE_ROCE
-        };
         let mut ah_attr = bindings::rdma_ah_attr::default();
         // SAFETY: the device is registered while the id is on it; the
         // network device is held; the record and attributes are ours (on

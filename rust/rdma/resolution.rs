@@ -8,7 +8,7 @@
 
 use crate::bindings;
 use crate::proto::rdma_cm::SockAddr;
-use crate::rdma::cm_id::CmIdPrivate;
+use crate::rdma::cm_id::{context_id, id_context, CmIdPrivate};
 use crate::rdma::sockaddr::read_sockaddr;
 use core::ptr::{addr_of, addr_of_mut};
 use kernel::ffi::{c_int, c_uint, c_ulong, c_void};
@@ -40,11 +40,6 @@ const PATH_NUMB_PATH: bindings::ib_sa_comp_mask = component(12);
 const PATH_PKEY: bindings::ib_sa_comp_mask = component(13);
 const PATH_QOS_CLASS: bindings::ib_sa_comp_mask = component(14);
 
-/// A resolution's callback context: the id's number.
-fn context_of(token: u64) -> *mut c_void {
-    token as usize as *mut c_void
-}
-
 impl CmIdPrivate {
     /// Starts resolving the id's destination from its source (ARP/ND):
     /// `H` hears the outcome, under `token`, from ib_core's work queue.
@@ -68,7 +63,7 @@ impl CmIdPrivate {
                 timeout_ms as c_ulong,
                 Some(address_done::<H>),
                 false,
-                context_of(token),
+                id_context(token),
             )
         }
     }
@@ -134,7 +129,7 @@ impl CmIdPrivate {
                 timeout_ms as c_ulong,
                 kernel::bindings::GFP_KERNEL,
                 Some(path_done::<H>),
-                context_of(token),
+                id_context(token),
                 addr_of_mut!((*p).query),
             );
             if id < 0 {
@@ -176,7 +171,7 @@ unsafe extern "C" fn address_done<H: ResolutionHandler>(
         0 => unsafe { read_sockaddr(src) },
         e => Err(e),
     };
-    H::address_resolved(context as usize as u64, outcome);
+    H::address_resolved(context_id(context), outcome);
 }
 
 /// ib_sa's path query callback.
@@ -196,5 +191,5 @@ unsafe extern "C" fn path_done<H: ResolutionHandler>(
         (0, None) => Err(EINVAL.to_errno()),
         (e, _) => Err(e),
     };
-    H::route_resolved(context as usize as u64, outcome);
+    H::route_resolved(context_id(context), outcome);
 }
