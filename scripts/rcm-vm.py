@@ -234,6 +234,19 @@ def splats(text):
     return reports
 
 
+def failed_points(tap, context=25):
+    """The TAP lines of each failed point of a test, with the diagnostic
+    lines (``# # ...``) the test printed just before it."""
+    out = []
+    for i, ln in enumerate(tap):
+        if re.match(r"#\s*not ok \d+", ln):
+            j = i
+            while j > 0 and i - j < context and re.match(r"#\s*#", tap[j - 1]):
+                j -= 1
+            out += tap[j:i + 1]
+    return out
+
+
 def run(args):
     spec = test_header(args.script) if args.script else {"guests": 1, "modes": ["c"], "timeout": 300, "devices": 1}
     if args.guests:
@@ -352,9 +365,18 @@ def run(args):
             reason = reason or f"kernel bug report in the {g.role} guest's log"
             print(f"# {g.role} kernel log:\n" + "\n".join("#   " + ln for ln in rep.splitlines()))
     if result == 1:
+        # What failed first, where a reader of the run's tail sees it: each
+        # failed point with the lines the test printed for it; then where
+        # the whole logs are (they are long, and kept in files).
+        failed = failed_points(tap)
+        if failed:
+            print(f"# ---- {name}: the failed points, with what the test printed before each ----")
+            for ln in failed:
+                print(f"#   {ln}")
         for g in guests:
-            print(f"# ---- full kernel log of the {g.role} guest ({g.console}) ----")
-            for ln in g.read(g.console).splitlines():
+            lines = g.read(g.console).splitlines()
+            print(f"# ---- the {g.role} guest's kernel log: {g.console} ({len(lines)} lines); its last 15 ----")
+            for ln in lines[-15:]:
                 print(f"#   {ln}")
     log(f"{name}: {'pass' if result == 0 else 'skip' if result == 4 else 'FAIL'}"
         f"{' (' + reason + ')' if reason else ''} in {time.monotonic() - start:.0f}s")

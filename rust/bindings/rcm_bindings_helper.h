@@ -5,10 +5,17 @@
  * the bindings always match the kernel tree the module is built for.
  */
 #include <linux/fs.h>
+#include <linux/igmp.h>
+#include <linux/inetdevice.h>
 #include <linux/miscdevice.h>
+#include <linux/netdevice.h>
+#include <linux/notifier.h>
+#include <linux/rtnetlink.h>
 #include <linux/poll.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
+#include <net/neighbour.h>
+#include <net/netevent.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_cm.h>
@@ -16,11 +23,10 @@
 #include <rdma/ib_sa.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
+#include <rdma/iw_cm.h>
 #include <rdma/rdma_user_cm.h>
 
 #include "rcm_helpers.h"
 #include "rcm_rdma_helpers.h"
-#include "rcm_iw_helpers.h"
-#include "rcm_mc_helpers.h"
 #include "rcm_net_helpers.h"
 #include "rcm_ucma_helpers.h"

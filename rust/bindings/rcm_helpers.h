@@ -30,23 +30,13 @@ bool rcm_h_device_try_get(struct ib_device *ibdev);
 
 /* The device's local CA ACK delay (IBA time exponent). */
 u8 rcm_h_ack_delay(const struct ib_device *ibdev);
-/* IB_ACCESS_FLUSH_* the device supports (0 if none). */
-u32 rcm_h_flush_access(const struct ib_device *ibdev);
-
-/*
- * A MAD agent of the CM class (version 2, method Send) on a port, or an
- * ERR_PTR.
- */
-struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
-					     ib_mad_send_handler send_handler,
-					     ib_mad_recv_handler recv_handler,
-					     void *context);
 
 /*
  * Per-port attribute groups in sysfs (the CM's message counters,
- * rust/rdma/counters.rs): exported by ib_core, declared only in its private
- * core_priv.h.
+ * rust/rdma/counters.rs) and the GID types a RoCE port supports: exported
+ * by ib_core, declared only in its private core_priv.h.
  */
+unsigned long roce_gid_type_mask_support(struct ib_device *ibdev, u32 port);
 int ib_port_register_client_groups(struct ib_device *ibdev, u32 port_num,
 				   const struct attribute_group **groups);
 void ib_port_unregister_client_groups(struct ib_device *ibdev, u32 port_num,
@@ -162,6 +152,10 @@ void rcm_h_wake_waiters(void);
 
 /* cond_resched(): lets other work run between batches (process context). */
 void rcm_h_cond_resched(void);
+
+/* rcu_read_lock / rcu_read_unlock. */
+void rcm_h_rcu_read_lock(void);
+void rcm_h_rcu_read_unlock(void);
 
 /* spin_lock_irqsave / spin_unlock_irqrestore on a spinlock_t. */
 unsigned long rcm_h_spin_lock_irqsave(void *lock);

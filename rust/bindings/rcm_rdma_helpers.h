@@ -17,18 +17,14 @@
 #include "rcm_helpers.h"
 
 /*
- * Sets up a zeroed id: handler, context, port space, QP type, a reference
- * on `net`, its locks, and its resource-tracking entry owned as `parent`
- * is (a request's listener: its module or task), else named after
- * `caller` (a kernel consumer's module) or the current task (NULL).
+ * A new id's spinlock, handler and QP mutexes (one lockdep class each for
+ * every id's) and completion: macros that declare their lock classes. The
+ * rest of a new id is rust/rdma/cm_id.rs's.
  */
-void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
-			rdma_cm_event_handler handler, void *context,
-			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
-			const char *caller, const struct rdma_id_private *parent);
-/* Releases what the id holds besides its device (rdma::cm_id lets go of
- * that first): path records, net. */
-void rcm_h_rdma_id_release(struct rdma_id_private *priv);
+void rcm_h_rdma_id_init_locks(struct rdma_id_private *priv);
+/* get_net / put_net: a reference on a namespace. */
+struct net *rcm_h_get_net(struct net *net);
+void rcm_h_put_net(struct net *net);
 
 void rcm_h_rdma_handler_lock(struct rdma_id_private *priv);
 /* A new id's lock, taken while its listener's is held. */
@@ -48,9 +44,6 @@ void rcm_h_rdma_qp_unlock(struct rdma_id_private *priv);
  */
 int rcm_h_rdma_translate(struct rdma_id_private *priv);
 
-/* The id's network device, with a reference (NULL if it has none). */
-struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv);
-
 /* The service level type of service `tos` maps to on `ndev` (its VLAN
  * egress map or traffic class map; static inlines). */
 u8 rcm_h_tos_to_sl(struct net_device *ndev, u8 tos);
@@ -60,34 +53,6 @@ u8 rcm_h_tos_to_sl(struct net_device *ndev, u8 tos);
 void rcm_h_sa_client_register(void);
 void rcm_h_sa_client_unregister(void);
 struct ib_sa_client *rcm_h_sa_client(void);
-
-/*
- * A passive id's device, port and route from the REQ that created it: the
- * GID entry it arrived on (`attr`, a reference the id takes, put on
- * failure), a copy of the path record seen from here (NULL for a SIDR_REQ,
- * which has none), and the device address of the GID's network device.
- * 0 or -ENOMEM.
- */
-int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
-			     struct ib_device *ibdev, u32 port,
-			     const struct ib_gid_attr *attr,
-			     const struct sa_path_rec *path);
-
-/* Enters a device-bound id in ib_core's resource tracking, unless it is
- * there already (a second entry would outlive the id). */
-void rcm_h_rdma_track(struct rdma_id_private *priv);
-/* The id takes GID entry `attr` (a reference) of `ibdev` port `port`:
- * its device, port and GID type. The caller then enters the id in resource
- * tracking with rcm_h_rdma_track(), once. */
-void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
-			 const struct ib_gid_attr *attr, struct ib_device *ibdev,
-			 u32 port);
-
-/* The GID type rdma_cm uses on a RoCE port: v2 where the port has it. */
-enum ib_gid_type rcm_h_roce_gid_type(struct ib_device *ibdev, u32 port);
-
-/* The namespace of a GID entry's network device (init_net if none). */
-struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index);
 
 /* An event for an id's consumer, as plain values (rust/rdma/cm_id.rs builds
  * struct rdma_cm_event from them). */

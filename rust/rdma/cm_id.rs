@@ -22,6 +22,7 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 /// What an id is created with.
+#[derive(Clone, Copy)]
 pub(crate) struct NewId {
     pub(crate) net: *mut bindings::net,
     pub(crate) handler: bindings::rdma_cm_event_handler,
@@ -89,9 +90,7 @@ const IB_GID_OFFSET: usize = 4;
 impl CmIdPrivate {
     /// A new IDLE id's structure.
     pub(crate) fn new(n: &NewId) -> impl PinInit<Self> {
-        let (net, handler, context, ps, qp_type, caller, parent) = (
-            n.net, n.handler, n.context, n.ps, n.qp_type, n.caller, n.parent,
-        );
+        let n = *n;
         pin_init!(CmIdPrivate {
             inner <- Opaque::ffi_init(move |p: *mut bindings::rdma_id_private| {
                 // SAFETY: `p` is this field's memory, which we zero and set
@@ -101,9 +100,7 @@ impl CmIdPrivate {
                 // tracking entry is live).
                 unsafe {
                     core::ptr::write_bytes(p, 0, 1);
-                    bindings::rcm_h_rdma_id_init(
-                        p, net, handler, context, ps, qp_type, caller, parent,
-                    );
+                    init_private(p, &n);
                 }
             }),
         })
@@ -313,13 +310,24 @@ impl CmIdPrivate {
     /// The id takes `gid`, its device and port (a bind or resolution the
     /// core accepted), and enters ib_core's resource tracking.
     pub(crate) fn take_gid(&self, gid: GidAttr, device: &Device<'_>, port: u32) {
+        let p = self.private();
+        let gid_type = gid.as_attr().gid_type;
         // SAFETY: the id's fields are ours during its own call (or under
         // the core's lock, which its destroy takes first); the device is
         // registered while an id is on it; the GID reference is handed
-        // over; the tracking entry was set up at creation.
+        // over, the one it replaces put; the tracking entry was set up at
+        // creation, and is added once (a second entry would outlive the
+        // id).
         unsafe {
-            bindings::rcm_h_rdma_take_gid(self.private(), gid.into_raw(), device.as_raw(), port);
-            bindings::rcm_h_rdma_track(self.private());
+            let slot = addr_of_mut!((*p).id.route.addr.dev_addr.sgid_attr);
+            drop(GidAttr::from_owned(slot.read()));
+            slot.write(gid.into_raw());
+            addr_of_mut!((*p).gid_type).write(gid_type);
+            addr_of_mut!((*p).id.device).write(device.as_raw());
+            addr_of_mut!((*p).id.port_num).write(port);
+            if !addr_of!((*p).res.valid).read() {
+                bindings::rdma_restrack_add(addr_of_mut!((*p).res));
+            }
         }
     }
 
@@ -445,9 +453,16 @@ impl CmIdPrivate {
     }
 
     /// The network namespace of the id's addresses, held by the id.
-    fn net(&self) -> *mut bindings::net {
+    pub(crate) fn net(&self) -> *mut bindings::net {
         // SAFETY: set at creation, never changed.
         unsafe { addr_of!((*self.private()).id.route.addr.dev_addr.net).read() }
+    }
+
+    /// The interface the id's address is bound to (0: none).
+    pub(crate) fn bound_ifindex(&self) -> c_int {
+        // SAFETY: written by the id's bind and resolution, in its own
+        // calls; a word read once.
+        unsafe { addr_of!((*self.private()).id.route.addr.dev_addr.bound_dev_if).read_volatile() }
     }
 
     /// Whether the id's namespace may use `device` (a device outside it
@@ -639,9 +654,60 @@ impl Drop for QpLock<'_> {
 impl PinnedDrop for CmIdPrivate {
     fn drop(self: Pin<&mut Self>) {
         self.detach_device();
-        // SAFETY: the last reference is going: nothing else uses the id;
-        // this releases what `rcm_h_rdma_id_init` and later calls took.
-        unsafe { bindings::rcm_h_rdma_id_release(self.private()) };
+        let p = self.private();
+        // SAFETY: the last reference is going: nothing else uses the id.
+        // This releases what its creation and later calls took: the path
+        // records (kmalloc'd) and the namespace.
+        unsafe {
+            let route = addr_of_mut!((*p).id.route);
+            kernel::bindings::kfree(addr_of!((*route).path_rec).read().cast());
+            addr_of_mut!((*route).path_rec).write(core::ptr::null_mut());
+            kernel::bindings::kfree(addr_of!((*route).path_rec_inbound).read().cast());
+            kernel::bindings::kfree(addr_of!((*route).path_rec_outbound).read().cast());
+            bindings::rcm_h_put_net(addr_of!((*route).addr.dev_addr.net).read());
+        }
+    }
+}
+
+/// Sets up the zeroed id `p` as `n` says: handler, context, port space,
+/// QP type, a reference on the namespace, its locks and lists, a
+/// reference count of one, and its resource-tracking entry owned as the
+/// parent is (a request's listener: its module or task), else named after
+/// the caller (a kernel consumer's module) or the current task (NULL).
+///
+/// # Safety
+///
+/// `p` is a zeroed id no one else sees; `n.net` a live namespace; a
+/// non-NULL `n.parent` a live id whose tracking entry is set up.
+unsafe fn init_private(p: *mut bindings::rdma_id_private, n: &NewId) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        addr_of_mut!((*p).id.event_handler).write(n.handler);
+        addr_of_mut!((*p).id.context).write(n.context);
+        addr_of_mut!((*p).id.ps).write(n.ps);
+        addr_of_mut!((*p).id.qp_type).write(n.qp_type);
+        addr_of_mut!((*p).state).write(bindings::rdma_cm_state_RDMA_CM_IDLE);
+        bindings::rcm_h_rdma_id_init_locks(p);
+        addr_of_mut!((*p).refcount.refs.counter).write(1);
+        for list in [
+            addr_of_mut!((*p).__bindgen_anon_2.listen_list),
+            addr_of_mut!((*p).mc_list),
+            addr_of_mut!((*p).id_list_entry),
+        ] {
+            // An empty list points at itself (`INIT_LIST_HEAD`).
+            list.write(bindings::list_head {
+                next: list,
+                prev: list,
+            });
+        }
+        addr_of_mut!((*p).id.route.addr.dev_addr.net).write(bindings::rcm_h_get_net(n.net));
+        let res = addr_of_mut!((*p).res);
+        bindings::rdma_restrack_new(res, bindings::rdma_restrack_type_RDMA_RESTRACK_CM_ID);
+        if n.parent.is_null() {
+            bindings::rdma_restrack_set_name(res, n.caller);
+        } else {
+            bindings::rdma_restrack_parent_name(res, addr_of!((*n.parent).res));
+        }
     }
 }
 

@@ -124,8 +124,14 @@ impl<'a> Device<'a> {
     /// The GID type rdma_cm uses on RoCE `port`: v2 where the port has
     /// it, else v1.
     pub(crate) fn roce_gid_type(&self, port: u32) -> bindings::ib_gid_type {
-        // SAFETY: `self.ptr` is a live device (type invariant).
-        unsafe { bindings::rcm_h_roce_gid_type(self.ptr, port) }
+        // SAFETY: `self.ptr` is a live device (type invariant); ib_core
+        // checks the port.
+        let supported = unsafe { bindings::roce_gid_type_mask_support(self.ptr, port) };
+        if supported & (1 << bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP) != 0 {
+            bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP
+        } else {
+            bindings::ib_gid_type_IB_GID_TYPE_ROCE
+        }
     }
 
     /// Whether rdma_cm uses RoCE v2 GIDs on `port` ([`Self::roce_gid_type`]).
@@ -151,8 +157,15 @@ impl<'a> Device<'a> {
     /// The `IB_ACCESS_FLUSH_*` flags a QP on this device may grant with
     /// RDMA read and atomic access (0 without flush support).
     pub(crate) fn flush_access(&self) -> u32 {
+        const FLUSH: u64 = bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64
+            | bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT as u64;
         // SAFETY: as for `ack_delay`.
-        unsafe { bindings::rcm_h_flush_access(self.ptr) }
+        let caps = unsafe { (*self.ptr).attrs.device_cap_flags };
+        if caps & FLUSH == 0 {
+            return 0;
+        }
+        bindings::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL
+            | bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT
     }
 }
 

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! An rdma_cm id's route on RoCE: what its link gives a path (record
+//! An rdma_cm id's route: on RoCE, what its link gives a path (record
 //! type, flow labels, hop limit, service level, MTU) and the path record
 //! it keeps, with the resolved destination MAC, as 6.12's
-//! `cma_resolve_iboe_route` fills them. The path itself is the core's
-//! (`rdma_cm::roce_path`).
+//! `cma_resolve_iboe_route` fills them (the path itself is the core's,
+//! `rdma_cm::roce_path`); and the route a passive id takes from the
+//! request that created it.
 
 use crate::bindings;
 use crate::proto::rdma_cm::route::{roce_mtu, roce_record_kind};
 use crate::proto::rdma_cm::{PathKind, RoceLink};
 use crate::rdma::cm_id::CmIdPrivate;
+use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
 use crate::rdma::path;
 use core::ptr::{addr_of, addr_of_mut};
 use kernel::ffi::c_int;
@@ -83,16 +86,70 @@ impl CmIdPrivate {
         let Ok(record) = KBox::new(copy, GFP_KERNEL) else {
             return ENOMEM.to_errno();
         };
-        let p = self.private();
         // SAFETY: the id's route is its own, written only in its own
-        // calls; its record is kmalloc'd (freed with kfree, as the id's
-        // release does), and the new one too.
+        // calls.
+        unsafe { self.replace_record(Some(record)) };
+        0
+    }
+
+    /// Replaces the id's path record with `record` (kmalloc'd, or none).
+    ///
+    /// # Safety
+    ///
+    /// The id's route is not read or written concurrently (its own call,
+    /// or its creation).
+    unsafe fn replace_record(&self, record: Option<KBox<bindings::sa_path_rec>>) {
+        let p = self.private();
+        // SAFETY: per this function's contract; the id's record is
+        // kmalloc'd (freed with kfree, as the id's release does), and the
+        // new one too.
         unsafe {
             let slot = addr_of_mut!((*p).id.route.path_rec);
             kernel::bindings::kfree(slot.read().cast());
-            slot.write(KBox::into_raw(record));
-            addr_of_mut!((*p).id.route.num_pri_alt_paths).write(1);
+            addr_of_mut!((*p).id.route.num_pri_alt_paths).write(c_int::from(record.is_some()));
+            slot.write(record.map_or(core::ptr::null_mut(), KBox::into_raw));
         }
-        0
+    }
+
+    /// A passive id takes the route of the request that created it: the
+    /// GID entry it arrived on (its device and port), the link-layer
+    /// addresses of that entry's network device as its source, and with
+    /// `rec` (a REQ's; a SIDR_REQ has none) a copy of the path record seen
+    /// from here, whose destination GID it takes (6.12's
+    /// `cma_ib_new_conn_id`). In the id's creation, before anyone sees it.
+    pub(crate) fn take_passive_route(
+        &self,
+        gid: GidAttr,
+        device: &Device<'_>,
+        port: u32,
+        rec: Option<&bindings::sa_path_rec>,
+    ) -> Result {
+        let record = match rec {
+            Some(r) => Some(KBox::new(*r, GFP_KERNEL)?),
+            None => None,
+        };
+        // SAFETY: the new id's fields are ours during its creation.
+        let da = unsafe { addr_of_mut!((*self.private()).id.route.addr.dev_addr) };
+        if let Some(ndev) = gid.net_device() {
+            // SAFETY: as above.
+            unsafe { ndev.copy_source_l2(da) };
+        }
+        if let Some(r) = rec {
+            // SAFETY: as above; a GID is plain bytes whichever way read.
+            unsafe {
+                let offset =
+                    if addr_of!((*da).dev_type).read() == bindings::ARPHRD_INFINIBAND as u16 {
+                        4
+                    } else {
+                        0
+                    };
+                let dst = addr_of_mut!((*da).dst_dev_addr).cast::<u8>().add(offset);
+                dst.cast::<[u8; 16]>().write_unaligned(r.dgid.raw);
+            }
+        }
+        // SAFETY: as above.
+        unsafe { self.replace_record(record) };
+        self.take_gid(gid, device, port);
+        Ok(())
     }
 }

@@ -13,12 +13,65 @@
 use crate::bindings;
 use crate::proto::rdma_cm::{IwEventKind, SockAddr};
 use crate::rdma::cm_id::{context_id, id_context, CmIdPrivate};
+use crate::rdma::device::Device;
+use crate::rdma::gid::GidAttr;
+use crate::rdma::netdev::NetDevice;
 use crate::rdma::sockaddr::{read_sockaddr, write_sockaddr};
+use crate::rdma::sync::RcuReadGuard;
 use core::marker::PhantomData;
 use core::ptr::{addr_of, addr_of_mut, NonNull};
 use kernel::error::{from_err_ptr, to_result};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
+
+impl CmIdPrivate {
+    /// The GID entry of iWARP `port` of `device` for the id's address,
+    /// held: the port's one entry, if its network device is in the id's
+    /// namespace and is the interface the id is bound to, a VLAN's on it,
+    /// or the device the bound VLAN is on (6.12's `cma_validate_port` on
+    /// iWARP).
+    pub(crate) fn find_iwarp_gid(&self, device: &Device<'_>, port: u32) -> Option<GidAttr> {
+        if !device.is_iwarp(port) || !self.may_use(device) {
+            return None;
+        }
+        let (net, ifindex) = (self.net(), self.bound_ifindex());
+        let gid = GidAttr::get(device, port, 0)?;
+        let _rcu = RcuReadGuard::new();
+        // SAFETY: the entry is held; its network device is read under RCU.
+        let ndev = from_err_ptr(unsafe { bindings::rdma_read_gid_attr_ndev_rcu(gid.as_ptr()) });
+        // SAFETY: live under the RCU section, as the id's namespace is.
+        let serves = ndev.is_ok_and(|ndev| unsafe { port_serves(ndev, net, ifindex) });
+        serves.then_some(gid)
+    }
+}
+
+/// Whether an iWARP port on `ndev` serves an id bound to `ifindex` in
+/// `net`.
+///
+/// # Safety
+///
+/// `ndev` is a live network device and `net` a live namespace, and the
+/// caller is in an RCU read-side section.
+unsafe fn port_serves(
+    ndev: *mut bindings::net_device,
+    net: *mut bindings::net,
+    ifindex: c_int,
+) -> bool {
+    // SAFETY: per this function's contract; a device found by index under
+    // RCU stays live for the section.
+    unsafe {
+        if bindings::rcm_h_dev_net(ndev) != net {
+            return false;
+        }
+        let port_ifindex = (*ndev).ifindex;
+        if port_ifindex == ifindex {
+            return true;
+        }
+        let bound = bindings::dev_get_by_index_rcu(net, ifindex);
+        (!bound.is_null() && NetDevice::vlan_real_ifindex(bound) == Some(port_ifindex))
+            || NetDevice::vlan_real_ifindex(ndev) == Some(ifindex)
+    }
+}
 
 /// An iw_cm id rcm created or was handed by a connection request.
 ///

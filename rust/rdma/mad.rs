@@ -97,16 +97,30 @@ impl<H: MadHandler> MadAgent<H> {
             GFP_KERNEL,
         )?;
         let ctx: *const AgentShared<H> = &*shared;
+        // The CM class, version 2 (IBTA 1.2, as the C CM), method Send.
+        let mut req = bindings::ib_mad_reg_req {
+            mgmt_class: bindings::IB_MGMT_CLASS_CM as u8,
+            mgmt_class_version: 2,
+            ..Default::default()
+        };
+        let send = bindings::IB_MGMT_METHOD_SEND as usize;
+        let word_bits = 8 * core::mem::size_of_val(&req.method_mask[0]);
+        req.method_mask[send / word_bits] |= 1 << (send % word_bits);
         // SAFETY: `device` is a registered device (type invariant of
-        // `Device`); the callbacks match ib_mad's handler types; the
-        // context is kept alive by the reference the agent holds.
+        // `Device`); ib_mad copies the request; the callbacks match
+        // ib_mad's handler types; the context is kept alive by the
+        // reference the agent holds.
         let agent = from_err_ptr(unsafe {
-            bindings::rcm_h_register_cm_agent(
+            bindings::ib_register_mad_agent(
                 device.as_raw(),
                 port,
+                bindings::ib_qp_type_IB_QPT_GSI,
+                &mut req,
+                0,
                 Some(send_done::<H>),
                 Some(received::<H>),
                 ctx.cast_mut().cast(),
+                0,
             )
         })?;
         let agent = NonNull::new(agent).ok_or(ENOMEM)?;

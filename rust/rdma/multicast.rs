@@ -34,14 +34,22 @@ impl IgmpChange {
     /// Applies the change (takes rtnl: call it holding no lock that
     /// other users' calls need).
     pub(crate) fn apply(self) {
-        // SAFETY: the device is held by `self.ndev`.
+        let (ndev, group) = (self.ndev.as_raw(), u32::from_ne_bytes(self.group));
+        // SAFETY: rtnl is taken and released here; the device is held by
+        // `self.ndev`; its IPv4 configuration is read and changed under
+        // rtnl, which its own changes take (`__in_dev_get_rtnl`).
         unsafe {
-            bindings::rcm_h_igmp_change(
-                self.ndev.as_raw(),
-                u32::from_ne_bytes(self.group),
-                self.join,
-            )
-        };
+            bindings::rtnl_lock();
+            let in_dev = core::ptr::addr_of!((*ndev).ip_ptr).read();
+            if !in_dev.is_null() {
+                if self.join {
+                    bindings::ip_mc_inc_group(in_dev, group);
+                } else {
+                    bindings::__ip_mc_dec_group(in_dev, group, kernel::bindings::GFP_KERNEL);
+                }
+            }
+            bindings::rtnl_unlock();
+        }
     }
 }
 

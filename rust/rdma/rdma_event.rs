@@ -5,6 +5,38 @@
 
 use crate::bindings;
 use crate::rdma::device::Device;
+use kernel::ffi::c_int;
+
+/// A consumer inside rcm (the rdma_ucm device) that hears its rdma_cm ids'
+/// events through the handler [`handler_of`] gives it, as a kernel
+/// consumer does through its own.
+pub(crate) trait IdEventHandler {
+    /// The event `ev` of the id `id`: non-zero makes rdma_cm destroy the
+    /// id (the return of an `rdma_cm_event_handler`).
+    ///
+    /// # Safety
+    ///
+    /// `id` is a live id of rcm's rdma_cm whose handler this is, its
+    /// handler lock held for the call.
+    unsafe fn event(id: *mut bindings::rdma_cm_id, ev: EventRef<'_>) -> c_int;
+}
+
+/// The `rdma_cm_event_handler` that hands an id's events to `H`.
+pub(crate) fn handler_of<H: IdEventHandler>() -> bindings::rdma_cm_event_handler {
+    Some(id_event::<H>)
+}
+
+/// # Safety
+///
+/// Called by rcm's rdma_cm with a live id whose handler this is (its
+/// handler lock held) and an event it built.
+unsafe extern "C" fn id_event<H: IdEventHandler>(
+    id: *mut bindings::rdma_cm_id,
+    ev: *mut bindings::rdma_cm_event,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    unsafe { H::event(id, EventRef::from_raw(ev)) }
+}
 
 /// The size of an address handle in the uverbs layout.
 pub(crate) const USER_AH_SIZE: usize = core::mem::size_of::<bindings::ib_uverbs_ah_attr>();

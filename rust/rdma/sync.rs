@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A spinlock that disables interrupts while held (`spin_lock_irqsave`),
-//! which 6.12's kernel crate lacks: state that interrupt handlers and QP
-//! event handlers read or change sits behind it, as the C CM keeps its
-//! per-id state behind an irq-safe lock.
+//! What 6.12's kernel crate lacks for synchronisation: a spinlock that
+//! disables interrupts while held (`spin_lock_irqsave`; state that
+//! interrupt handlers and QP event handlers read or change sits behind it,
+//! as the C CM keeps its per-id state behind an irq-safe lock), an RCU
+//! read-side section, and a wait for a condition.
 
 use crate::bindings;
+use core::marker::PhantomData;
 use kernel::sync::lock::{Backend, Lock};
 
 /// A `spinlock_t` taken with `spin_lock_irqsave`: callable from any
@@ -53,6 +55,32 @@ unsafe impl Backend for IrqSaveBackend {
     unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
         // SAFETY: the caller owns the lock; `flags` are what `lock` saved.
         unsafe { bindings::rcm_h_spin_unlock_irqrestore(ptr.cast(), *flags) }
+    }
+}
+
+/// An RCU read-side critical section, from `new` to drop: what ib_core and
+/// the network stack publish under RCU (a GID entry's network device, a
+/// device found by index) stays valid while it lives. It never sleeps.
+pub(crate) struct RcuReadGuard {
+    /// Not `Send`: the section ends on the CPU it began on.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl RcuReadGuard {
+    /// Enters a read-side critical section.
+    pub(crate) fn new() -> Self {
+        // SAFETY: no preconditions; paired with the unlock in `drop`.
+        unsafe { bindings::rcm_h_rcu_read_lock() };
+        RcuReadGuard {
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for RcuReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: entered in `new`, on this task.
+        unsafe { bindings::rcm_h_rcu_read_unlock() };
     }
 }
 

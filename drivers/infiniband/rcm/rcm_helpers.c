@@ -10,6 +10,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <rdma/ib_cm.h>
@@ -77,29 +78,6 @@ bool rcm_h_device_try_get(struct ib_device *ibdev)
 u8 rcm_h_ack_delay(const struct ib_device *ibdev)
 {
 	return ibdev->attrs.local_ca_ack_delay;
-}
-
-u32 rcm_h_flush_access(const struct ib_device *ibdev)
-{
-	if (ibdev->attrs.device_cap_flags &
-	    (IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT))
-		return IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT;
-	return 0;
-}
-
-struct ib_mad_agent *rcm_h_register_cm_agent(struct ib_device *ibdev, u32 port,
-					     ib_mad_send_handler send_handler,
-					     ib_mad_recv_handler recv_handler,
-					     void *context)
-{
-	struct ib_mad_reg_req req = {
-		.mgmt_class = IB_MGMT_CLASS_CM,
-		.mgmt_class_version = 2, /* IBTA 1.2 CM, as the C CM */
-	};
-
-	set_bit(IB_MGMT_METHOD_SEND, req.method_mask);
-	return ib_register_mad_agent(ibdev, port, IB_QPT_GSI, &req, 0,
-				     send_handler, recv_handler, context, 0);
 }
 
 u64 rcm_h_now_ms(void)
@@ -260,6 +238,16 @@ void rcm_h_wake_waiters(void)
 void rcm_h_cond_resched(void)
 {
 	cond_resched();
+}
+
+void rcm_h_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void rcm_h_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
 }
 
 void rcm_h_sysfs_attr_init(struct attribute *attr)

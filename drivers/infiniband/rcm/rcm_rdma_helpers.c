@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The C side of rcm's rdma_cm ids: the fields of struct rdma_cm_id (inside
- * 6.12's struct rdma_id_private, whose layout ib_core's resource tracking
- * reads) that consumers and ib_core see, and the RoCE route's link.
+ * Out-of-line copies of the macros and static inlines rcm's rdma_cm ids
+ * need (rust/rdma/cm_id.rs and its neighbours): the locks of 6.12's struct
+ * rdma_id_private (whose lock classes the init macros declare), namespace
+ * references, the type-of-service map of a RoCE route's link, and the
+ * caller's namespace and its port settings.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -19,41 +21,24 @@
 #include "../../../rust/bindings/rcm_helpers.h"
 #include "../../../rust/bindings/rcm_rdma_helpers.h"
 
-void rcm_h_rdma_id_init(struct rdma_id_private *priv, struct net *net,
-			rdma_cm_event_handler handler, void *context,
-			enum rdma_ucm_port_space ps, enum ib_qp_type qp_type,
-			const char *caller, const struct rdma_id_private *parent)
+void rcm_h_rdma_id_init_locks(struct rdma_id_private *priv)
 {
 	static struct lock_class_key handler_key, qp_key;
 
-	priv->id.event_handler = handler;
-	priv->id.context = context;
-	priv->id.ps = ps;
-	priv->id.qp_type = qp_type;
-	priv->state = RDMA_CM_IDLE;
 	spin_lock_init(&priv->lock);
 	__mutex_init(&priv->handler_mutex, "rcm::rdma_handler", &handler_key);
 	__mutex_init(&priv->qp_mutex, "rcm::rdma_qp", &qp_key);
 	init_completion(&priv->comp);
-	refcount_set(&priv->refcount, 1);
-	INIT_LIST_HEAD(&priv->listen_list);
-	INIT_LIST_HEAD(&priv->mc_list);
-	INIT_LIST_HEAD(&priv->id_list_entry);
-	priv->id.route.addr.dev_addr.net = get_net(net);
-	rdma_restrack_new(&priv->res, RDMA_RESTRACK_CM_ID);
-	if (parent)
-		rdma_restrack_parent_name(&priv->res, &parent->res);
-	else
-		rdma_restrack_set_name(&priv->res, caller);
 }
 
-void rcm_h_rdma_id_release(struct rdma_id_private *priv)
+struct net *rcm_h_get_net(struct net *net)
 {
-	kfree(priv->id.route.path_rec);
-	priv->id.route.path_rec = NULL;
-	kfree(priv->id.route.path_rec_inbound);
-	kfree(priv->id.route.path_rec_outbound);
-	put_net(priv->id.route.addr.dev_addr.net);
+	return get_net(net);
+}
+
+void rcm_h_put_net(struct net *net)
+{
+	put_net(net);
 }
 
 void rcm_h_rdma_handler_lock(struct rdma_id_private *priv)
@@ -94,35 +79,6 @@ void rcm_h_rdma_handler_unlock(struct rdma_id_private *priv)
 	mutex_unlock(&priv->handler_mutex);
 }
 
-enum ib_gid_type rcm_h_roce_gid_type(struct ib_device *ibdev, u32 port)
-{
-	unsigned long supported = roce_gid_type_mask_support(ibdev, port);
-
-	if (supported & BIT(IB_GID_TYPE_ROCE_UDP_ENCAP))
-		return IB_GID_TYPE_ROCE_UDP_ENCAP;
-	return IB_GID_TYPE_ROCE;
-}
-
-void rcm_h_rdma_take_gid(struct rdma_id_private *priv,
-			 const struct ib_gid_attr *attr, struct ib_device *ibdev,
-			 u32 port)
-{
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-
-	if (da->sgid_attr)
-		rdma_put_gid_attr(da->sgid_attr);
-	da->sgid_attr = attr;
-	priv->gid_type = attr->gid_type;
-	priv->id.device = ibdev;
-	priv->id.port_num = port;
-}
-
-void rcm_h_rdma_track(struct rdma_id_private *priv)
-{
-	if (!priv->res.valid)
-		rdma_restrack_add(&priv->res);
-}
-
 int rcm_h_rdma_translate(struct rdma_id_private *priv)
 {
 	return rdma_translate_ip((struct sockaddr *)&priv->id.route.addr.src_addr,
@@ -144,14 +100,6 @@ u8 rcm_h_tos_to_sl(struct net_device *ndev, u8 tos)
 	return real->num_tc ? netdev_get_prio_tc_map(real, prio) : 0;
 }
 
-struct net_device *rcm_h_rdma_id_ndev(const struct rdma_id_private *priv)
-{
-	const struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-
-	return da->bound_dev_if ? dev_get_by_index(da->net, da->bound_dev_if) :
-				  NULL;
-}
-
 /* rcm's SA client: its path queries end before it is unregistered. */
 static struct ib_sa_client rcm_sa_client;
 
@@ -168,54 +116,6 @@ void rcm_h_sa_client_unregister(void)
 struct ib_sa_client *rcm_h_sa_client(void)
 {
 	return &rcm_sa_client;
-}
-
-int rcm_h_rdma_passive_route(struct rdma_id_private *priv,
-			     struct ib_device *ibdev, u32 port,
-			     const struct ib_gid_attr *attr,
-			     const struct sa_path_rec *path)
-{
-	struct rdma_dev_addr *da = &priv->id.route.addr.dev_addr;
-	struct sa_path_rec *rec = NULL;
-	struct net_device *ndev;
-
-	if (path) {
-		rec = kmemdup(path, sizeof(*rec), GFP_KERNEL);
-		if (!rec) {
-			rdma_put_gid_attr(attr);
-			return -ENOMEM;
-		}
-	}
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	if (!IS_ERR(ndev))
-		rdma_copy_src_l2_addr(da, ndev);
-	rcu_read_unlock();
-	if (rec)
-		rdma_addr_set_dgid(da, &rec->dgid);
-	rcm_h_rdma_take_gid(priv, attr, ibdev, port);
-	kfree(priv->id.route.path_rec);
-	priv->id.route.path_rec = rec;
-	priv->id.route.num_pri_alt_paths = rec ? 1 : 0;
-	rcm_h_rdma_track(priv);
-	return 0;
-}
-
-struct net *rcm_h_gid_net(struct ib_device *ibdev, u32 port, u8 sgid_index)
-{
-	const struct ib_gid_attr *attr = rdma_get_gid_attr(ibdev, port, sgid_index);
-	struct net *net = &init_net;
-	struct net_device *ndev;
-
-	if (IS_ERR(attr))
-		return net;
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	if (!IS_ERR(ndev))
-		net = dev_net(ndev);
-	rcu_read_unlock();
-	rdma_put_gid_attr(attr);
-	return net;
 }
 
 struct net *rcm_h_current_net(void)

@@ -203,9 +203,9 @@ fn arrival(s: &CmService, comm: CommId, event: &Event) -> Arrival {
         return nowhere(psn);
     };
     let net = device_ptr(s, peer.device).map_or(core::ptr::null_mut(), |ibdev| {
-        // SAFETY: a served device is registered; ib_core checks the port
-        // and GID index.
-        unsafe { bindings::rcm_h_gid_net(ibdev, peer.path.port, peer.path.sgid_index) }
+        // SAFETY: a served device is registered.
+        let device = unsafe { Device::from_raw(ibdev) };
+        device.gid_net(peer.path.port, peer.path.sgid_index)
     });
     Arrival {
         net: net_id(net),

@@ -160,13 +160,7 @@ fn passive_route(s: &CmService, b: &RdmaIdBox, route: &Route<Peer>, with_path: b
             gid.path_record_type(dev.is_roce(port)),
         )
     });
-    let rec_ptr = rec.as_ref().map_or(core::ptr::null(), |r| r);
-    // SAFETY: the device is registered, the GID entry's reference handed
-    // over, the record ours for the call; the id's fields are ours.
-    let ret = unsafe {
-        bindings::rcm_h_rdma_passive_route(b.private(), ibdev, port, gid.into_raw(), rec_ptr)
-    };
-    kernel::error::to_result(ret)
+    b.take_passive_route(gid, &dev, port, rec.as_ref())
 }
 
 /// A passive iWARP id's device and port: the GID entry of the network

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Network changes under rdma_cm ids (`rcm_net_helpers.c` watches them):
+//! Network changes under rdma_cm ids (`rust/rdma/netwatch.rs` watches them):
 //! the core says which ids are concerned and reports; the hardware
 //! addresses they are compared with live in the ids' `rdma_dev_addr`.
 
@@ -29,7 +29,7 @@ impl RdmaCmAbi {
     fn tell(
         &self,
         s: &CmService,
-        change: &NetChange<'_>,
+        change: &NetChange,
         pick: impl FnOnce(&mut KernelRdmaCm, &mut KVec<RdmaId>),
         compared: Compared,
         report: fn(&mut KernelRdmaCm, &mut Host<'_>, RdmaId) -> bool,
@@ -58,7 +58,7 @@ impl RdmaCmAbi {
 
     /// A neighbour's hardware address changed: the ids whose RoCE route
     /// goes to it through that interface get UNREACHABLE.
-    fn neighbour_update(&self, s: &CmService, ip: SockAddr, change: &NetChange<'_>) {
+    fn neighbour_update(&self, s: &CmService, ip: SockAddr, change: &NetChange) {
         // As many as memory allows (a change that cannot be told to
         // every id is told to those it can).
         let pick = |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| {
@@ -71,7 +71,7 @@ impl RdmaCmAbi {
 
     /// A bond failed over to another hardware address: the ids bound to
     /// it get ADDR_CHANGE.
-    fn netdev_failover(&self, s: &CmService, change: &NetChange<'_>) {
+    fn netdev_failover(&self, s: &CmService, change: &NetChange) {
         let pick =
             |core: &mut KernelRdmaCm, v: &mut KVec<RdmaId>| push_all(v, core.ids_with_device());
         self.tell(s, change, pick, Compared::Source, |core, host, id| {
@@ -95,11 +95,11 @@ fn push_all(v: &mut KVec<RdmaId>, ids: impl Iterator<Item = RdmaId>) {
 pub(crate) struct NetCallbacks;
 
 impl NetChangeHandler for NetCallbacks {
-    fn neighbour_updated(ip: SockAddr, change: &NetChange<'_>) {
+    fn neighbour_updated(ip: SockAddr, change: &NetChange) {
         with_part(|s, cm: &RdmaCmAbi| cm.neighbour_update(s, ip, change));
     }
 
-    fn failed_over(change: &NetChange<'_>) {
+    fn failed_over(change: &NetChange) {
         with_part(|s, cm: &RdmaCmAbi| cm.netdev_failover(s, change));
     }
 }

@@ -99,11 +99,7 @@ pub(super) fn find_device(
         let device = unsafe { Device::from_raw(ibdev) };
         for port in device.ports() {
             let gid = if device.is_iwarp(port) {
-                // SAFETY: reads the id's addresses; the device is
-                // registered; the helper returns a held entry or NULL.
-                unsafe {
-                    GidAttr::from_owned(bindings::rcm_h_iw_find_gid(b.private(), ibdev, port))
-                }
+                b.find_iwarp_gid(&device, port)
             } else {
                 b.find_roce_gid(&device, port)
             };

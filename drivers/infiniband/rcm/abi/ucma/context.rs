@@ -3,7 +3,7 @@
 //! A context's life: CREATE_ID, DESTROY_ID, MIGRATE_ID, and the end of
 //! every context of a file at close.
 
-use super::events::{ctx_pointer, rcm_ucma_event};
+use super::events::{ctx_pointer, UcmaIdEvents};
 use super::{errno, UcmaAbi};
 use crate::abi::rdma_cm::id::{NewId, RdmaIdBox};
 use crate::abi::rdma_cm::types::ib_qp_type;
@@ -12,6 +12,7 @@ use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{PortSpace, RdmaId, RdmaQpType};
 use crate::proto::ucma::{CtxId, FileId};
+use crate::rdma::rdma_event::handler_of;
 use crate::rdma::sync::{wait_until, wake_waiters};
 use crate::rdma::ucma_dev::UcmaFile;
 use crate::shell::CmService;
@@ -128,7 +129,7 @@ impl UcmaAbi {
             // SAFETY: the caller's namespace lives during its call; the id
             // takes its own reference.
             net: unsafe { bindings::rcm_h_current_net() },
-            handler: Some(rcm_ucma_event),
+            handler: handler_of::<UcmaIdEvents>(),
             context: ctx_pointer(ctx),
             ps: u32::from(ps.raw()),
             qp_type: ib_qp_type(qp_type),

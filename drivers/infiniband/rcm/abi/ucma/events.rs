@@ -14,7 +14,7 @@ use crate::proto::ucma::command::{ConnParam, PrivateData};
 use crate::proto::ucma::event::{EventParam, EventResp, UdEvent, AH_ATTR_SIZE};
 use crate::proto::ucma::table::Refusal;
 use crate::proto::ucma::{CtxId, Ece, FileId, McId};
-use crate::rdma::rdma_event::{EventParams, EventRef, USER_AH_SIZE};
+use crate::rdma::rdma_event::{EventParams, EventRef, IdEventHandler, USER_AH_SIZE};
 use crate::rdma::ucma_dev::UcmaFile;
 use kernel::error::code;
 use kernel::ffi::{c_int, c_void};
@@ -29,20 +29,16 @@ pub(super) fn ctx_pointer(ctx: CtxId) -> *mut c_void {
     ctx.0 as usize as *mut c_void
 }
 
-/// The handler of every id the device creates.
-///
-/// # Safety
-///
-/// Called by rdma_cm with a live id of the device (its handler lock held)
-/// and a valid event.
-pub(super) unsafe extern "C" fn rcm_ucma_event(
-    id: *mut bindings::rdma_cm_id,
-    ev: *mut bindings::rdma_cm_event,
-) -> c_int {
-    // SAFETY: per this function's contract; rcm's rdma_cm built the
-    // event.
-    let (b, ev) = unsafe { (RdmaIdBox::from_id(id), EventRef::from_raw(ev)) };
-    with_part(|_, ucma: &UcmaAbi| ucma.on_event(b, ev)).unwrap_or(0)
+/// The handler of every id the device creates
+/// ([`crate::rdma::rdma_event::handler_of`]).
+pub(super) struct UcmaIdEvents;
+
+impl IdEventHandler for UcmaIdEvents {
+    unsafe fn event(id: *mut bindings::rdma_cm_id, ev: EventRef<'_>) -> c_int {
+        // SAFETY: an id of rcm's rdma_cm (this function's contract).
+        let b = unsafe { RdmaIdBox::from_id(id) };
+        with_part(|_, ucma: &UcmaAbi| ucma.on_event(b, ev)).unwrap_or(0)
+    }
 }
 
 impl UcmaAbi {

@@ -4,7 +4,7 @@
 //! The core reads and checks each command (`proto::ucma`) and keeps the
 //! files' contexts and event queues; this surface copies bytes from and to
 //! userspace, runs the commands on rcm's rdma_cm as an in-module consumer
-//! (its ids carry [`events::rcm_ucma_event`] as their handler), and maps
+//! (its ids carry the handler of [`events::UcmaIdEvents`]), and maps
 //! errors to the errno of the in-tree module.
 //!
 //! Locking: the table's lock is taken inside an id's handler lock (events)

@@ -19,6 +19,7 @@ pub mod host;
 mod id_slots;
 pub mod iwarp;
 pub mod multicast;
+pub mod net_changes;
 pub mod netevent;
 pub mod passive;
 pub mod port_space;
