@@ -42,14 +42,40 @@ LISTENING="rdma res show cm_id | grep -q 'state LISTEN'"
 peer_listening() { RCM_PEER_IDLE=20 peer_run "$LISTENING"; }
 REFUSED_RE='Connection refused|REJECTED, error (8|-111)'
 PAIR_RETRY_RE=${PAIR_RETRY_RE:-$REFUSED_RE}
+# What both guests show of a pair that has not finished: the kernel stacks
+# of the client's and the server's processes (by program name) and the CM
+# message counters, taken while a hung client still runs (a timeout
+# would take its stack with it).
+PAIR_SNAPSHOT=/tmp/pair.snapshot
+pair_snapshot_cmd() { # <program...>
+	local p
+	for p in "$@"; do
+		printf 'for p in $(pgrep -x %s); do echo "%s $p: $(grep State /proc/$p/status)"; cat /proc/$p/stack; done; ' "$p" "$p"
+	done
+	echo 'for d in /sys/class/infiniband/*/ports/1/cm_tx_msgs; do [ -d "$d" ] || continue; p=${d%/cm_tx_msgs}; for c in cm_tx_msgs cm_rx_msgs cm_tx_retries cm_rx_duplicates; do printf "%s %s:" "${p#/sys/class/infiniband/}" $c; for m in req rep rtu rej mra dreq drep; do printf " %s=%s" $m "$(cat $p/$c/$m)"; done; echo; done; done'
+}
+pair_snapshot() { # <client program> <server program>
+	echo "$((CLIENT_TIMEOUT - 5)) s into the client:"
+	echo "this guest:"
+	sh -c "$(pair_snapshot_cmd "$@")"
+	echo "peer:"
+	RCM_PEER_IDLE=20 peer_run "$(pair_snapshot_cmd "$@")"
+}
+
 run_pair() {
 	# Line-buffered: the output a timeout kills survives as diagnostics.
-	local dir=$1 job=$2 srv="stdbuf -oL $3" cli="timeout $CLIENT_TIMEOUT stdbuf -oL $4" addr rc try pid
+	local dir=$1 job=$2 srv="stdbuf -oL $3" cli="timeout $CLIENT_TIMEOUT stdbuf -oL $4" addr rc try pid watch
+	local programs
+	programs=$(printf '%s %s' "${4%% *}" "${3%% *}")
 	[ "$dir" = to_peer ] && addr=$RCM_PEER || addr=$RCM_ADDR
 	srv=${srv//@SERVER@/$addr}
 	cli=${cli//@SERVER@/$addr}
 	for try in 1 2 3; do
 		rc=0
+		rm -f "$PAIR_SNAPSHOT"
+		# shellcheck disable=SC2086 # the two program names
+		(sleep $((CLIENT_TIMEOUT - 5)) && pair_snapshot $programs > "$PAIR_SNAPSHOT" 2>&1) &
+		watch=$!
 		if [ "$dir" = to_peer ]; then
 			peer_start "$job" "$srv"
 			rcm_retry 20 peer_listening || { echo "# $job: the peer's server is not listed as listening"; rc=1; }
@@ -60,6 +86,8 @@ run_pair() {
 			rcm_retry 20 sh -c "$LISTENING" || { echo "# $job: this guest's server is not listed as listening"; rc=1; }
 			PAIR_CLIENT_OUT=$(peer_run "$cli") || rc=1
 		fi
+		kill "$watch" 2> /dev/null
+		wait "$watch" 2> /dev/null
 		if [ $rc = 0 ] || ! printf '%s\n' "$PAIR_CLIENT_OUT" | grep -Eq "$PAIR_RETRY_RE" || [ $try = 3 ]; then
 			break
 		fi
@@ -75,7 +103,8 @@ run_pair() {
 	# A failed client's ids, and the server's, while the server still runs.
 	PAIR_IDS=""
 	[ $rc = 0 ] || PAIR_IDS=$(echo "this guest:"; rdma res show cm_id
-		echo "peer:"; peer_run 'rdma res show cm_id')
+		echo "peer:"; peer_run 'rdma res show cm_id'
+		[ ! -s "$PAIR_SNAPSHOT" ] || cat "$PAIR_SNAPSHOT")
 	if [ "$dir" = to_peer ]; then
 		PAIR_SERVER_OUT=$(peer_wait "$job" 60) || rc=1
 	else
