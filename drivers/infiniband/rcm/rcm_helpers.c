@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Out-of-line copies of static inline kernel functions, so that rcm's Rust
- * code can call them through bindgen (which cannot bind inline functions).
+ * What rcm's Rust code cannot express in 6.12 (bindgen binds no inline
+ * function or macro; the kernel crate has no module parameters, no delayed
+ * work and no static wait queue): out-of-line copies of static inlines, the
+ * module parameters, the timers (delayed work, armed and disarmed under a
+ * spinlock) and work items on workqueues of their own, and the module's
+ * one wait queue.
  */
 #include <linux/jiffies.h>
 #include <linux/list.h>

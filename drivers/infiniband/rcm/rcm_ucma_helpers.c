@@ -2,7 +2,8 @@
 /*
  * The rdma_ucm character device's kernel plumbing (see rcm_ucma_helpers.h):
  * everything here is registration and waiting; commands and events are the
- * Rust side's.
+ * Rust side's. C because 6.12's kernel crate has no misc device, file
+ * operations, sysctl or device attribute, and the waits are macros.
  */
 #include <linux/miscdevice.h>
 #include <linux/module.h>

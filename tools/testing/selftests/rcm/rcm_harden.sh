@@ -518,7 +518,7 @@ neighbour_flood() {
 # by the listening process, so that a container's tools see its
 # connections, not by the kworker that delivered the request.
 passive_ids_owned_by_listener() {
-	local rows rc=0 i pid
+	local rows rc=0 i pid out
 	rping -s -a "$RCM_ADDR" -C 200 -S 64 > /tmp/harden.owner.out 2>&1 &
 	pid=$!
 	rcm_retry 20 sh -c "rdma res show cm_id | grep -q 'state LISTEN.*comm rping'" ||
@@ -533,7 +533,7 @@ passive_ids_owned_by_listener() {
 	[ -n "$rows" ] || { echo "no passive id listed"; rc=1; }
 	printf '%s\n' "$rows" | grep -v "pid $pid comm rping" | grep . &&
 		{ echo "a passive id is not the listener's (pid $pid, rping)"; rc=1; }
-	peer_wait owner 60 > /dev/null || { echo "the peer's rping failed"; rc=1; }
+	out=$(peer_wait owner 60) || { echo "the peer's rping failed:"; printf '%s\n' "$out" | tail -8; rc=1; }
 	kill $pid 2> /dev/null
 	wait $pid 2> /dev/null
 	logs_clean_since_mark || rc=1
