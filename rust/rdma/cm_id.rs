@@ -83,9 +83,16 @@ unsafe impl Send for CmIdPrivate {}
 // SAFETY: as above; `&CmIdPrivate` only hands out raw pointers.
 unsafe impl Sync for CmIdPrivate {}
 
-/// `ARPHRD_INFINIBAND`: a device address of that type holds its GID four
-/// bytes in (after the QP number), others at the start.
-const IB_GID_OFFSET: usize = 4;
+/// Where a device address of link type `dev_type` holds its GID: four
+/// bytes in (after the QP number) for `ARPHRD_INFINIBAND`, else at the
+/// start (6.12's `rdma_addr_gid_offset`).
+pub(crate) fn gid_offset(dev_type: u16) -> usize {
+    if u32::from(dev_type) == bindings::ARPHRD_INFINIBAND {
+        4
+    } else {
+        0
+    }
+}
 
 impl CmIdPrivate {
     /// A new IDLE id's structure.
@@ -376,11 +383,7 @@ impl CmIdPrivate {
                 addr_of!((*da).dst_dev_addr).read(),
             )
         };
-        let offset = if u32::from(dev_type) == bindings::ARPHRD_INFINIBAND {
-            IB_GID_OFFSET
-        } else {
-            0
-        };
+        let offset = gid_offset(dev_type);
         let gid_at = |a: &[u8]| {
             a.get(offset..offset + 16)
                 .and_then(|g| <[u8; 16]>::try_from(g).ok())

@@ -10,7 +10,7 @@
 use crate::bindings;
 use crate::proto::rdma_cm::route::{roce_mtu, roce_record_kind};
 use crate::proto::rdma_cm::{PathKind, RoceLink};
-use crate::rdma::cm_id::CmIdPrivate;
+use crate::rdma::cm_id::{gid_offset, CmIdPrivate};
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::path;
@@ -137,12 +137,7 @@ impl CmIdPrivate {
         if let Some(r) = rec {
             // SAFETY: as above; a GID is plain bytes whichever way read.
             unsafe {
-                let offset =
-                    if addr_of!((*da).dev_type).read() == bindings::ARPHRD_INFINIBAND as u16 {
-                        4
-                    } else {
-                        0
-                    };
+                let offset = gid_offset(addr_of!((*da).dev_type).read());
                 let dst = addr_of_mut!((*da).dst_dev_addr).cast::<u8>().add(offset);
                 dst.cast::<[u8; 16]>().write_unaligned(r.dgid.raw);
             }
