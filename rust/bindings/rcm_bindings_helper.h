@@ -11,6 +11,8 @@
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
 #include <linux/rtnetlink.h>
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
 #include <linux/poll.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>

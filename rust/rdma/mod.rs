@@ -17,6 +17,7 @@ pub(crate) mod iw_cm;
 pub(crate) mod mad;
 pub(crate) mod mad_ah;
 pub(crate) mod mad_path;
+pub(crate) mod module_file;
 pub(crate) mod multicast;
 pub(crate) mod netdev;
 pub(crate) mod netwatch;

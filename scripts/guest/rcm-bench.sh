@@ -117,14 +117,40 @@ client_steps() {
 		awk '{ printf "%s%s %d us", (NR > 1 ? ", " : ""), $1, $2 }'
 }
 
+# rcm's lock meters on this guest (/sys/module/rcm/lock_times: how long
+# rdma_cm's core and the CM endpoint are waited for and held): "on"
+# starts them from zero, "off" stops them and prints a line per lock.
+# RCM_BENCH_LOCK_TIMES=0 leaves them off (each metered acquisition reads
+# the clock three times).
+lock_times() { # <on|off>
+	local f=/sys/module/rcm/lock_times
+	[ -w $f ] || return 0
+	if [ "$1" = on ]; then
+		echo 1 > $f
+	else
+		echo 0 > $f
+		grep -v '^metering' $f
+	fi
+}
+LOCK_TIMES=${RCM_BENCH_LOCK_TIMES:-1}
+
 # One rdma_cm point on the CM in place: <c|rcm> <round> <qp 0|1> <point>.
 run_rdma_point() {
-	local cm=$1 q=$3 point=$4 n par ms cb sb rb
+	local cm=$1 q=$3 point=$4 n par ms cb sb rb meter=0 locks=
 	n=${point%%:*} par=${point##*:}
+	[ "$cm" = rcm ] && [ "$LOCK_TIMES" = 1 ] && meter=1
 	peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
 	cb=$(cm_counters); sb=$(peer_run "$(declare -f cm_counters); cm_counters")
 	rb=$(peer_run "$(declare -f rxe_counters); rxe_counters")
+	if [ $meter = 1 ]; then
+		lock_times on
+		peer_run "$(declare -f lock_times); lock_times on" > /dev/null
+	fi
 	ms=$(measure_rdma "$n" "$par" "$q") || return 1
+	if [ $meter = 1 ]; then
+		locks=$(lock_times off | sed "s/^/rcm  round $2:   client lock /"
+			peer_run "$(declare -f lock_times); lock_times off" | sed "s/^/rcm  round $2:   server lock /")
+	fi
 	awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
 		printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
 			cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
@@ -136,6 +162,7 @@ run_rdma_point() {
 		"$(counters_per_conn "$sb" "$(peer_run "$(declare -f cm_counters); cm_counters")" "$n")"
 	printf '%-4s round %d:   server rxe counters: %s\n' "$cm" "$2" \
 		"$(rxe_changed "$rb" "$(peer_run "$(declare -f rxe_counters); rxe_counters")")"
+	[ -z "$locks" ] || printf '%s\n' "$locks"
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 	pair_ms[$cm]=$ms

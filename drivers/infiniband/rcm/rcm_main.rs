@@ -31,9 +31,11 @@ use kernel::{c_str, prelude::*};
 use proto::cm::Owner;
 use rdma::client::{ClientOps, Registration};
 use rdma::device::Device;
+use rdma::module_file::{FileHandler, ModuleFile};
 use rdma::netwatch::NetWatch;
 use rdma::sa::SaClient;
 use rdma::ucma_dev::UcmaDevice;
+use shell::lock_meter::{metering, set_metering};
 
 #[path = "../../../rust/bindings/mod.rs"]
 mod bindings;
@@ -163,12 +165,43 @@ impl ClientOps for DeviceClient {
     }
 }
 
+/// `/sys/module/rcm/lock_times`: the core's locks' wait and hold times.
+/// Writing 1 starts recording from zero, 0 stops; reading shows one line
+/// per lock.
+struct LockTimes;
+
+impl FileHandler for LockTimes {
+    fn show(&self, out: &mut dyn core::fmt::Write) {
+        let _ = writeln!(out, "metering: {}", if metering() { "on" } else { "off" });
+        abi::service::with_service(|s| {
+            if let Some(rdma_cm) = s.part::<RdmaCmAbi>() {
+                let _ = writeln!(out, "rdma_cm: {}", rdma_cm.lock_meter());
+            }
+            let _ = writeln!(out, "cm_endpoint: {}", s.lock_meter());
+        });
+    }
+
+    fn store(&self, input: &[u8]) -> Result {
+        let on = match input.trim_ascii() {
+            b"1" => true,
+            b"0" => false,
+            _ => return Err(EINVAL),
+        };
+        abi::service::with_service(|s| {
+            let rdma_cm = s.part::<RdmaCmAbi>().map(|r| r.lock_meter());
+            set_metering(on, [rdma_cm, Some(s.lock_meter())].into_iter().flatten());
+        })
+        .ok_or(ENODEV)
+    }
+}
+
 /// Fields drop in order: the rdma_ucm device first (no file operation
 /// after it), the network watch (no change reaches rdma_cm after it), the
 /// client (its removal of every device unregisters
 /// the MAD agents), then the service, then the SA client (whose late query
 /// callbacks find no service).
 struct RcmModule {
+    _lock_times: ModuleFile<LockTimes>,
     _ucma: Option<UcmaDevice<abi::ucma::file::UcmaFiles>>,
     _net: NetWatch<abi::rdma_cm::netevent::NetCallbacks>,
     _client: Registration<DeviceClient>,
@@ -177,7 +210,7 @@ struct RcmModule {
 }
 
 impl kernel::Module for RcmModule {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let sa = SaClient::register();
         let surfaces = Arc::pin_init(
             try_pin_init!(Surfaces {
@@ -191,8 +224,10 @@ impl kernel::Module for RcmModule {
         let client = Registration::new(c_str!("rcm"))?;
         let net = NetWatch::start()?;
         let ucma = UcmaDevice::register()?;
+        let lock_times = ModuleFile::new(module, c_str!("lock_times"), LockTimes)?;
         pr_info!("loaded\n");
         Ok(Self {
+            _lock_times: lock_times,
             _ucma: ucma,
             _net: net,
             _client: client,

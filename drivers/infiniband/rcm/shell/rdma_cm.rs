@@ -15,6 +15,7 @@
 //! IP multicast joins and leaves (rtnl) run after the mutex is released.
 
 use super::kernel_maps::{Accounted, KernelCollections};
+use super::lock_meter::LockMeter;
 use super::outbox::Outbox;
 use super::peer::Peer;
 use super::service::{CmService, KernelEndpoint};
@@ -97,6 +98,9 @@ pub(crate) struct RdmaService {
     events: Mutex<RdmaEvents>,
     /// Events that found no memory (reported, never silently lost).
     lost: core::sync::atomic::AtomicU32,
+    /// How long `core` is waited for and held.
+    #[pin]
+    meter: LockMeter,
 }
 
 /// The environment of one call into the core.
@@ -234,6 +238,7 @@ impl RdmaService {
             core <- new_mutex!(RdmaCm::new(), "rcm::rdma_cm"),
             events <- new_mutex!(KVec::new(), "rcm::rdma_events"),
             lost: core::sync::atomic::AtomicU32::new(0),
+            meter <- LockMeter::new(),
         })
     }
 
@@ -269,7 +274,8 @@ impl RdmaService {
         take_for: Option<RdmaId>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
-        let mut core = self.core.lock();
+        let by = core::any::type_name_of_val(&f);
+        let mut core = self.meter.lock(by, || self.core.lock());
         let mut queue = self.events.lock();
         let before = queue.len();
         let mut host = KernelHost {
@@ -309,7 +315,13 @@ impl RdmaService {
 
     /// Reads the core.
     pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelRdmaCm) -> R) -> R {
-        f(&self.core.lock())
+        let by = core::any::type_name_of_val(&f);
+        f(&self.meter.lock(by, || self.core.lock()))
+    }
+
+    /// The meter of the core's lock.
+    pub(crate) fn lock_meter(&self) -> &LockMeter {
+        &self.meter
     }
 
     /// Takes the queued events.

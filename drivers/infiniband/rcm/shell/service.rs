@@ -24,6 +24,7 @@
 
 use super::intake::{IntakeBuffer, RecentPaths, Senders, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
+use super::lock_meter::{LockMeter, MeteredIrqGuard};
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient};
 use super::peer::Peer;
 use crate::new_irq_spinlock;
@@ -34,12 +35,11 @@ use crate::proto::rdma_cm::DeviceInfo;
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::mad::{peer_window, MadAgent, MadHandler, ReceivedMad};
-use crate::rdma::sync::{wake_waiters, yield_between_batches, IrqSaveBackend, IrqSpinLock};
+use crate::rdma::sync::{wake_waiters, yield_between_batches, IrqSpinLock};
 use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
-use core::any::{Any, TypeId};
+use core::any::{type_name_of_val, Any, TypeId};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::lock::Guard;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
@@ -128,6 +128,9 @@ pub(crate) struct CmService {
     #[pin]
     events: IrqSpinLock<EventQueue>,
     consumer: Arc<dyn EventConsumer>,
+    /// How long `endpoint` is waited for and held.
+    #[pin]
+    meter: LockMeter,
 }
 
 impl CmService {
@@ -161,6 +164,7 @@ impl CmService {
             departing: AtomicU32::new(0),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
             consumer,
+            meter <- LockMeter::new(),
         })
     }
 
@@ -177,7 +181,8 @@ impl CmService {
         op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
     ) -> Result<R, CmError> {
         let mut outbox = Outbox::reserve(1, GFP_KERNEL).map_err(|_| CmError::NoMemory)?;
-        let r = op(&mut self.endpoint_for_calls(), &mut outbox);
+        let by = type_name_of_val(&op);
+        let r = op(&mut self.endpoint_for_calls(by), &mut outbox);
         self.flush(outbox);
         r
     }
@@ -189,7 +194,8 @@ impl CmService {
         op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
     ) -> Result<R, CmError> {
         let mut outbox = Outbox::for_events(1, GFP_ATOMIC).map_err(|_| CmError::NoMemory)?;
-        let r = op(&mut self.endpoint.lock(), &mut outbox);
+        let by = type_name_of_val(&op);
+        let r = op(&mut self.endpoint_locked(by), &mut outbox);
         self.queue_events(&mut outbox);
         r
     }
@@ -204,7 +210,8 @@ impl CmService {
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
     ) -> (R, Outbox) {
         let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
-        let r = op(&mut self.endpoint_for_calls(), now_ms(), &mut outbox);
+        let by = type_name_of_val(&op);
+        let r = op(&mut self.endpoint_for_calls(by), now_ms(), &mut outbox);
         (r, outbox)
     }
 
@@ -214,12 +221,22 @@ impl CmService {
         self.flush(outbox);
     }
 
-    /// The endpoint, locked, for a consumer's call: the calls make the
-    /// requests, so they bring in a changed `rcm.peer_window`.
-    fn endpoint_for_calls(&self) -> Guard<'_, KernelEndpoint, IrqSaveBackend> {
-        let mut ep = self.endpoint.lock();
+    /// The endpoint, locked, for a consumer's call `by`: the calls make
+    /// the requests, so they bring in a changed `rcm.peer_window`.
+    fn endpoint_for_calls(&self, by: &'static str) -> MeteredIrqGuard<'_, KernelEndpoint> {
+        let mut ep = self.endpoint_locked(by);
         ep.set_peer_window(peer_window());
         ep
+    }
+
+    /// The endpoint, locked for the code `by` (see [`LockMeter`]).
+    fn endpoint_locked(&self, by: &'static str) -> MeteredIrqGuard<'_, KernelEndpoint> {
+        self.meter.lock(by, || self.endpoint.lock())
+    }
+
+    /// The meter of the endpoint's lock.
+    pub(crate) fn lock_meter(&self) -> &LockMeter {
+        &self.meter
     }
 
     /// Has the delivery work run (for events a consumer queued itself,
@@ -233,7 +250,8 @@ impl CmService {
     /// Reads the endpoint under its lock (any context). Writes to what the
     /// consumers see of an id happen in here, so they are serialised.
     pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelEndpoint) -> R) -> R {
-        f(&self.endpoint.lock())
+        let by = type_name_of_val(&f);
+        f(&self.endpoint_locked(by))
     }
 
     /// Destroys the core's id (see `Endpoint::destroy`) and sends what
@@ -313,7 +331,7 @@ impl CmService {
         // Where each MAD's duplicate reports end in `outbox.duplicates`.
         let mut duplicates_end = [0usize; INTAKE_BATCH];
         {
-            let mut ep = self.endpoint.lock();
+            let mut ep = self.endpoint_locked("the MAD intake");
             let now = now_ms();
             let each = batch.iter().zip(kept).zip(duplicates_end.iter_mut());
             for (index, ((mad, from), end)) in each.enumerate() {
@@ -400,7 +418,7 @@ impl CmService {
                 break;
             };
             {
-                let mut ep = self.endpoint.lock();
+                let mut ep = self.endpoint_locked("send failure reports");
                 let now = now_ms();
                 for (id, attr_id) in failed.iter() {
                     ep.send_failed(now, *id, *attr_id, &mut reports);
@@ -508,7 +526,7 @@ impl CmService {
     /// be stale by the time it is armed; arming keeps the earliest one,
     /// and a timer that fires early only re-arms.
     fn rearm(&self) {
-        let next = self.endpoint.lock().poll_timeout();
+        let next = self.endpoint_locked("the timer's deadline").poll_timeout();
         if let Some(deadline) = next {
             self.arm_at(deadline);
         }

@@ -57,6 +57,31 @@ ucma_frame_rcm() {
 	rmmod rcm && rcm_modprobe rcm
 }
 
+# /sys/module/rcm/lock_times, rcm's lock meters (make bench reads them):
+# off until 1 is written; then an rping that rcm itself refuses (nobody
+# listens) counts acquisitions of rdma_cm's lock and of the CM endpoint's,
+# with hold times and the longest holder; 0 stops them; other input is
+# refused.
+lock_times_metered() {
+	local f=/sys/module/rcm/lock_times out rc=0
+	grep -qx 'metering: off' $f || { cat $f; return 1; }
+	echo 1 > $f || return 1
+	rcm_modprobe rdma_ucm || return 1
+	timeout 30 rping -c -a "$RCM_ADDR" -p 7999 -C 1 2>&1 | tail -2
+	echo 0 > $f || return 1
+	rmmod rdma_ucm
+	out=$(cat $f)
+	printf '%s\n' "$out"
+	if (echo 2 > $f) 2> /dev/null; then
+		echo "lock_times took 2"
+		rc=1
+	fi
+	printf '%s\n' "$out" | grep -qx 'metering: off' &&
+		printf '%s\n' "$out" | grep -Eq '^rdma_cm: [1-9][0-9]* acquisitions, wait mean [0-9]+ ns longest [0-9]+ ns, hold mean [0-9]+ ns longest [1-9][0-9]* ns \(.+\)$' &&
+		printf '%s\n' "$out" | grep -Eq '^cm_endpoint: [1-9][0-9]* acquisitions, ' &&
+		return $rc
+}
+
 # No fixed limit on devices: ten more RoCE devices on veth pairs, each
 # with its CM agent and counters, then all removed again.
 many_devices() {
@@ -84,7 +109,7 @@ many_devices() {
 }
 
 # The test points of module_scenarios.
-MODULE_POINTS=9
+MODULE_POINTS=10
 
 module_scenarios() {
 	rcm_expect "rcm is loaded (on iw_cm) and the C CM modules it replaces are not" rcm_replaces_c_cm
@@ -99,5 +124,6 @@ module_scenarios() {
 	rcm_expect "modprobe rcm with rxe0 present sees it" reload_sees_device
 	rcm_expect "rdma_cm frame checks on the in-tree rdma_ucm (reference)" ucma_frame_in_tree
 	rcm_expect "the same checks on rcm's own /dev/infiniband/rdma_cm (rcm.ucma=1)" ucma_frame_rcm
+	rcm_expect "lock_times meters rdma_cm's and the endpoint's lock while switched on" lock_times_metered
 	rcm_expect "eleven devices, each with a CM and its counters" many_devices
 }

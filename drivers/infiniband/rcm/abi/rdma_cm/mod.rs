@@ -89,6 +89,11 @@ impl RdmaCmAbi {
         })
     }
 
+    /// The meter of the core's lock.
+    pub(crate) fn lock_meter(&self) -> &crate::shell::lock_meter::LockMeter {
+        self.service.lock_meter()
+    }
+
     /// Reads the core.
     pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelRdmaCm) -> R) -> R {
         self.service.read(f)

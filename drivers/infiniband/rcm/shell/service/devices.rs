@@ -166,7 +166,7 @@ impl CmService {
             return;
         };
         {
-            let mut ep = self.endpoint.lock();
+            let mut ep = self.endpoint_locked("a device's departing ids");
             for id in ep.dreps_awaited(dev) {
                 // Within the capacity (ids created since are not on a
                 // departing device), so this does not allocate.
@@ -184,7 +184,7 @@ impl CmService {
         // wake-up, amortized.
         let checked = Cell::new(0);
         wait_until(&|| {
-            let ep = self.endpoint.lock();
+            let ep = self.endpoint_locked("a device's departing ids");
             let mut i = checked.get();
             while pending.get(i).is_some_and(|id| !ep.awaits_drep(*id)) {
                 i += 1;

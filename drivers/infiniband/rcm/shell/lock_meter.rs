@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! How long the core's locks are waited for and held. The design keeps
+//! QP moves, MAD posts, user copies and consumer callbacks outside them;
+//! this is how that is measured (`/sys/module/rcm/lock_times`, read around
+//! `make bench`'s runs). Off by default: then a lock costs one atomic load
+//! more.
+
+use crate::new_irq_spinlock;
+use crate::rdma::sync::{IrqSaveBackend, IrqSpinLock};
+use core::fmt;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::prelude::*;
+use kernel::time::Ktime;
+
+/// Whether the meters record (one switch for all of them).
+static METERING: AtomicBool = AtomicBool::new(false);
+
+/// Starts recording from zero (`true`) or stops (`false`; the figures
+/// stay readable).
+pub(crate) fn set_metering<'a>(on: bool, meters: impl Iterator<Item = &'a LockMeter>) {
+    if on {
+        for m in meters {
+            *m.figures.lock() = Figures::ZERO;
+        }
+    }
+    METERING.store(on, Ordering::Relaxed);
+}
+
+/// Whether the meters record.
+pub(crate) fn metering() -> bool {
+    METERING.load(Ordering::Relaxed)
+}
+
+/// One lock's figures since metering started.
+#[derive(Clone, Copy)]
+struct Figures {
+    acquisitions: u64,
+    waited_ns: u64,
+    longest_wait_ns: u64,
+    held_ns: u64,
+    longest_hold_ns: u64,
+    /// The code that held the lock longest (the call's closure type).
+    longest_hold_by: &'static str,
+}
+
+impl Figures {
+    const ZERO: Figures = Figures {
+        acquisitions: 0,
+        waited_ns: 0,
+        longest_wait_ns: 0,
+        held_ns: 0,
+        longest_hold_ns: 0,
+        longest_hold_by: "",
+    };
+}
+
+/// The meter of one lock.
+#[pin_data]
+pub(crate) struct LockMeter {
+    #[pin]
+    figures: IrqSpinLock<Figures>,
+}
+
+impl LockMeter {
+    /// A meter with nothing recorded.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(LockMeter {
+            figures <- new_irq_spinlock!(Figures::ZERO, "rcm::lock_meter"),
+        })
+    }
+
+    /// Takes a lock with `lock` for the code `by` (a name for the longest
+    /// hold), timing the wait and, when the returned guard drops, the
+    /// hold.
+    pub(crate) fn lock<G>(&self, by: &'static str, lock: impl FnOnce() -> G) -> Metered<'_, G> {
+        if !metering() {
+            return Metered {
+                guard: lock(),
+                since: None,
+            };
+        }
+        let asked = Ktime::ktime_get();
+        let guard = lock();
+        let got = Ktime::ktime_get();
+        let waited = ns_between(asked, got);
+        let mut f = self.figures.lock();
+        f.acquisitions += 1;
+        f.waited_ns = f.waited_ns.saturating_add(waited);
+        f.longest_wait_ns = f.longest_wait_ns.max(waited);
+        drop(f);
+        Metered {
+            guard,
+            since: Some((self, got, by)),
+        }
+    }
+
+    fn record_hold(&self, held: u64, by: &'static str) {
+        let mut f = self.figures.lock();
+        f.held_ns = f.held_ns.saturating_add(held);
+        if held > f.longest_hold_ns {
+            f.longest_hold_ns = held;
+            f.longest_hold_by = by;
+        }
+    }
+}
+
+fn ns_between(earlier: Ktime, later: Ktime) -> u64 {
+    u64::try_from((later - earlier).to_ns()).unwrap_or(0)
+}
+
+/// Shown as one line: acquisitions, mean and longest wait and hold in
+/// microseconds, and what held it longest.
+impl fmt::Display for LockMeter {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let f = *self.figures.lock();
+        let mean = |total: u64| total / f.acquisitions.max(1);
+        write!(
+            out,
+            "{} acquisitions, wait mean {} ns longest {} ns, hold mean {} ns longest {} ns ({})",
+            f.acquisitions,
+            mean(f.waited_ns),
+            f.longest_wait_ns,
+            mean(f.held_ns),
+            f.longest_hold_ns,
+            f.longest_hold_by
+        )
+    }
+}
+
+/// A lock's guard whose hold is recorded when it drops (if metering was
+/// on when it was taken).
+pub(crate) struct Metered<'a, G> {
+    guard: G,
+    since: Option<(&'a LockMeter, Ktime, &'static str)>,
+}
+
+impl<G: Deref> Deref for Metered<'_, G> {
+    type Target = G::Target;
+
+    fn deref(&self) -> &G::Target {
+        &self.guard
+    }
+}
+
+impl<G: DerefMut> DerefMut for Metered<'_, G> {
+    fn deref_mut(&mut self) -> &mut G::Target {
+        &mut self.guard
+    }
+}
+
+impl<G> Drop for Metered<'_, G> {
+    fn drop(&mut self) {
+        // Timed before the guard's own drop releases the lock (the
+        // release itself is not counted).
+        if let Some((meter, since, by)) = self.since {
+            meter.record_hold(ns_between(since, Ktime::ktime_get()), by);
+        }
+    }
+}
+
+/// The guard type of the irq-safe locks, metered.
+pub(crate) type MeteredIrqGuard<'a, T> =
+    Metered<'a, kernel::sync::lock::Guard<'a, T, IrqSaveBackend>>;
