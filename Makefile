@@ -3,6 +3,7 @@
 #
 #   make test        host unit tests + the kselftests in QEMU guests
 #   make test-full   the same with the long scale scenarios (outside CI)
+#   make test-list   every kselftest point, numbered as in its results
 #   make run         the demo: a connection's life cycle between two guests
 #   make modules     build rcm.ko against the cached kernel
 #   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
@@ -17,7 +18,7 @@ SHELL := /bin/bash
 FLAVOR ?= debug
 export RCM_FLAVOR := $(FLAVOR)
 
-.PHONY: all toolchain kernel modules selftests image test test-full test-host run shell clean \
+.PHONY: all toolchain kernel modules selftests image test test-full test-host test-list run shell clean \
 	fuzz bench-host bench
 
 all: modules
@@ -44,6 +45,10 @@ test-full:
 
 test-host:
 	scripts/run-tests.sh --host-only
+
+# Every kselftest point, numbered as in its results (no guest needed).
+test-list:
+	scripts/list-test-points.sh $(if $(RCM_TEST_FULL),--full)
 
 run:
 	scripts/demo.sh

@@ -79,6 +79,8 @@ module_rs() {
 export RCM_SIM_SEEDS=${RCM_SIM_SEEDS:-20000}
 host_check "cargo test (simulation: $RCM_SIM_SEEDS seeds)" cargo test --workspace --profile sim --quiet -- --nocapture
 host_check "layering (scripts/check-layers.py)" python3 "$RCM_ROOT/scripts/check-layers.py"
+host_check "kselftest plans counted without effects (scripts/list-test-points.sh)" sh -c \
+	"'$RCM_ROOT/scripts/list-test-points.sh' --quiet && '$RCM_ROOT/scripts/list-test-points.sh' --quiet --full"
 host_check "bench host meter (scripts/test-host-meter.py)" python3 "$RCM_ROOT/scripts/test-host-meter.py"
 host_check "rustfmt" sh -c "cargo fmt --all --check && rustfmt --check --edition 2021 $(module_rs | tr '\n' ' ')"
 host_check "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -10,16 +10,12 @@
 # against the C stack on the peer in rcm_ucma_c, both ways.
 . "$(dirname "$(readlink -f "$0")")/rcm_tools_lib.sh"
 
-ktap_print_header
-if [ "$RCM_PEER" = none ]; then
-	ktap_skip_all "needs a peer guest"
-	exit "$KSFT_SKIP"
-fi
-ktap_set_plan 5
-
-check_rping to_peer
-check_ucmatose to_peer
-check_udaddy to_peer
-check_reject_no_listener
-rcm_check_dmesg_clean
-ktap_finished
+baseline() {
+	check_rping to_peer
+	check_ucmatose to_peer
+	check_udaddy to_peer
+	check_reject_no_listener
+	rcm_check_dmesg_clean
+}
+rcm_needs_peer
+rcm_run baseline

@@ -7,6 +7,4 @@
 # in-tree C CM as the client: the reference for the retry count and
 # intervals rcm must match.
 . "$(dirname "$(readlink -f "$0")")/rcm_cm_timeout_lib.sh"
-rcm_two_guests_start "$TIMEOUT_POINTS"
-timeout_scenarios
-rcm_two_guests_finish
+rcm_two_guests_run timeout_scenarios

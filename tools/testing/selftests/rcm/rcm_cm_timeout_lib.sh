@@ -132,8 +132,10 @@ paced_storm() {
 	return $rc
 }
 
-# The test points of timeout_scenarios.
-TIMEOUT_POINTS=6
+# This guest runs a CM ($1), the peer none.
+cm_alone() {
+	[ -n "$1" ] && ! peer_run cat /proc/modules | grep -qE '^(ib_cm|rcm) '
+}
 
 # timeout_scenarios: this guest's CM (rcm or the C one) against a peer
 # without one.
@@ -141,22 +143,22 @@ timeout_scenarios() {
 	local CM
 	CM=$(grep -oE '^(rcm|ib_cm) ' /proc/modules | head -1)
 	rcm_expect "this guest runs ${CM:-no CM}, the peer has no CM" \
-		sh -c "[ -n '$CM' ] && ! echo '$(peer_run cat /proc/modules)' | grep -qE '^(ib_cm|rcm) '"
+		cm_alone "$CM"
 	rcm_expect "REQ_ERROR after 3 retries of 384 ms each (1536 ms)" timeout_after 16 3
 	rcm_expect "REQ_ERROR after 1 retry of 1152 ms each (2304 ms)" timeout_after 18 1
 	rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
 	if [ "${CM%% *}" = ib_cm ]; then
 		# The C CM counts a request once its MAD completes, after the last
 		# retry, so its counters cannot show retries in flight.
-		ktap_test_skip "a handler blocked 4 s holds up no retransmission of another id (C CM: counters only at completion)"
+		rcm_skip "a handler blocked 4 s holds up no retransmission of another id (C CM: counters only at completion)"
 	else
 		rcm_expect "a handler blocked 4 s holds up no retransmission of another id" blocked_handler
 	fi
 	if [ "${CM%% *}" = ib_cm ]; then
-		ktap_test_skip "a storm waits behind the window of requests per peer (rcm.peer_window)"
+		rcm_skip "a storm waits behind the window of requests per peer (rcm.peer_window)"
 	else
-		rm -f "$PACED_LOG"
+		rcm_step rm -f "$PACED_LOG"
 		rcm_expect "12 REQs at once to a silent peer go out 4 at a time (rcm.peer_window=4)" paced_storm
-		[ -s "$PACED_LOG" ] && while read -r line; do rcm_log "$line"; done < "$PACED_LOG"
+		rcm_step rcm_log_file "$PACED_LOG"
 	fi
 }

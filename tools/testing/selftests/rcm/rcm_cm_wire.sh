@@ -25,18 +25,6 @@
 server=$RCM_PEER
 PORT_NUM=7200
 
-ktap_print_header
-if [ "$RCM_PEER" = none ]; then
-	ktap_skip_all "needs a peer guest"
-	exit "$KSFT_SKIP"
-fi
-ktap_set_plan $((16 + MAD_CAMPAIGN_POINTS))
-
-rcm_expect "the peer runs rcm with a CM agent on rxe0" \
-	peer_run 'grep -q "^rcm " /proc/modules && dmesg | grep -q "rcm: rxe0: CM on 1 port"'
-
-peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
-
 # REQ to a service nobody listens on.
 rejected_by_rcm() {
 	local out
@@ -46,7 +34,6 @@ rejected_by_rcm() {
 		return 1
 	}
 }
-rcm_expect "rping to rcm without listener: REJECTED, reason 8" rejected_by_rcm
 
 many_rejects() {
 	local i
@@ -55,7 +42,6 @@ many_rejects() {
 	done
 }
 rejects=$(rcm_repeats 20 5)
-rcm_expect "$rejects more connects, each rejected" many_rejects "$rejects"
 
 # SIDR_REQ to a service nobody listens on: a SIDR_REP with a non-success
 # status, reported by librdmacm as UNREACHABLE (not a timeout).
@@ -68,7 +54,6 @@ sidr_answered() {
 	# unanswered, rdma_cm retries its SIDR_REQ 15 times, 4 s apart
 	[ $((end - start)) -lt 45 ] || { echo "took $((end - start)) s"; return 1; }
 }
-rcm_expect "udaddy to rcm without listener: answered, not timed out" sidr_answered
 
 # The message counters in sysfs, where the 6.12 C CM keeps them, agree
 # across the wire with this guest's C CM.
@@ -83,15 +68,8 @@ counters_agree() {
 		[ "$r_tx_rej" = "$r_rx_req" ] && [ "$c_rx_rej" = "$r_tx_rej" ] &&
 		[ "$r_rx_sidr" -ge 1 ] && [ "$r_tx_sidr" = "$r_rx_sidr" ]
 }
-rcm_expect "cm_rx_msgs/cm_tx_msgs counters agree with the C peer's" counters_agree
-
 
 # The sample consumer on the peer's rcm (the counters above are done).
-
-peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
-rcm_expect "the sample consumer loads on rcm and listens" \
-	peer_run 'modprobe rcm_sample_reject && grep -q "^rcm_sample_reject " /proc/modules &&
-		dmesg | grep -q "rcm_sample: rxe0: listening on 0x1061c20"'
 
 rejected_with() { # <reason>
 	local out
@@ -101,7 +79,6 @@ rejected_with() { # <reason>
 		return 1
 	}
 }
-rcm_expect "rping to the sample: REJECTED, reason 28 (consumer defined)" rejected_with 28
 
 ten_more() {
 	local i
@@ -109,7 +86,6 @@ ten_more() {
 		rejected_with 28 || { echo "connect $i"; return 1; }
 	done
 }
-rcm_expect "10 more connects, each rejected by the consumer" ten_more
 
 consumer_saw_them() {
 	local n
@@ -117,11 +93,6 @@ consumer_saw_them() {
 	echo "the sample logged $n rejections"
 	[ "$n" = 11 ]
 }
-rcm_expect "the sample got 11 REQ_RECEIVED events, its ib_send_cm_rej returned 0" consumer_saw_them
-
-rcm_expect "the sample unloads (ib_destroy_cm_id of its listener)" \
-	peer_run 'rmmod rcm_sample_reject && dmesg | grep -q "rcm_sample: rxe0: stopped"'
-rcm_expect "after rmmod the service is unknown again: REJECTED, reason 8" rejected_with 8
 
 # ib_send_cm_mra: the sample acknowledges each REQ, then rejects it; the
 # C peer counts the MRAs it received.
@@ -139,7 +110,6 @@ mra_then_reject() {
 	echo "MRAs: rcm sent $sent, the C peer received $((after - before))"
 	[ "$sent" = 3 ] && [ $((after - before)) = 3 ]
 }
-rcm_expect "with mra=1: 3 MRAs on the wire, then REJ 28" mra_then_reject
 
 # SIDR: the sample listens on udaddy's service id (UDP port space, port
 # 7174) and answers each SIDR_REQ with status "reject" (2), which rdma_cm
@@ -152,12 +122,33 @@ sidr_rejected() {
 	printf '%s\n' "$out" | grep -q 'UNREACHABLE, error: 2' || { printf '%s\n' "$out" | tail -5; return 1; }
 	peer_run 'dmesg' | grep -q 'rcm_sample: SIDR_REQ for 0x1111c06 (port 1) answered: reject (0)'
 }
-rcm_expect "SIDR: the sample answers udaddy with SIDR_REP status 2" sidr_rejected
 
-rcm_expect "this guest's C CM unloads (rdma_ucm, rdma_cm, iw_cm, ib_cm)" \
-	rmmod rdma_ucm rdma_cm iw_cm ib_cm
-mad_campaign_scenarios
-
-rcm_check_kmemleak_peer
-rcm_check_dmesg_clean
-ktap_finished
+# The points, in order.
+wire_points() {
+	rcm_expect "the peer runs rcm with a CM agent on rxe0" \
+		peer_run 'grep -q "^rcm " /proc/modules && dmesg | grep -q "rcm: rxe0: CM on 1 port"'
+	rcm_step peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+	rcm_expect "rping to rcm without listener: REJECTED, reason 8" rejected_by_rcm
+	rcm_expect "$rejects more connects, each rejected" many_rejects "$rejects"
+	rcm_expect "udaddy to rcm without listener: answered, not timed out" sidr_answered
+	rcm_expect "cm_rx_msgs/cm_tx_msgs counters agree with the C peer's" counters_agree
+	rcm_step peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+	rcm_expect "the sample consumer loads on rcm and listens" \
+		peer_run 'modprobe rcm_sample_reject && grep -q "^rcm_sample_reject " /proc/modules &&
+			dmesg | grep -q "rcm_sample: rxe0: listening on 0x1061c20"'
+	rcm_expect "rping to the sample: REJECTED, reason 28 (consumer defined)" rejected_with 28
+	rcm_expect "10 more connects, each rejected by the consumer" ten_more
+	rcm_expect "the sample got 11 REQ_RECEIVED events, its ib_send_cm_rej returned 0" consumer_saw_them
+	rcm_expect "the sample unloads (ib_destroy_cm_id of its listener)" \
+		peer_run 'rmmod rcm_sample_reject && dmesg | grep -q "rcm_sample: rxe0: stopped"'
+	rcm_expect "after rmmod the service is unknown again: REJECTED, reason 8" rejected_with 8
+	rcm_expect "with mra=1: 3 MRAs on the wire, then REJ 28" mra_then_reject
+	rcm_expect "SIDR: the sample answers udaddy with SIDR_REP status 2" sidr_rejected
+	rcm_expect "this guest's C CM unloads (rdma_ucm, rdma_cm, iw_cm, ib_cm)" \
+		rmmod rdma_ucm rdma_cm iw_cm ib_cm
+	mad_campaign_scenarios
+	rcm_check_kmemleak_peer
+	rcm_check_dmesg_clean
+}
+rcm_needs_peer
+rcm_run wire_points

@@ -69,19 +69,23 @@ last_count() {
 # test-full (the CI budget).
 connect_scale() { rcm_full || [ "$1/$2" = rcm/rcm ]; }
 
-# The test points of connect_scenarios <this guest's CM> <the peer's>.
-connect_points() { connect_scale "$1" "$2" && echo 19 || echo 9; }
+# This guest runs CM module $1, the peer $2.
+cms_are() {
+	grep -qE "^$1 " /proc/modules && peer_run cat /proc/modules | grep -qE "^$2 "
+}
+
+# What earlier scenario sets of this boot left on the peer: a QP still
+# connected to one of ours could meet a reused QP number (REJ 10).
+peer_leftovers() {
+	rcm_log "the peer's QPs and rdma_cm ids before the connection scenarios:"
+	peer_run 'rdma res show qp; rdma res show cm_id' | sed 's/^/# /'
+}
 
 # connect_scenarios <this guest's CM module> <the peer's>: rcm or ib_cm
 connect_scenarios() {
 	local mine=$1 theirs=$2
-	# What earlier scenario sets of this boot left on the peer: a QP still
-	# connected to one of ours could meet a reused QP number (REJ 10).
-	rcm_log "the peer's QPs and rdma_cm ids before the connection scenarios:"
-	peer_run 'rdma res show qp; rdma res show cm_id' | sed 's/^/# /'
-	rcm_expect "CMs: this guest (client) $mine, the peer (server) $theirs" \
-		sh -c "grep -qE '^$mine ' /proc/modules && \
-			echo '$(peer_run cat /proc/modules)' | grep -qE '^$theirs '"
+	rcm_step peer_leftovers
+	rcm_expect "CMs: this guest (client) $mine, the peer (server) $theirs" cms_are "$mine" "$theirs"
 	rcm_expect "the server loads on the peer and listens" server
 
 	rcm_expect "connect, 10 messages echoed and checked, client disconnects" \
@@ -136,7 +140,7 @@ connect_scenarios() {
 	rcm_expect "REQ with an alternate path: REJ 18 (invalid alt GID), as 6.12 on RoCE" \
 		client conns=2 alt=1 expect=reject_alt
 	if ! connect_scale "$mine" "$theirs"; then
-		peer_run 'rmmod rcm_test_conn' > /dev/null 2>&1
+		rcm_step peer_run 'rmmod rcm_test_conn' > /dev/null 2>&1
 		return
 	fi
 
@@ -156,7 +160,7 @@ connect_scenarios() {
 	if [ "$mine" = rcm ] && [ "$theirs" = rcm ]; then
 		rcm_expect "LAP answered by APR (success); RTS after it loads the alternate path" lap_apr
 	else
-		ktap_test_skip "LAP/APR needs rcm on both sides"
+		rcm_skip "LAP/APR needs rcm on both sides"
 	fi
 
 	# make test-full: 1000 (about 4 min per pairing under the debug
@@ -186,7 +190,7 @@ connect_scenarios() {
 	if [ "$mine" = rcm ]; then
 		rcm_expect "200 concurrent connections behind a window of 8 REQs: each REQ sent once" windowed
 	else
-		ktap_test_skip "the window of requests per peer is rcm's (rcm.peer_window)"
+		rcm_skip "the window of requests per peer is rcm's (rcm.peer_window)"
 	fi
 
 	# rcm works out a sender's reply path (on RoCE an address resolution:
@@ -267,8 +271,8 @@ connect_scenarios() {
 		rcm_expect "address handles shared per path: 50 connections, a handle per 10 MADs sent at most; one per MAD with reply_path_ms=0, the stale shared ones freed" \
 			shared_ahs
 	else
-		ktap_test_skip "reply paths reused: rcm's server only"
-		ktap_test_skip "address handles shared: rcm's server only"
+		rcm_skip "reply paths reused: rcm's server only"
+		rcm_skip "address handles shared: rcm's server only"
 	fi
 
 	# Unloading the server with live connections: it destroys them, the
@@ -335,8 +339,8 @@ connect_scenarios() {
 		rcm_expect "rdma link delete on the server, the client's DREP 15 s late: one DREQ timeout" \
 			link_delete_live 1 1000 drep_delay_ms=15000
 	else
-		ktap_test_skip "the removal wait is rcm's (the C CM does not wait)"
+		rcm_skip "the removal wait is rcm's (the C CM does not wait)"
 	fi
 
-	peer_run 'rmmod rcm_test_conn' > /dev/null 2>&1
+	rcm_step peer_run 'rmmod rcm_test_conn' > /dev/null 2>&1
 }

@@ -12,8 +12,9 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_storage_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
-rcm_two_guests_start $(($(storage_points) + $(nvme_points c rcm) + $(connect_points ib_cm rcm)))
-storage_scenarios c rcm
-nvme_scenarios c rcm
-connect_scenarios ib_cm rcm
-rcm_two_guests_finish
+consumers() {
+	storage_scenarios c rcm
+	nvme_scenarios c rcm
+	connect_scenarios ib_cm rcm
+}
+rcm_two_guests_run consumers

@@ -18,9 +18,10 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_siw_lib.sh"
-rcm_two_guests_start $(($(storage_points) + $(nvme_points rcm rcm) + $(connect_points rcm rcm) + SIW_POINTS))
-storage_scenarios rcm rcm
-nvme_scenarios rcm rcm
-connect_scenarios rcm rcm
-siw_scenarios rcm
-rcm_two_guests_finish
+consumers() {
+	storage_scenarios rcm rcm
+	nvme_scenarios rcm rcm
+	connect_scenarios rcm rcm
+	siw_scenarios rcm
+}
+rcm_two_guests_run consumers

@@ -619,11 +619,13 @@ if [ -n "${RCM_ONLY:-}" ]; then
 	POINTS=("${kept[@]}")
 fi
 
-rcm_two_guests_start ${#POINTS[@]}
-for p in "${POINTS[@]}"; do
-	rm -f "$NOTES"
-	mark_logs "${p%%|*}"
-	rcm_expect "${p#*|}" "${p%%|*}"
-	[ -s "$NOTES" ] && while read -r line; do rcm_log "$line"; done < "$NOTES"
-done
-rcm_two_guests_finish
+harden() {
+	local p
+	for p in "${POINTS[@]}"; do
+		rcm_step rm -f "$NOTES"
+		rcm_step mark_logs "${p%%|*}"
+		rcm_expect "${p#*|}" "${p%%|*}"
+		rcm_step rcm_log_file "$NOTES"
+	done
+}
+rcm_two_guests_run harden

@@ -14,22 +14,20 @@ stack_is_hybrid() {
 		[ ! -d /sys/module/ib_cm ]
 }
 
-run_hybrid_scenarios() {
+run_hybrid_scenarios() { # <peer mode>
+	rcm_needs_peer
+	rcm_run hybrid_scenarios "$1"
+}
+
+hybrid_scenarios() {
 	local peer_mode=$1 dir
-	ktap_print_header
-	if [ "$RCM_PEER" = none ]; then
-		ktap_skip_all "needs a peer guest"
-		exit "$KSFT_SKIP"
-	fi
-	ktap_set_plan $(( $([ "$peer_mode" = hybrid ] && echo 12 || echo 11) ))
-	rcm_kmemleak_clear
-	[ "$peer_mode" = hybrid ] && peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+	rcm_step rcm_kmemleak_clear
+	[ "$peer_mode" = hybrid ] && rcm_step peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
 
 	rcm_expect "this guest runs rcm under the in-tree rdma_cm and rdma_ucm, no ib_cm" \
 		stack_is_hybrid
 
-	before_tx=$(count cm_tx_msgs/req) before_rx=$(count cm_rx_msgs/req)
-	before_sidr=$(count cm_tx_msgs/sidr_req)
+	rcm_step counts_before
 	for dir in to_peer from_peer; do
 		check_rping "$dir"
 		check_ucmatose "$dir" 2
@@ -40,9 +38,8 @@ run_hybrid_scenarios() {
 	# Three connections each way (rping, ucmatose x2; plus the rejected
 	# one) and a SIDR_REQ out: that many went through rcm's MAD agent.
 	rcm_expect "rcm's counters: REQs sent and received, SIDR_REQ sent" carried_by_rcm 4 3 1
-	[ "$peer_mode" = hybrid ] && rcm_kmemleak_peer_start
+	[ "$peer_mode" = hybrid ] && rcm_step rcm_kmemleak_peer_start
 	rcm_check_dmesg_clean
 	rcm_check_kmemleak
 	[ "$peer_mode" = hybrid ] && rcm_check_kmemleak_peer
-	ktap_finished
 }

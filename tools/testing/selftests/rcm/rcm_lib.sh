@@ -175,35 +175,134 @@ rcm_check_kmemleak_peer() {
 	fi
 }
 
-# Several scenario libraries may share one boot of two guests (the CI
-# budget): rcm_two_guests_start before their points, rcm_two_guests_finish
-# (RCM_FINAL_POINTS more: both kernel logs, kmemleak here and on the peer)
-# after them.
-RCM_FINAL_POINTS=3
-rcm_two_guests_start() { # <plan without the final points>
-	ktap_print_header
-	if [ "$RCM_PEER" = none ]; then
-		ktap_skip_all "needs a peer guest"
-		exit "$KSFT_SKIP"
-	fi
-	ktap_set_plan $(($1 + RCM_FINAL_POINTS))
-	rcm_kmemleak_clear
-	peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+# ---- points and plans ----
+# A boot names its scenario functions once (rcm_two_guests_run): they run
+# twice, first in a subshell only to count their points (the KTAP plan
+# precedes the results; nobody counts by hand), then for real. So a
+# scenario function reports only through rcm_expect, rcm_point and
+# rcm_skip, runs any other command with effects through rcm_step, and
+# branches only on the configuration (CM modes, make test-full), never on
+# a result. A function that breaks this rule fails its boot: each point
+# must report exactly one result, and ktap_finished holds the total to
+# the plan.
+RCM_COUNTING=0
+RCM_COUNTED=0
+rcm_counting() { [ "$RCM_COUNTING" = 1 ]; }
+
+# Counts a point; with RCM_LIST_POINTS=1 also lists it (on fd 3, which
+# rcm_points opens on its caller's stderr).
+rcm_counted() { # <what the point is>
+	RCM_COUNTED=$((RCM_COUNTED + 1))
+	[ "${RCM_LIST_POINTS:-0}" != 1 ] || echo "$RCM_COUNTED $*" >&3
 }
 
-rcm_two_guests_finish() {
+# A command with effects, run only for real.
+rcm_step() { rcm_counting || "$@"; }
+
+# A point skipped for a reason of the configuration.
+rcm_skip() { # <description>
+	if rcm_counting; then
+		rcm_counted "$1 # SKIP"
+	else
+		ktap_test_skip "$1"
+	fi
+}
+
+# A point whose function reports its own result (exactly one).
+rcm_point() { # <function> [args...]
+	local before
+	if rcm_counting; then
+		rcm_counted "$(rcm_point_name "$@")"
+		return 0
+	fi
+	before=$((KTAP_CNT_PASS + KTAP_CNT_FAIL + KTAP_CNT_SKIP))
+	"$@"
+	before=$((KTAP_CNT_PASS + KTAP_CNT_FAIL + KTAP_CNT_SKIP - before))
+	[ $before = 1 ] || rcm_log "BUG in the test: $1 reported $before results, not one"
+}
+
+# Declares each named function a test point that reports its own result
+# (the rdma-core tools' checks): calling it runs it through rcm_point.
+rcm_each_a_point() { # <function...>
+	local f
+	for f; do
+		eval "rcm_point_body_$(declare -f "$f")"
+		eval "$f() { rcm_point rcm_point_body_$f \"\$@\"; }"
+	done
+}
+
+# Prints a file's lines as KTAP messages, under a heading, if it has any.
+rcm_log_file() { # <file> [heading]
+	local line
+	[ -s "$1" ] || return 0
+	[ -z "${2:-}" ] || rcm_log "$2"
+	while IFS= read -r line; do rcm_log "  $line"; done < "$1"
+}
+
+# How a point that reports its own result is listed: its function (less
+# the wrapper's prefix) and arguments.
+rcm_point_name() { echo "${1#rcm_point_body_}${2:+ ${*:2}}"; }
+
+# The points "$@" (a scenario function and its arguments) reports.
+rcm_points() {
+	(
+		RCM_COUNTING=1
+		RCM_COUNTED=0
+		"$@" 3>&2 > /dev/null 2>&1
+		echo "$RCM_COUNTED"
+	)
+}
+
+# A test of its own: the KTAP header, the plan counted from "$@" (a
+# function and its arguments), its points, the verdict. With
+# RCM_LIST_POINTS=1 it only lists the points, on stderr, numbered as the
+# results will be.
+rcm_run() { # <function> [args...]
+	if [ "${RCM_LIST_POINTS:-0}" = 1 ]; then
+		rcm_points "$@" > /dev/null
+		exit 0
+	fi
+	ktap_print_header
+	ktap_set_plan "$(rcm_points "$@")"
+	"$@"
+	ktap_finished
+}
+
+# Ends a test that needs the peer guest when there is none.
+rcm_needs_peer() {
+	[ "$RCM_PEER" != none ] || [ "${RCM_LIST_POINTS:-0}" = 1 ] && return 0
+	ktap_print_header
+	ktap_skip_all "needs a peer guest"
+	exit "$KSFT_SKIP"
+}
+
+# Several scenario libraries may share one boot of two guests (the CI
+# budget): rcm_two_guests_run runs a function that calls their scenario
+# functions, with kmemleak cleared on both guests before and, after, the
+# final points: both kernel logs, kmemleak here and on the peer.
+rcm_two_guests_run() { # <function> [args...]
+	rcm_needs_peer
+	rcm_run rcm_two_guests "$@"
+}
+rcm_two_guests() {
+	rcm_step rcm_kmemleak_clear
+	rcm_step peer_run 'echo clear > /sys/kernel/debug/kmemleak' > /dev/null
+	"$@"
 	RCM_QUIET_SINCE=$SECONDS
-	rcm_kmemleak_peer_start
+	rcm_step rcm_kmemleak_peer_start
 	rcm_check_dmesg_clean
 	rcm_check_kmemleak
 	rcm_check_kmemleak_peer
-	ktap_finished
 }
 
 # Test point from a command's status, printing its output on failure.
 rcm_expect() { # <description> <cmd...>
 	local desc=$1 out
 	shift
+	if rcm_counting; then
+		rcm_counted "$desc"
+		return 0
+	fi
 	if out=$("$@" 2>&1); then
 		ktap_test_pass "$desc"
 	else
@@ -211,3 +310,6 @@ rcm_expect() { # <description> <cmd...>
 		ktap_test_fail "$desc"
 	fi
 }
+
+# The final checks are test points too.
+rcm_each_a_point rcm_check_dmesg_clean rcm_check_kmemleak rcm_check_kmemleak_peer

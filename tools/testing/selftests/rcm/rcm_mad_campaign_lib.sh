@@ -66,8 +66,20 @@ normal_connection() {
 	return $rc
 }
 
-# The test points of mad_campaign_scenarios.
-MAD_CAMPAIGN_POINTS=7
+# The campaign itself: $mads crafted MADs from seed $seed, each answer
+# checked by the injector; sets sent_reqs for `counted`.
+crafted_mads() {
+	local out rc
+	rx_before=$(peer_run "cat $PORT/cm_rx_msgs/req")
+	rcm_log "campaign seed $seed (replay: RCM_CAMPAIGN_SEED=$seed)"
+	out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" $mads "$seed" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
+	ktap_test_result "$mads crafted MADs: every answer right, nothing unexpected" [ $rc = 0 ]
+	# Every well-formed REQ reaches rcm's agent once (the answers above prove
+	# none was lost), so the counter must grow by exactly that many.
+	sent_reqs=$(printf '%s\n' "$out" | sed -n 's/^well-formed REQs sent: //p')
+}
 
 mad_campaign_scenarios() {
 	# The GID of our IPv4 address, and the peer's (IPv4-mapped).
@@ -79,20 +91,12 @@ mad_campaign_scenarios() {
 	dgid="::ffff:$RCM_PEER"
 	rcm_expect "this guest has no CM; the peer runs rcm; our IPv4 GID is at index ${sgid_index:-?}" \
 		sh -c "! grep -qE '^(ib_cm|rcm) ' /proc/modules && [ -n '$sgid_index' ]"
-	rx_before=$(peer_run "cat $PORT/cm_rx_msgs/req")
 	# RCM_CAMPAIGN_SEED replays a run (the seed is printed either way).
 	seed=${RCM_CAMPAIGN_SEED:-$RANDOM}
-	rcm_log "campaign seed $seed (replay: RCM_CAMPAIGN_SEED=$seed)"
 	# make test sends 1,000 (every CI run draws a new seed), make test-full
 	# 10,000: the CI budget.
 	mads=$(rcm_repeats 10000 1000)
-	out=$("$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" $mads "$seed" 2>&1)
-	rc=$?
-	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
-	ktap_test_result "$mads crafted MADs: every answer right, nothing unexpected" [ $rc = 0 ]
-	# Every well-formed REQ reaches rcm's agent once (the answers above prove
-	# none was lost), so the counter must grow by exactly that many.
-	sent_reqs=$(printf '%s\n' "$out" | sed -n 's/^well-formed REQs sent: //p')
+	rcm_point crafted_mads
 	rcm_expect "rcm counted the REQs it received" counted
 	rcm_expect "rcm still answers correctly afterwards (200 more)" \
 		"$INJECT" /dev/infiniband/umad0 "$dgid" "$sgid_index" 200 1

@@ -108,16 +108,13 @@ many_devices() {
 	[ $ok = 10 ]
 }
 
-# The test points of module_scenarios.
-MODULE_POINTS=10
-
 module_scenarios() {
 	rcm_expect "rcm is loaded (on iw_cm) and the C CM modules it replaces are not" rcm_replaces_c_cm
 	rcm_expect "rcm saw rxe0 being added" wait_log_count "rcm: device rxe0 added" 1
-	rdma link delete rxe0
+	rcm_step rdma link delete rxe0
 	rcm_expect "rcm saw rxe0 being removed (rdma link delete)" \
 		wait_log_count "rcm: device rxe0 removed" 1
-	rdma link add rxe0 type rxe netdev eth0
+	rcm_step rdma link add rxe0 type rxe netdev eth0
 	rcm_expect "rcm saw rxe0 come back (rdma link add)" \
 		wait_log_count "rcm: device rxe0 added" 2
 	rcm_expect "rmmod rcm: device released, module gone" unload_releases_device

@@ -10,8 +10,9 @@
 # Last rcm itself unloads, and nothing it allocated may remain.
 . "$(dirname "$(readlink -f "$0")")/rcm_module_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_cm_timeout_lib.sh"
-rcm_two_guests_start $((MODULE_POINTS + TIMEOUT_POINTS))
-module_scenarios
-timeout_scenarios
-rmmod rcm
-rcm_two_guests_finish
+module_load() {
+	module_scenarios
+	timeout_scenarios
+	rcm_step rmmod rcm
+}
+rcm_two_guests_run module_load

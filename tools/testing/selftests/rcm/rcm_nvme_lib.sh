@@ -183,13 +183,10 @@ nvme_removals() {
 	rcm_full || [ "$1/$2" = rcm/rcm ]
 }
 
-# The test points of nvme_scenarios <this guest's mode> <peer's mode>.
-nvme_points() { nvme_removals "$1" "$2" && echo 11 || echo 9; }
-
 # nvme_scenarios <this guest's mode> <peer's mode>
 nvme_scenarios() {
 	local mine=$1 theirs=$2
-	rcm_modprobe nvme-rdma
+	rcm_step rcm_modprobe nvme-rdma
 	rcm_expect "the target ($theirs) exports $NQN on rdma port $NVME_PORT" nvme_target_up
 	rcm_expect "nvme-rdma ($mine) holds the rdma_cm in use" \
 		sh -c "[ -d /sys/module/$([ "$mine" = rcm ] && echo rcm || echo rdma_cm)/holders/nvme_rdma ]"
@@ -209,5 +206,5 @@ nvme_scenarios() {
 		rcm_expect "rdma link delete on the target under a live controller: the host reconnects" \
 			nvme_target_link_delete
 	fi
-	nvme_target_down > /dev/null
+	rcm_step nvme_target_down > /dev/null
 }

@@ -144,15 +144,12 @@ siw_diagnostics() {
 	peer_run "$cmd" 2>&1 | sed 's/^/#   /'
 }
 
-# The test points of siw_scenarios.
-SIW_POINTS=15
-
 # siw_scenarios <peer mode>
 siw_scenarios() {
 	local peer_mode=$1 dir
 	# (CM mode ucma blocks rdma_ucm: librdmacm opens rcm's device)
-	[ "$RCM_MODE" = ucma ] || modprobe rdma_ucm
-	[ "$peer_mode" = ucma ] || peer_run 'modprobe rdma_ucm' > /dev/null
+	[ "$RCM_MODE" = ucma ] || rcm_step modprobe rdma_ucm
+	[ "$peer_mode" = ucma ] || rcm_step peer_run 'modprobe rdma_ucm' > /dev/null
 
 	rcm_expect "both guests: siw0 (soft-iWARP) instead of rxe0" siw_only
 	rcm_expect "librdmacm on $(librdmacm_words), iWARP through iw_cm" stack_is_rcm_over_iw_cm
@@ -162,15 +159,15 @@ siw_scenarios() {
 	done
 	rcm_expect "connect to a port with no listener: REJECTED, -ECONNREFUSED" reject_no_listener_iw
 	rcm_expect "rdma res show cm_id lists rcm's listener and connection on siw0" res_lists_siw_ids
-	[ ! -s "$RES_CLIENT_NOTE" ] || { rcm_log "the listing's rping client:"; sed 's/^/#   /' "$RES_CLIENT_NOTE"; }
+	rcm_step rcm_log_file "$RES_CLIENT_NOTE" "the listing's rping client:"
 	rcm_expect "a wildcard listener is listed on siw0 (state LISTEN), and gone after it" \
 		wildcard_listener_listed
-	rm -f "$SIW_DIAGNOSTICS"
+	rcm_step rm -f "$SIW_DIAGNOSTICS"
 	rcm_expect "a wildcard listener: siw0 removed and added under it, then a connection" \
 		wildcard_listener_across_device_changes
-	[ ! -s "$SIW_DIAGNOSTICS" ] || { rcm_log "both guests after the failure:"; sed 's/^/#   /' "$SIW_DIAGNOSTICS"; }
+	rcm_step rcm_log_file "$SIW_DIAGNOSTICS" "both guests after the failure:"
 
-	rcm_modprobe nvme-rdma
+	rcm_step rcm_modprobe nvme-rdma
 	rcm_expect "the target ($peer_mode) exports $NQN over siw" nvme_target_up
 	rcm_expect "nvme connect over siw with 2 I/O queues: controller live" nvme_connect_live 2
 	rcm_expect "1 MiB written and read back unchanged" nvme_pattern_round_trip 1024
@@ -178,12 +175,10 @@ siw_scenarios() {
 	local rounds
 	rounds=$(rcm_repeats 3 1)
 	rcm_expect "$rounds round(s) of connect, I/O, disconnect" nvme_rounds "$rounds"
-	nvme_target_down > /dev/null
+	rcm_step nvme_target_down > /dev/null
 }
 
 # run_siw_scenarios <peer mode>: one boot of its own.
 run_siw_scenarios() {
-	rcm_two_guests_start $SIW_POINTS
-	siw_scenarios "$1"
-	rcm_two_guests_finish
+	rcm_two_guests_run siw_scenarios "$1"
 }

@@ -112,9 +112,8 @@ srp_relogin_rounds() {
 	done
 }
 
-SRP_POINTS=5
 srp_scenarios() { # <this guest's mode> <peer's mode>
-	rcm_modprobe ib_srp
+	rcm_step rcm_modprobe ib_srp
 	rcm_expect "SRP target ($2): ib_srpt exports a RAM disk, rdma_cm port $SRP_PORT" srp_target_up
 	rcm_expect "ib_srp ($1) logs in through rdma_cm: the LUN appears" srp_login
 	rcm_expect "SRP: 4 MiB written and read back unchanged" srp_pattern_round_trip
@@ -122,8 +121,8 @@ srp_scenarios() { # <this guest's mode> <peer's mode>
 	local rounds
 	rounds=$(rcm_repeats 3 1)
 	rcm_expect "SRP: $rounds more round(s) of login, I/O, logout" srp_relogin_rounds "$rounds"
-	srp_target_down > /dev/null
-	rmmod ib_srp 2> /dev/null
+	rcm_step srp_target_down > /dev/null
+	rcm_step rmmod ib_srp 2> /dev/null
 }
 
 # ---- RDS ----
@@ -165,7 +164,6 @@ rds_round() {
 
 rds_load() { rcm_modprobe rds_rdma && peer_run modprobe rds_rdma; }
 
-RDS_POINTS=3
 rds_scenarios() { # <this guest's mode> <peer's mode>
 	local server
 	rcm_expect "rds_rdma loads here ($1) and on the peer ($2)" rds_load
@@ -184,8 +182,8 @@ rds_scenarios() { # <this guest's mode> <peer's mode>
 		fi
 	done
 	# RDS keeps its connections; unloading it ends them and its listeners.
-	rmmod rds_rdma rds 2> /dev/null
-	peer_run 'rmmod rds_rdma rds' > /dev/null 2>&1
+	rcm_step rmmod rds_rdma rds 2> /dev/null
+	rcm_step peer_run 'rmmod rds_rdma rds' > /dev/null 2>&1
 }
 
 # ---- NFS ----
@@ -250,17 +248,13 @@ nfs_umount() {
 	timeout 60 umount $NFS_MNT && ! grep -q " $NFS_MNT " /proc/mounts
 }
 
-NFS_POINTS=4
 nfs_scenarios() { # <this guest's mode> <peer's mode>
 	rcm_expect "NFS server ($2): nfsd listens on rdma $NFS_RDMA_PORT" nfs_server_up
 	rcm_expect "NFS client ($1): mount with proto=rdma" nfs_mount
 	rcm_expect "NFS: 1 MiB each way, unchanged" nfs_round_trip
 	rcm_expect "NFS: umount" nfs_umount
-	nfs_server_down > /dev/null 2>&1
+	rcm_step nfs_server_down > /dev/null 2>&1
 }
-
-# The test points of storage_scenarios.
-storage_points() { echo $((SRP_POINTS + RDS_POINTS + NFS_POINTS)); }
 
 # storage_scenarios <this guest's mode> <peer's mode>
 storage_scenarios() {

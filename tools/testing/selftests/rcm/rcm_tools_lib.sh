@@ -13,8 +13,14 @@ CNT=/sys/class/infiniband/rxe0/ports/1
 
 count() { cat "$CNT/$1"; }
 
-# At least $1 REQs sent, $2 received and $3 SIDR_REQs sent since the
-# counts in $before.
+# The counts carried_by_rcm starts from.
+counts_before() {
+	before_tx=$(count cm_tx_msgs/req) before_rx=$(count cm_rx_msgs/req)
+	before_sidr=$(count cm_tx_msgs/sidr_req)
+}
+
+# At least $1 REQs sent, $2 received and $3 SIDR_REQs sent since
+# counts_before.
 carried_by_rcm() {
 	local tx rx sidr
 	tx=$(($(count cm_tx_msgs/req) - before_tx))
@@ -238,15 +244,12 @@ check_ucmatose_options() {
 
 # rsockets: rstream and riostream move 100 transfers of 4 KiB; each
 # socket is an rdma_cm id with a synchronous channel.
-check_rsockets() {
-	local dir=$1 tool rc
-	for tool in rstream riostream; do
-		rc=0
-		run_pair "$dir" "$tool" "$tool -b @SERVER@ -S 4096 -C 100" "$tool -s @SERVER@ -S 4096 -C 100" || rc=1
-		printf '%s\n' "$PAIR_CLIENT_OUT" | grep -q '^4k_lat\|^4k_bw\|4k' || rc=1
-		[ $rc = 0 ] || pair_failed
-		ktap_test_result "$tool ($(pair_words "$dir")): 100 transfers of 4 KiB over rsockets" [ $rc = 0 ]
-	done
+check_rsocket() { # <dir> <rstream|riostream>
+	local dir=$1 tool=$2 rc=0
+	run_pair "$dir" "$tool" "$tool -b @SERVER@ -S 4096 -C 100" "$tool -s @SERVER@ -S 4096 -C 100" || rc=1
+	printf '%s\n' "$PAIR_CLIENT_OUT" | grep -q '^4k_lat\|^4k_bw\|4k' || rc=1
+	[ $rc = 0 ] || pair_failed
+	ktap_test_result "$tool ($(pair_words "$dir")): 100 transfers of 4 KiB over rsockets" [ $rc = 0 ]
 }
 
 # rdma_server / rdma_client: synchronous ids (rdma_create_ep), the
@@ -357,3 +360,8 @@ check_rping_netns() {
 	ip netns del rcm2 2> /dev/null
 	ktap_test_result "rping between two network namespaces (veth, a siw device in each)" [ $rc = 0 ]
 }
+
+# Each check above is one test point.
+rcm_each_a_point check_rping check_ucmatose check_udaddy check_mckey check_reject_no_listener \
+	check_rping_own_qp check_ucmatose_many check_ucmatose_options check_rsocket check_rdma_server \
+	check_cmtime check_rping_ipv6 check_rping_netns

@@ -20,22 +20,18 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_ucma_dev_lib.sh"
 
-# The storage consumers against the C servers in make test-full; make
-# test runs them rcm to rcm (rcm_ucma_dev.sh), the wire against the C CM
-# is the tools' and the ib_cm sample's here (the CI budget).
-consumers_points() {
-	rcm_full && echo $(($(storage_points) + $(nvme_points rcm c))) || echo 0
+ucma_c() {
+	ucma_scenarios c
+	# The storage consumers against the C servers in make test-full;
+	# make test runs them rcm to rcm (rcm_ucma_dev.sh), the wire against
+	# the C CM is the tools' and the ib_cm sample's here (the CI budget).
+	if rcm_full; then
+		storage_scenarios rcm c
+		nvme_scenarios rcm c
+	fi
+	connect_scenarios rcm ib_cm
+	switch_to_own_device
+	ucma_dev_scenarios c
+	ucma_dev_siw c
 }
-
-rcm_two_guests_start $(($(ucma_points c) + $(consumers_points) + $(connect_points rcm ib_cm) + \
-	OWN_DEVICE_POINTS + $(ucma_dev_points c) + $(ucma_dev_siw_points c)))
-ucma_scenarios c
-if rcm_full; then
-	storage_scenarios rcm c
-	nvme_scenarios rcm c
-fi
-connect_scenarios rcm ib_cm
-switch_to_own_device
-ucma_dev_scenarios c
-ucma_dev_siw c
-rcm_two_guests_finish
+rcm_two_guests_run ucma_c

@@ -17,11 +17,11 @@
 . "$(dirname "$(readlink -f "$0")")/rcm_storage_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_connect_lib.sh"
 
-rcm_two_guests_start $(($(ucma_dev_points ucma) + $(storage_points) + \
-	$(nvme_points rcm rcm) + $(connect_points rcm rcm) + SIW_POINTS))
-ucma_dev_scenarios ucma
-storage_scenarios rcm rcm
-nvme_scenarios rcm rcm
-connect_scenarios rcm rcm
-siw_scenarios ucma
-rcm_two_guests_finish
+ucma_dev() {
+	ucma_dev_scenarios ucma
+	storage_scenarios rcm rcm
+	nvme_scenarios rcm rcm
+	connect_scenarios rcm rcm
+	siw_scenarios ucma
+}
+rcm_two_guests_run ucma_dev

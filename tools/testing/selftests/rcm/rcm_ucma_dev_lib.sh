@@ -20,7 +20,6 @@ device_is_rcm() {
 # rdma_ucm and rcm unload (nothing else may hold rcm), rdma_ucm is blocked
 # as CM mode ucma blocks it, and rcm comes back with its own device and
 # its CM agent on rxe0. The caller sets RCM_MODE=ucma after it.
-OWN_DEVICE_POINTS=1
 own_device_replaces_rdma_ucm() {
 	local i
 	rmmod rdma_ucm && rmmod rcm || {
@@ -80,12 +79,12 @@ abuse_campaign() {
 # ucmatose with 100 connections on one channel and mckey's send-only
 # sender, and cmtime sets up 1,000 connections instead of 100 (the CI
 # budget).
-more_tools_points() { rcm_full && echo 8 || echo 6; }
 more_tools() {
 	check_rping_own_qp "$1"
 	rcm_full && check_ucmatose_many "$1"
 	check_ucmatose_options "$1"
-	check_rsockets "$1"
+	check_rsocket "$1" rstream
+	check_rsocket "$1" riostream
 	check_rdma_server "$1"
 	rcm_full && check_mckey "$1" send-only
 	check_cmtime "$1" "$(rcm_repeats 1000 100)"
@@ -112,22 +111,10 @@ pair_dirs() {
 	fi
 }
 
-# The test points of ucma_dev_scenarios <peer mode>.
-ucma_dev_points() {
-	local pairs more
-	pairs=$(pair_dirs "$1" | wc -w)
-	more=$(more_tools_dirs "$1" | wc -w)
-	# device, raw commands, 4 tools per direction, the refused connect;
-	# then the C reference or IPv6 x2, namespaces, abuse and the rping
-	# after it
-	local n=$((3 + 4 * pairs + $(more_tools_points) * more))
-	[ "$1" = c ] && echo $((n + 1)) || echo $((n + 5))
-}
-
 # ucma_dev_scenarios <peer mode>: on rxe0.
 ucma_dev_scenarios() {
 	local peer_mode=$1 dir
-	[ "$peer_mode" = c ] && peer_run 'modprobe rdma_ucm' > /dev/null
+	[ "$peer_mode" = c ] && rcm_step peer_run 'modprobe rdma_ucm' > /dev/null
 
 	rcm_expect "librdmacm opens rcm's rdma_cm device (ABI 4, no rdma_ucm module)" device_is_rcm
 	[ "$peer_mode" = c ] &&
@@ -147,16 +134,13 @@ ucma_dev_scenarios() {
 		check_rping_ipv6 global
 		check_rping_ipv6 link-local
 		check_rping_netns
-		rm -f "$ABUSE_SUMMARY"
+		rcm_step rm -f "$ABUSE_SUMMARY"
 		rcm_expect "abuse: named races and $ABUSE_COMMANDS random commands from 4 threads" \
 			abuse_campaign
-		[ -s "$ABUSE_SUMMARY" ] && rcm_log "$(cat "$ABUSE_SUMMARY")"
+		rcm_step rcm_log_file "$ABUSE_SUMMARY"
 		check_rping to_peer
 	fi
 }
-
-# The test points of ucma_dev_siw <peer mode>.
-ucma_dev_siw_points() { echo $((1 + $(pair_dirs "$1" | wc -w))); }
 
 # ucma_dev_siw <peer mode>: last, as it takes rxe0 away: soft-iWARP,
 # rcm's device over iw_cm.

@@ -185,22 +185,15 @@ tool_dirs() {
 	rcm_full && echo to_peer from_peer || echo to_peer
 }
 
-# The test points of ucma_scenarios <peer mode>.
-ucma_points() {
-	local n=$((9 + 4 * $(tool_dirs "$1" | wc -w)))
-	c_reference "$1" && echo $((n + 1)) || echo $n
-}
-
 # ucma_scenarios <peer mode>
 ucma_scenarios() {
 	local peer_mode=$1 dir
-	modprobe rdma_ucm
-	[ "$peer_mode" = rcm ] && peer_run 'modprobe rdma_ucm' > /dev/null
+	rcm_step modprobe rdma_ucm
+	[ "$peer_mode" = rcm ] && rcm_step peer_run 'modprobe rdma_ucm' > /dev/null
 
 	rcm_expect "this guest runs the in-tree rdma_ucm on rcm's rdma_cm (rmmod rcm refused)" stack_is_rcm
 
-	before_tx=$(count cm_tx_msgs/req) before_rx=$(count cm_rx_msgs/req)
-	before_sidr=$(count cm_tx_msgs/sidr_req)
+	rcm_step counts_before
 	for dir in $(tool_dirs "$peer_mode"); do
 		check_rping "$dir"
 		check_ucmatose "$dir" 2
@@ -229,8 +222,8 @@ ucma_scenarios() {
 	rcm_expect "the peer's hardware address changes 25 times under 3 connections: each hears UNREACHABLE" \
 		neighbour_change_unreachable
 	# The peer's rping server for the connect after the device is back.
-	peer_start removal "rping -s -a $RCM_PEER -C 2 -v"
+	rcm_step peer_start removal "rping -s -a $RCM_PEER -C 2 -v" > /dev/null
 	rcm_expect "rdma link delete under a listening id: DEVICE_REMOVAL, the id released, the device serves again" \
 		device_removal_with_listener
-	peer_wait removal 60 > /dev/null
+	rcm_step peer_wait removal 60 > /dev/null
 }

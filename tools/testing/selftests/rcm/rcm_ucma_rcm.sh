@@ -10,6 +10,4 @@
 # in-tree rdma_ucm, the samples and the removal on rcm against the C
 # stack (rcm_ucma_c); its soft-iWARP set runs in rcm_ucma_dev (and in make test-full rcm_consumers_rcm).
 . "$(dirname "$(readlink -f "$0")")/rcm_ucma_lib.sh"
-rcm_two_guests_start "$(ucma_points rcm)"
-ucma_scenarios rcm
-rcm_two_guests_finish
+rcm_two_guests_run ucma_scenarios rcm
