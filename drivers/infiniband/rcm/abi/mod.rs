@@ -9,6 +9,7 @@
 //! `scripts/check-layers.py` checks the rules.
 
 pub(crate) mod ib_cm;
+pub(crate) mod id_registry;
 pub(crate) mod rdma_cm;
 pub(crate) mod service;
 pub(crate) mod ucma;

@@ -16,8 +16,8 @@ use super::id::CmIdBox;
 use super::path::event_path;
 use super::types::kernel_qp_type;
 use super::IbCm;
+use crate::abi::id_registry::RegisteredId;
 use crate::bindings;
-use crate::proto::cm::store::OrderedMap;
 use crate::proto::cm::{CommId, Event, Transport};
 use crate::proto::reason::RejectReason;
 use crate::proto::wire::req::Req;
@@ -67,19 +67,21 @@ impl IbCm {
     /// The registered box of a comm id, with a reference for the caller.
     pub(crate) fn id_box(&self, comm: CommId) -> Option<Arc<CmIdBox>> {
         let ids = self.ids.lock();
-        let found = ids.get(&comm.0).cloned();
+        let found = ids.get(comm.0.into(), None).cloned();
         found
     }
 
     /// Registers a box as its consumer's (dropped on failure).
     pub(crate) fn register_id(&self, b: Arc<CmIdBox>) -> Result {
-        self.ids.lock().try_insert(b.comm.0, b).map_err(|_| ENOMEM)
+        self.ids.lock().insert(b)
     }
 
     /// Whether `b` is still its consumer's (not destroyed).
     fn is_registered(&self, b: &CmIdBox) -> bool {
         let ids = self.ids.lock();
-        let found = ids.get(&b.comm.0).is_some_and(|r| core::ptr::eq(&**r, b));
+        let found = ids
+            .get(b.key(), None)
+            .is_some_and(|r| core::ptr::eq(&**r, b));
         found
     }
 
@@ -93,7 +95,7 @@ impl IbCm {
             // A shared listener someone else still holds.
             return;
         }
-        let Some(b) = self.ids.lock().remove(&comm.0) else {
+        let Some(b) = self.ids.lock().remove(comm.0.into(), None) else {
             return;
         };
         if self.in_callback(comm.0) && self.worker.load(Ordering::Acquire) == current_task() {
@@ -128,7 +130,7 @@ impl IbCm {
     fn deliver_new(&self, s: &CmService, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
         let l = {
             let ids = self.ids.lock();
-            let Some(l) = ids.get(&listener.0).cloned() else {
+            let Some(l) = ids.get(listener.0.into(), None).cloned() else {
                 drop(ids);
                 self.reject_orphan(s, comm);
                 return;
@@ -279,7 +281,7 @@ impl IbCm {
     fn deliver_existing(&self, s: &CmService, comm: CommId, event: &Event) {
         let b = {
             let ids = self.ids.lock();
-            let Some(b) = ids.get(&comm.0).cloned() else {
+            let Some(b) = ids.get(comm.0.into(), None).cloned() else {
                 // Destroyed meanwhile: the consumer wants no more events.
                 return;
             };

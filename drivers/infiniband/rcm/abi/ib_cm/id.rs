@@ -6,6 +6,7 @@
 //! a delivery holds its own while it uses the id).
 
 use super::types::kernel_state;
+use crate::abi::id_registry::RegisteredId;
 use crate::bindings;
 use crate::proto::cm::{CommId, Connection};
 use crate::proto::timer::IbaTime;
@@ -43,6 +44,17 @@ pub(crate) struct CmIdBox {
 unsafe impl Send for CmIdBox {}
 // SAFETY: as above; `&CmIdBox` only hands out raw pointers to `id`.
 unsafe impl Sync for CmIdBox {}
+
+impl RegisteredId for CmIdBox {
+    fn key(&self) -> u64 {
+        self.comm.0.into()
+    }
+
+    /// None: comm ids are scrambled (their slots are the endpoint's).
+    fn slot(&self) -> Option<usize> {
+        None
+    }
+}
 
 impl CmIdBox {
     /// A box for `comm` with the consumer's handler and context.

@@ -16,12 +16,12 @@ mod path;
 pub(crate) mod qp;
 pub(crate) mod types;
 
-use crate::shell::kernel_maps::KernelMap;
+use crate::abi::id_registry::IdRegistry;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
 use id::CmIdBox;
 use kernel::new_mutex;
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex};
+use kernel::sync::Mutex;
 
 /// What the ib_cm surface keeps: its consumers' ids and which of them is
 /// in a handler.
@@ -30,7 +30,7 @@ pub(crate) struct IbCm {
     /// Consumer ids (`struct ib_cm_id` boxes) by comm id: the consumer's
     /// reference, until it destroys the id.
     #[pin]
-    ids: Mutex<KernelMap<u32, Arc<CmIdBox>>>,
+    ids: Mutex<IdRegistry<CmIdBox>>,
     /// The ids whose handler runs right now (0: none): the id, and the
     /// listener of a new id. `ib_destroy_cm_id` waits for those callbacks.
     delivering: [AtomicU32; 2],
@@ -41,9 +41,8 @@ pub(crate) struct IbCm {
 
 impl IbCm {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
-        use crate::proto::cm::store::OrderedMap;
         try_pin_init!(IbCm {
-            ids <- new_mutex!(OrderedMap::new_empty(), "rcm::ib_cm_ids"),
+            ids <- new_mutex!(IdRegistry::new(), "rcm::ib_cm_ids"),
             delivering: [AtomicU32::new(0), AtomicU32::new(0)],
             worker: AtomicUsize::new(0),
         })

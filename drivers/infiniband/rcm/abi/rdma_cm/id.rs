@@ -4,6 +4,7 @@
 //! structure (`rdma::cm_id`), in an `Arc` with the core's id.
 
 use super::types::kernel_state;
+use crate::abi::id_registry::RegisteredId;
 use crate::bindings;
 use crate::proto::cm::CommId;
 use crate::proto::rdma_cm::{IdState, RdmaId};
@@ -30,6 +31,16 @@ pub(crate) struct RdmaIdBox {
 
 /// No CM id.
 const NO_COMM: u64 = u64::MAX;
+
+impl RegisteredId for RdmaIdBox {
+    fn key(&self) -> u64 {
+        self.core.0
+    }
+
+    fn slot(&self) -> Option<usize> {
+        Some(self.core.slot())
+    }
+}
 
 impl RdmaIdBox {
     /// A new IDLE id for the core's `core`.

@@ -22,10 +22,10 @@ mod messages;
 mod multicast;
 pub(crate) mod netevent;
 mod qp;
-mod registry;
 pub(crate) mod resolve;
 pub(crate) mod types;
 
+use super::id_registry::IdRegistry;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{Id, RdmaId};
@@ -40,7 +40,6 @@ use id::RdmaIdBox;
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use registry::IdRegistry;
 
 /// What the rdma_cm surface keeps: the core's rdma_cm and its consumers'
 /// ids.
@@ -51,7 +50,7 @@ pub(crate) struct RdmaCmAbi {
     /// Consumer ids by core id; each holds one reference, given up by
     /// `rdma_destroy_id` (deliveries hold their own while they run).
     #[pin]
-    ids: Mutex<IdRegistry>,
+    ids: Mutex<IdRegistry<RdmaIdBox>>,
     /// The iw_cm ids of iWARP ids besides their connections': listeners
     /// and undelivered requests, by (core id, slot).
     #[pin]
@@ -101,7 +100,7 @@ impl RdmaCmAbi {
 
     /// The registered box of a core id, with a reference.
     pub(crate) fn id_box(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
-        self.ids.lock().get(id).cloned()
+        self.ids.lock().get(id.0, Some(id.slot())).cloned()
     }
 
     /// Registers a box.
@@ -111,7 +110,7 @@ impl RdmaCmAbi {
 
     /// Takes a box out of the registry (the registry's reference).
     fn unregister(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
-        self.ids.lock().remove(id)
+        self.ids.lock().remove(id.0, Some(id.slot()))
     }
 
     /// Mirrors the core's view of an id (state, addresses) into the
