@@ -43,7 +43,14 @@ struct Figures {
     longest_hold_ns: u64,
     /// The code that held the lock longest (the call's closure type).
     longest_hold_by: &'static str,
+    /// Holds of at least 10 us, 100 us, 1 ms and 10 ms: how rare the long
+    /// ones are (under TCG on a busy host a vCPU the host descheduled
+    /// stretches a hold it did nothing in).
+    long_holds: [u64; LONG_HOLD_BOUNDS.len()],
 }
+
+/// The bounds of [`Figures::long_holds`], in nanoseconds.
+const LONG_HOLD_BOUNDS: [u64; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
 
 impl Figures {
     const ZERO: Figures = Figures {
@@ -53,6 +60,7 @@ impl Figures {
         held_ns: 0,
         longest_hold_ns: 0,
         longest_hold_by: "",
+        long_holds: [0; LONG_HOLD_BOUNDS.len()],
     };
 }
 
@@ -99,6 +107,11 @@ impl LockMeter {
     fn record_hold(&self, held: u64, by: &'static str) {
         let mut f = self.figures.lock();
         f.held_ns = f.held_ns.saturating_add(held);
+        for (count, bound) in f.long_holds.iter_mut().zip(LONG_HOLD_BOUNDS) {
+            if held >= bound {
+                *count += 1;
+            }
+        }
         if held > f.longest_hold_ns {
             f.longest_hold_ns = held;
             f.longest_hold_by = by;
@@ -111,20 +124,26 @@ fn ns_between(earlier: Ktime, later: Ktime) -> u64 {
 }
 
 /// Shown as one line: acquisitions, mean and longest wait and hold in
-/// microseconds, and what held it longest.
+/// nanoseconds, what held it longest, and how many holds took at least
+/// 10 us, 100 us, 1 ms and 10 ms.
 impl fmt::Display for LockMeter {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
         let f = *self.figures.lock();
         let mean = |total: u64| total / f.acquisitions.max(1);
         write!(
             out,
-            "{} acquisitions, wait mean {} ns longest {} ns, hold mean {} ns longest {} ns ({})",
+            "{} acquisitions, wait mean {} ns longest {} ns, hold mean {} ns longest {} ns ({}), \
+             holds of 10us+ {} 100us+ {} 1ms+ {} 10ms+ {}",
             f.acquisitions,
             mean(f.waited_ns),
             f.longest_wait_ns,
             mean(f.held_ns),
             f.longest_hold_ns,
-            f.longest_hold_by
+            f.longest_hold_by,
+            f.long_holds[0],
+            f.long_holds[1],
+            f.long_holds[2],
+            f.long_holds[3]
         )
     }
 }

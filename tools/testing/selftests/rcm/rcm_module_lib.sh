@@ -77,7 +77,7 @@ lock_times_metered() {
 		rc=1
 	fi
 	printf '%s\n' "$out" | grep -qx 'metering: off' &&
-		printf '%s\n' "$out" | grep -Eq '^rdma_cm: [1-9][0-9]* acquisitions, wait mean [0-9]+ ns longest [0-9]+ ns, hold mean [0-9]+ ns longest [1-9][0-9]* ns \(.+\)$' &&
+		printf '%s\n' "$out" | grep -Eq '^rdma_cm: [1-9][0-9]* acquisitions, wait mean [0-9]+ ns longest [0-9]+ ns, hold mean [0-9]+ ns longest [1-9][0-9]* ns \(.+\), holds of 10us\+ [0-9]+ 100us\+ [0-9]+ 1ms\+ [0-9]+ 10ms\+ [0-9]+$' &&
 		printf '%s\n' "$out" | grep -Eq '^cm_endpoint: [1-9][0-9]* acquisitions, ' &&
 		return $rc
 }
