@@ -12,7 +12,9 @@
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
 //! [`Host::cm`]); the event queue's lock is taken last and held briefly.
-//! IP multicast joins and leaves (rtnl) run after the mutex is released.
+//! IP multicast joins and leaves (rtnl) and QP moves to ERR run after the
+//! mutex is released; moves to RTR and RTS (whose result the core needs
+//! within the call) and the iw_cm calls still run under it.
 
 use super::kernel_maps::{Accounted, KernelCollections};
 use super::lock_meter::LockMeter;
@@ -124,6 +126,11 @@ pub(crate) struct KernelHost<'a, Q: QpControl + IwarpCm + IpMulticast> {
     /// Whether the call queued IP multicast changes, applied once the
     /// core's lock is released.
     group_changes: bool,
+    /// The ids whose QP the call moved to ERR, in order: moved once the
+    /// core's lock is released, before the call's MADs are sent and its
+    /// events delivered (so still before the DREQ or the DISCONNECTED
+    /// that follows), as a QP move takes the id's QP lock and the driver.
+    qp_errors: KVec<RdmaId>,
 }
 
 impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
@@ -166,7 +173,10 @@ impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
     }
 
     fn qp_error(&mut self, id: RdmaId) {
-        self.qp.qp_error(id);
+        // Without memory to keep it for later, the QP moves now.
+        if self.qp_errors.push(id, GFP_KERNEL).is_err() {
+            self.qp.qp_error(id);
+        }
     }
 
     fn iw_listen(
@@ -288,14 +298,19 @@ impl RdmaService {
             unsent: None,
             unsent_more: KVec::new(),
             group_changes: false,
+            qp_errors: KVec::new(),
         };
         let r = f(&mut core, &mut host);
         let (lost, taken) = (host.lost, host.taken);
         let (unsent, unsent_more) = (host.unsent, host.unsent_more);
         let group_changes = host.group_changes;
+        let qp_errors = host.qp_errors;
         let queued = queue.len() > before;
         drop(queue);
         drop(core);
+        for id in qp_errors {
+            qp.qp_error(id);
+        }
         for outbox in Iterator::chain(unsent.into_iter(), unsent_more) {
             cm.send(outbox);
         }

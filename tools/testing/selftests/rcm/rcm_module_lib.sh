@@ -67,7 +67,7 @@ lock_times_metered() {
 	grep -qx 'metering: off' $f || { cat $f; return 1; }
 	echo 1 > $f || return 1
 	rcm_modprobe rdma_ucm || return 1
-	timeout 30 rping -c -a "$RCM_ADDR" -p 7999 -C 1 2>&1 | tail -2
+	timeout 10 rping -c -a "$RCM_ADDR" -p 7999 -C 1 2>&1 | tail -2
 	echo 0 > $f || return 1
 	rmmod rdma_ucm
 	out=$(cat $f)
