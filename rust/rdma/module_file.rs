@@ -9,12 +9,10 @@ use crate::bindings;
 use core::fmt::{self, Write};
 use core::ptr::addr_of_mut;
 use kernel::ffi::c_char;
+use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::ThisModule;
-
-/// The largest text a sysfs read returns (one page).
-const PAGE: usize = 4096;
 
 /// What a [`ModuleFile`] shows and takes.
 pub(crate) trait FileHandler: Send + Sync {
@@ -108,7 +106,7 @@ struct PageWriter {
 
 impl Write for PageWriter {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        let n = s.len().min(PAGE - 1 - self.len);
+        let n = s.len().min(PAGE_SIZE - 1 - self.len);
         // SAFETY: `buf` is a page (the `show` contract) and `len + n` stays
         // below its last byte.
         unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), self.buf.add(self.len), n) };

@@ -35,7 +35,7 @@ use rdma::module_file::{FileHandler, ModuleFile};
 use rdma::netwatch::NetWatch;
 use rdma::sa::SaClient;
 use rdma::ucma_dev::UcmaDevice;
-use shell::lock_meter::{metering, set_metering};
+use shell::lock_meter::{metering, set_metering, LockMeter};
 
 #[path = "../../../rust/bindings/mod.rs"]
 mod bindings;
@@ -174,10 +174,9 @@ impl FileHandler for LockTimes {
     fn show(&self, out: &mut dyn core::fmt::Write) {
         let _ = writeln!(out, "metering: {}", if metering() { "on" } else { "off" });
         abi::service::with_service(|s| {
-            if let Some(rdma_cm) = s.part::<RdmaCmAbi>() {
-                let _ = writeln!(out, "rdma_cm: {}", rdma_cm.lock_meter());
+            for (name, meter) in lock_meters(&s) {
+                let _ = writeln!(out, "{name}: {meter}");
             }
-            let _ = writeln!(out, "cm_endpoint: {}", s.lock_meter());
         });
     }
 
@@ -187,12 +186,17 @@ impl FileHandler for LockTimes {
             b"0" => false,
             _ => return Err(EINVAL),
         };
-        abi::service::with_service(|s| {
-            let rdma_cm = s.part::<RdmaCmAbi>().map(|r| r.lock_meter());
-            set_metering(on, [rdma_cm, Some(s.lock_meter())].into_iter().flatten());
-        })
-        .ok_or(ENODEV)
+        abi::service::with_service(|s| set_metering(on, lock_meters(&s).map(|(_, m)| m)))
+            .ok_or(ENODEV)
     }
+}
+
+/// The metered locks, by the name `lock_times` shows.
+fn lock_meters(s: &shell::CmService) -> impl Iterator<Item = (&str, &LockMeter)> {
+    let rdma_cm = s.part::<RdmaCmAbi>().map(|r| ("rdma_cm", r.lock_meter()));
+    [rdma_cm, Some(("cm_endpoint", s.lock_meter()))]
+        .into_iter()
+        .flatten()
 }
 
 /// Fields drop in order: the rdma_ucm device first (no file operation

@@ -19,8 +19,9 @@ use kernel::sync::Arc;
 pub(crate) trait RegisteredId {
     /// The core id as a number (distinct among live ids).
     fn key(&self) -> u64;
-    /// The id's dense slot in the core's table, if it has one.
-    fn slot(&self) -> Option<usize>;
+    /// The dense slot the core's table gives the id of `key`, if its ids
+    /// have one.
+    fn slot_of(key: u64) -> Option<usize>;
 }
 
 /// The registry.
@@ -44,9 +45,9 @@ impl<B: RegisteredId> IdRegistry<B> {
         }
     }
 
-    /// The box registered under `key` (with `slot`, if the id has one).
-    pub(crate) fn get(&self, key: u64, slot: Option<usize>) -> Option<&Arc<B>> {
-        match slot.and_then(|s| self.by_slot.get(s)) {
+    /// The box registered under `key`.
+    pub(crate) fn get(&self, key: u64) -> Option<&Arc<B>> {
+        match B::slot_of(key).and_then(|s| self.by_slot.get(s)) {
             Some(Some(b)) if b.key() == key => Some(b),
             _ => self.by_key.get(&key),
         }
@@ -54,7 +55,7 @@ impl<B: RegisteredId> IdRegistry<B> {
 
     /// Registers `b` (not registered yet).
     pub(crate) fn insert(&mut self, b: Arc<B>) -> Result {
-        if let Some(slot) = b.slot() {
+        if let Some(slot) = B::slot_of(b.key()) {
             while self.by_slot.len() <= slot {
                 self.by_slot.try_grow(|| None).map_err(|_| ENOMEM)?;
             }
@@ -67,8 +68,8 @@ impl<B: RegisteredId> IdRegistry<B> {
     }
 
     /// Takes the box registered under `key` out.
-    pub(crate) fn remove(&mut self, key: u64, slot: Option<usize>) -> Option<Arc<B>> {
-        match slot.and_then(|s| self.by_slot.get_mut(s)) {
+    pub(crate) fn remove(&mut self, key: u64) -> Option<Arc<B>> {
+        match B::slot_of(key).and_then(|s| self.by_slot.get_mut(s)) {
             Some(entry) if entry.as_ref().is_some_and(|b| b.key() == key) => entry.take(),
             _ => self.by_key.remove(&key),
         }

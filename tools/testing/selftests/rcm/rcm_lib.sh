@@ -8,11 +8,17 @@ RCM_TEST_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 [ -f /run/rcm.env ] && . /run/rcm.env
 RCM_PEER=${RCM_PEER:-none}
 
+# Keeps function $1's body under the name $2$1, so that $1 can be
+# redefined as a wrapper calling it.
+rcm_keep_function() { # <function> <prefix>
+	eval "$2$(declare -f "$1")"
+}
+
 # Every test point reports how long it took (the CI budget is spent
 # point by point): the KTAP result functions are wrapped to print it.
 RCM_POINT_START=$SECONDS
 for f in ktap_test_pass ktap_test_fail ktap_test_skip; do
-	eval "rcm_untimed_$(declare -f "$f")"
+	rcm_keep_function "$f" rcm_untimed_
 	eval "$f() { ktap_print_msg \"point took \$((SECONDS - RCM_POINT_START)) s\"; rcm_untimed_$f \"\$@\"; RCM_POINT_START=\$SECONDS; }"
 done
 RCM_ADDR=${RCM_ADDR:-10.0.0.1}
@@ -210,15 +216,15 @@ rcm_skip() { # <description>
 
 # A point whose function reports its own result (exactly one).
 rcm_point() { # <function> [args...]
-	local before
+	local before reported
 	if rcm_counting; then
 		rcm_counted "$(rcm_point_name "$@")"
 		return 0
 	fi
 	before=$((KTAP_CNT_PASS + KTAP_CNT_FAIL + KTAP_CNT_SKIP))
 	"$@"
-	before=$((KTAP_CNT_PASS + KTAP_CNT_FAIL + KTAP_CNT_SKIP - before))
-	[ $before = 1 ] || rcm_log "BUG in the test: $1 reported $before results, not one"
+	reported=$((KTAP_CNT_PASS + KTAP_CNT_FAIL + KTAP_CNT_SKIP - before))
+	[ $reported = 1 ] || rcm_log "BUG in the test: $1 reported $reported results, not one"
 }
 
 # Declares each named function a test point that reports its own result
@@ -226,7 +232,7 @@ rcm_point() { # <function> [args...]
 rcm_each_a_point() { # <function...>
 	local f
 	for f; do
-		eval "rcm_point_body_$(declare -f "$f")"
+		rcm_keep_function "$f" rcm_point_body_
 		eval "$f() { rcm_point rcm_point_body_$f \"\$@\"; }"
 	done
 }

@@ -67,7 +67,7 @@ impl IbCm {
     /// The registered box of a comm id, with a reference for the caller.
     pub(crate) fn id_box(&self, comm: CommId) -> Option<Arc<CmIdBox>> {
         let ids = self.ids.lock();
-        let found = ids.get(comm.0.into(), None).cloned();
+        let found = ids.get(comm.0.into()).cloned();
         found
     }
 
@@ -79,9 +79,7 @@ impl IbCm {
     /// Whether `b` is still its consumer's (not destroyed).
     fn is_registered(&self, b: &CmIdBox) -> bool {
         let ids = self.ids.lock();
-        let found = ids
-            .get(b.key(), None)
-            .is_some_and(|r| core::ptr::eq(&**r, b));
+        let found = ids.get(b.key()).is_some_and(|r| core::ptr::eq(&**r, b));
         found
     }
 
@@ -95,7 +93,7 @@ impl IbCm {
             // A shared listener someone else still holds.
             return;
         }
-        let Some(b) = self.ids.lock().remove(comm.0.into(), None) else {
+        let Some(b) = self.ids.lock().remove(comm.0.into()) else {
             return;
         };
         if self.in_callback(comm.0) && self.worker.load(Ordering::Acquire) == current_task() {
@@ -130,7 +128,7 @@ impl IbCm {
     fn deliver_new(&self, s: &CmService, comm: CommId, listener: CommId, incoming: Incoming<'_>) {
         let l = {
             let ids = self.ids.lock();
-            let Some(l) = ids.get(listener.0.into(), None).cloned() else {
+            let Some(l) = ids.get(listener.0.into()).cloned() else {
                 drop(ids);
                 self.reject_orphan(s, comm);
                 return;
@@ -281,7 +279,7 @@ impl IbCm {
     fn deliver_existing(&self, s: &CmService, comm: CommId, event: &Event) {
         let b = {
             let ids = self.ids.lock();
-            let Some(b) = ids.get(comm.0.into(), None).cloned() else {
+            let Some(b) = ids.get(comm.0.into()).cloned() else {
                 // Destroyed meanwhile: the consumer wants no more events.
                 return;
             };

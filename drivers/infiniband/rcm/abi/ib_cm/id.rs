@@ -51,7 +51,7 @@ impl RegisteredId for CmIdBox {
     }
 
     /// None: comm ids are scrambled (their slots are the endpoint's).
-    fn slot(&self) -> Option<usize> {
+    fn slot_of(_key: u64) -> Option<usize> {
         None
     }
 }

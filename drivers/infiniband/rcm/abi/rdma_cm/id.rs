@@ -37,8 +37,8 @@ impl RegisteredId for RdmaIdBox {
         self.core.0
     }
 
-    fn slot(&self) -> Option<usize> {
-        Some(self.core.slot())
+    fn slot_of(key: u64) -> Option<usize> {
+        Some(RdmaId(key).slot())
     }
 }
 

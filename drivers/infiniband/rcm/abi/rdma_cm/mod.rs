@@ -100,7 +100,7 @@ impl RdmaCmAbi {
 
     /// The registered box of a core id, with a reference.
     pub(crate) fn id_box(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
-        self.ids.lock().get(id.0, Some(id.slot())).cloned()
+        self.ids.lock().get(id.0).cloned()
     }
 
     /// Registers a box.
@@ -110,7 +110,7 @@ impl RdmaCmAbi {
 
     /// Takes a box out of the registry (the registry's reference).
     fn unregister(&self, id: RdmaId) -> Option<Arc<RdmaIdBox>> {
-        self.ids.lock().remove(id.0, Some(id.slot()))
+        self.ids.lock().remove(id.0)
     }
 
     /// Mirrors the core's view of an id (state, addresses) into the
