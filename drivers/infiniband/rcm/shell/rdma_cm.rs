@@ -12,9 +12,11 @@
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
 //! [`Host::cm`]); the event queue's lock is taken last and held briefly.
-//! IP multicast joins and leaves (rtnl) and QP moves to ERR run after the
-//! mutex is released; moves to RTR and RTS (whose result the core needs
-//! within the call) and the iw_cm calls still run under it.
+//! IP multicast joins and leaves (rtnl) and QP moves run after the mutex
+//! is released, and so do the iw_cm calls: a move to RTR and RTS is left
+//! by the core with what follows it (a REP or RTU), its result handed
+//! back under the mutex again before the call returns; an iw_cm call's
+//! failure is handed back the same way.
 
 use super::kernel_maps::{Accounted, KernelCollections};
 use super::lock_meter::LockMeter;
@@ -23,8 +25,8 @@ use super::peer::Peer;
 use super::service::{CmService, KernelEndpoint};
 use crate::proto::cm::{CommId, DeviceId, Millis};
 use crate::proto::rdma_cm::{
-    ConnParams, DeviceInfo, Host, IwOptions, PathKind, QpLimits, RdmaCm, RdmaEvent, RdmaId,
-    SockAddr,
+    DeviceInfo, Host, IwCall, PathKind, QpLimits, RdmaCm, RdmaCmError, RdmaEvent, RdmaId,
+    ReadyMove, SockAddr,
 };
 use crate::proto::timer::IbaTime;
 use kernel::new_mutex;
@@ -41,7 +43,7 @@ pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;
 pub(crate) trait QpControl {
     /// `id`'s QP to RTR (receiving from `rq_psn`) and RTS with the
     /// attributes the CM `cm` settled for `comm`; a negative errno on
-    /// failure.
+    /// failure. Called with no rdma_cm lock held.
     fn qp_ready(
         &self,
         cm: &CmService,
@@ -55,24 +57,10 @@ pub(crate) trait QpControl {
 }
 
 /// How the rdma_cm surface runs its iWARP ids' connections through the
-/// kernel's iw_cm for the core (see [`Host`]'s `iw_` calls).
+/// kernel's iw_cm for the core (see [`Host::iw_call`]).
 pub(crate) trait IwarpCm {
-    /// Listens for `id` on `device`'s iw_cm, or every iWARP device's.
-    fn iw_listen(
-        &self,
-        id: RdmaId,
-        device: Option<DeviceId>,
-        backlog: u32,
-        options: IwOptions,
-    ) -> Result<(), i32>;
-    /// Starts `id`'s connection.
-    fn iw_connect(&self, id: RdmaId, p: &ConnParams<'_>, options: IwOptions) -> Result<(), i32>;
-    /// Accepts the request `id` came from.
-    fn iw_accept(&self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32>;
-    /// Refuses it.
-    fn iw_reject(&self, id: RdmaId, private_data: &[u8]) -> Result<(), i32>;
-    /// Closes `id`'s connection.
-    fn iw_disconnect(&self, id: RdmaId) -> Result<(), i32>;
+    /// Makes `call` (with no rdma_cm lock held); a negative errno.
+    fn iw_call(&self, call: &IwCall) -> Result<(), i32>;
 }
 
 /// How the rdma_cm surface joins and leaves IP multicast groups for the
@@ -131,6 +119,25 @@ pub(crate) struct KernelHost<'a, Q: QpControl + IwarpCm + IpMulticast> {
     /// events delivered (so still before the DREQ or the DISCONNECTED
     /// that follows), as a QP move takes the id's QP lock and the driver.
     qp_errors: KVec<RdmaId>,
+    /// The moves to RTR and RTS the call left, in order: made once the
+    /// core's lock is released, after the QP moves to ERR and the MADs,
+    /// each result handed back to the core at once.
+    readies: KVec<ReadyMove>,
+    /// The iw_cm calls the call left, in order: made after the moves (an
+    /// iw_cm call sleeps), a failure handed back to the core at once.
+    iw_calls: KVec<IwCall>,
+}
+
+/// What a call into the core left to do once its lock is released.
+struct Leftovers {
+    unsent: Option<Outbox>,
+    unsent_more: KVec<Outbox>,
+    group_changes: bool,
+    qp_errors: KVec<RdmaId>,
+    readies: KVec<ReadyMove>,
+    iw_calls: KVec<IwCall>,
+    lost: u32,
+    queued: bool,
 }
 
 impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
@@ -162,14 +169,10 @@ impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
         self.cm.read(f)
     }
 
-    fn qp_ready(
-        &mut self,
-        id: RdmaId,
-        comm: CommId,
-        limits: Option<QpLimits>,
-        rq_psn: u32,
-    ) -> Result<(), i32> {
-        self.qp.qp_ready(self.cm, id, comm, limits, rq_psn)
+    fn qp_ready(&mut self, mv: &ReadyMove) -> Result<(), RdmaCmError> {
+        self.readies
+            .push(*mv, GFP_KERNEL)
+            .map_err(|_| RdmaCmError::NoMemory)
     }
 
     fn qp_error(&mut self, id: RdmaId) {
@@ -179,35 +182,10 @@ impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
         }
     }
 
-    fn iw_listen(
-        &mut self,
-        id: RdmaId,
-        device: Option<DeviceId>,
-        backlog: u32,
-        options: IwOptions,
-    ) -> Result<(), i32> {
-        self.qp.iw_listen(id, device, backlog, options)
-    }
-
-    fn iw_connect(
-        &mut self,
-        id: RdmaId,
-        p: &ConnParams<'_>,
-        options: IwOptions,
-    ) -> Result<(), i32> {
-        self.qp.iw_connect(id, p, options)
-    }
-
-    fn iw_accept(&mut self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32> {
-        self.qp.iw_accept(id, p)
-    }
-
-    fn iw_reject(&mut self, id: RdmaId, private_data: &[u8]) -> Result<(), i32> {
-        self.qp.iw_reject(id, private_data)
-    }
-
-    fn iw_disconnect(&mut self, id: RdmaId) -> Result<(), i32> {
-        self.qp.iw_disconnect(id)
+    fn iw_call(&mut self, call: &IwCall) -> Result<(), RdmaCmError> {
+        self.iw_calls
+            .push(*call, GFP_KERNEL)
+            .map_err(|_| RdmaCmError::NoMemory)
     }
 
     fn join_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
@@ -277,6 +255,20 @@ impl RdmaService {
         self.run(cm, qp, Some(id), f)
     }
 
+    /// As [`Self::call`], for a call whose result a QP move or iw_cm call
+    /// it left decides (`rdma_accept`; `rdma_connect`, `rdma_listen`,
+    /// `rdma_reject` and `rdma_disconnect` on iWARP): the call's failure,
+    /// else theirs.
+    pub(crate) fn call_settled<Q: QpControl + IwarpCm + IpMulticast>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> Result<(), RdmaCmError>,
+    ) -> Result<(), RdmaCmError> {
+        let (r, _, left) = self.enter(cm, qp, None, f);
+        r.and(self.finish(cm, qp, left))
+    }
+
     fn run<Q: QpControl + IwarpCm + IpMulticast, R>(
         &self,
         cm: &CmService,
@@ -284,6 +276,20 @@ impl RdmaService {
         take_for: Option<RdmaId>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
+        let (r, taken, left) = self.enter(cm, qp, take_for, f);
+        let _ = self.finish(cm, qp, left);
+        (r, taken)
+    }
+
+    /// Runs `f` under the core's lock; what it left is done by
+    /// [`Self::finish`].
+    fn enter<Q: QpControl + IwarpCm + IpMulticast, R>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        take_for: Option<RdmaId>,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
+    ) -> (R, Option<RdmaEvent>, Leftovers) {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
         let mut queue = self.events.lock();
@@ -299,33 +305,110 @@ impl RdmaService {
             unsent_more: KVec::new(),
             group_changes: false,
             qp_errors: KVec::new(),
+            readies: KVec::new(),
+            iw_calls: KVec::new(),
         };
         let r = f(&mut core, &mut host);
-        let (lost, taken) = (host.lost, host.taken);
-        let (unsent, unsent_more) = (host.unsent, host.unsent_more);
-        let group_changes = host.group_changes;
-        let qp_errors = host.qp_errors;
-        let queued = queue.len() > before;
-        drop(queue);
-        drop(core);
-        for id in qp_errors {
+        let KernelHost {
+            lost,
+            taken,
+            unsent,
+            unsent_more,
+            group_changes,
+            qp_errors,
+            readies,
+            iw_calls,
+            ..
+        } = host;
+        let left = Leftovers {
+            unsent,
+            unsent_more,
+            group_changes,
+            qp_errors,
+            readies,
+            iw_calls,
+            lost,
+            queued: queue.len() > before,
+        };
+        (r, taken, left)
+    }
+
+    /// Does, with no lock of the core held, what a call left, in the
+    /// order the core decided: QP moves to ERR, the MADs, the moves to
+    /// RTR and RTS (each result handed back to the core, which goes on
+    /// under its lock again), the iw_cm calls (a failure handed back),
+    /// IP multicast changes; then kicks the delivery of the events. The
+    /// first failure the moves and calls led to.
+    fn finish<Q: QpControl + IwarpCm + IpMulticast>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        left: Leftovers,
+    ) -> Result<(), RdmaCmError> {
+        for id in left.qp_errors {
             qp.qp_error(id);
         }
-        for outbox in Iterator::chain(unsent.into_iter(), unsent_more) {
+        for outbox in Iterator::chain(left.unsent.into_iter(), left.unsent_more) {
             cm.send(outbox);
         }
-        if group_changes {
+        let mut settled = Ok(());
+        for mv in left.readies.iter() {
+            settled = settled.and(self.ready_move(cm, qp, mv));
+        }
+        for call in left.iw_calls.iter() {
+            if let Err(e) = qp.iw_call(call) {
+                settled = settled.and(self.iw_call_failed(cm, qp, call, e));
+            }
+        }
+        if left.group_changes {
             qp.apply_group_changes();
         }
-        if lost > 0 {
+        if left.lost > 0 {
             self.lost
-                .fetch_add(lost, core::sync::atomic::Ordering::Relaxed);
-            pr_warn!("out of memory: {} rdma_cm event(s) not delivered\n", lost);
+                .fetch_add(left.lost, core::sync::atomic::Ordering::Relaxed);
+            pr_warn!(
+                "out of memory: {} rdma_cm event(s) not delivered\n",
+                left.lost
+            );
         }
-        if queued {
+        if left.queued {
             cm.kick();
         }
-        (r, taken)
+        settled
+    }
+
+    /// Makes `mv` and hands the result to the core, which goes on under
+    /// its lock; then does what that left. Out of line: [`Self::finish`]
+    /// calls it and it calls `finish`, once more at most (the core leaves
+    /// no move after one is done), so neither frame holds the other's.
+    #[inline(never)]
+    fn ready_move<Q: QpControl + IwarpCm + IpMulticast>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        mv: &ReadyMove,
+    ) -> Result<(), RdmaCmError> {
+        let moved = qp.qp_ready(cm, mv.id, mv.comm, mv.limits, mv.rq_psn);
+        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
+            core.qp_ready_done(host, *mv, moved)
+        });
+        r.and(self.finish(cm, qp, more))
+    }
+
+    /// Hands the failure `e` of `call` to the core; then does what that
+    /// left. Out of line, as [`Self::ready_move`].
+    #[inline(never)]
+    fn iw_call_failed<Q: QpControl + IwarpCm + IpMulticast>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        call: &IwCall,
+        e: i32,
+    ) -> Result<(), RdmaCmError> {
+        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
+            core.iw_call_done(host, *call, Err(e))
+        });
+        r.and(self.finish(cm, qp, more))
     }
 
     /// Reads the core.

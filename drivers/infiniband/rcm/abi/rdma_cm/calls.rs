@@ -33,6 +33,16 @@ impl RdmaCmAbi {
         self.service.call(s, self, f)
     }
 
+    /// As [`Self::call`], for a call whose result a QP move or iw_cm call
+    /// it left decides: the call's failure, else theirs.
+    pub(crate) fn call_settled(
+        &self,
+        s: &CmService,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> Result<(), RdmaCmError>,
+    ) -> Result<(), RdmaCmError> {
+        self.service.call_settled(s, self, f)
+    }
+
     /// A CM event of an id rdma_cm owns (its connections', and REQs for
     /// its listeners), handled here under the core's mutex; one the core
     /// no longer knows is handed back for ib_cm, which drops it.

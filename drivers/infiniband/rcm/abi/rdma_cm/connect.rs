@@ -51,16 +51,9 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
 impl RdmaCmAbi {
     /// `rdma_connect_locked`: the caller holds the id's handler lock.
     pub(crate) fn connect(&self, s: &CmService, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
-        let r = self.call(s, |core, host| core.connect(host, b.core, p));
-        let started = match r {
-            Ok(()) => self.start_iw_connect(s, b),
-            Err(_) => 0,
-        };
+        let r = self.call_settled(s, |core, host| core.connect(host, b.core, p));
         self.sync(b);
-        match started {
-            0 => ret(r),
-            e => e,
-        }
+        ret(r)
     }
 
     /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE
@@ -80,7 +73,7 @@ impl RdmaCmAbi {
         // A wildcard names no device: nothing is found to attach.
         let (cx, _) = self.bind_context(s, b, &any);
         let backlog = u32::try_from(backlog).unwrap_or(0);
-        let r = self.call(s, |core, host| core.listen(host, b.core, backlog, &cx));
+        let r = self.call_settled(s, |core, host| core.listen(host, b.core, backlog, &cx));
         self.sync(b);
         match &r {
             Ok(()) => self.add_listen_rows(s, b, None),
@@ -118,7 +111,7 @@ impl RdmaCmAbi {
 
     /// `rdma_accept`: the caller holds the id's handler lock.
     pub(crate) fn accept(&self, s: &CmService, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
-        let r = self.call(s, |core, host| core.accept(host, b.core, p));
+        let r = self.call_settled(s, |core, host| core.accept(host, b.core, p));
         self.sync(b);
         ret(r)
     }
@@ -126,12 +119,12 @@ impl RdmaCmAbi {
     /// `rdma_reject`.
     pub(crate) fn reject(&self, s: &CmService, b: &RdmaIdBox, data: &[u8], reason: u8) -> c_int {
         let reason = RejectReason::from_wire(u16::from(reason));
-        ret(self.call(s, |core, host| core.reject(host, b.core, data, reason)))
+        ret(self.call_settled(s, |core, host| core.reject(host, b.core, data, reason)))
     }
 
     /// `rdma_disconnect`.
     pub(crate) fn disconnect(&self, s: &CmService, b: &RdmaIdBox) -> c_int {
-        let r = self.call(s, |core, host| core.disconnect(host, b.core));
+        let r = self.call_settled(s, |core, host| core.disconnect(host, b.core));
         self.sync(b);
         ret(r)
     }

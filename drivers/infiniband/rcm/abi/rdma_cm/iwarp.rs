@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! iWARP ids through the in-tree iw_cm (`rdma::iw_cm`): the calls
-//! the core makes for them ([`IwarpCm`]), iw_cm's callbacks fed back to the
+//! the core leaves for them ([`IwarpCm`], made once its lock is
+//! released), iw_cm's callbacks fed back to the
 //! core, and the iw_cm ids an id holds besides its connection's (its
 //! listeners, and a request's until the request is delivered).
 //!
@@ -16,7 +17,7 @@ use crate::abi::service::{with_part, with_service};
 use crate::bindings;
 use crate::proto::cm::store::{InsertError, OrderedMap};
 use crate::proto::cm::DeviceId;
-use crate::proto::rdma_cm::{ConnParams, IwEvent, IwEventKind, IwOptions, IwRequest, RdmaId};
+use crate::proto::rdma_cm::{IwCall, IwEvent, IwEventKind, IwOptions, IwParams, IwRequest, RdmaId};
 use crate::rdma::device::Device;
 use crate::rdma::iw_cm::{IwCmEvent, IwCmHandler, IwCmId, IwCmRequest, IwConnParams};
 use crate::rdma::timer::random_u32;
@@ -95,20 +96,6 @@ impl RdmaCmAbi {
                 return;
             }
         }
-    }
-
-    /// Starts the connect the core asked for on `b`'s id during the call
-    /// just made, if it did; a failure reverts the id (ROUTE_RESOLVED).
-    pub(super) fn start_iw_connect(&self, s: &CmService, b: &RdmaIdBox) -> c_int {
-        let Some(c) = self.iw_connects.lock().remove(&b.core.0) else {
-            return 0;
-        };
-        // In the id's own call (the consumer holds its handler lock).
-        let ret = b.iw_connect::<IwCallbacks>(b.core.0, &c);
-        if ret != 0 {
-            self.call(s, |core, _| core.iw_connect_failed(b.core));
-        }
-        ret
     }
 
     /// A new device lists the wildcard listeners and, if iWARP, listens
@@ -226,14 +213,8 @@ impl RdmaCmAbi {
 }
 
 /// The consumer's parameters as iw_cm takes them.
-fn iw_params(p: &ConnParams<'_>, tos: Option<u8>) -> IwConnParams {
-    IwConnParams::new(
-        p.private_data,
-        p.initiator_depth,
-        p.responder_resources,
-        p.qp_num,
-        tos,
-    )
+fn iw_params(p: &IwParams, tos: Option<u8>) -> IwConnParams {
+    IwConnParams::new(p.private_data.as_slice(), p.ord, p.ird, p.qp_num, tos)
 }
 
 /// An iw_cm call's return as the core takes it.
@@ -244,7 +225,8 @@ fn result(ret: c_int) -> Result<(), i32> {
     }
 }
 
-impl IwarpCm for RdmaCmAbi {
+impl RdmaCmAbi {
+    /// Listens for `id` on `device`'s iw_cm, or every iWARP device's.
     fn iw_listen(
         &self,
         id: RdmaId,
@@ -273,31 +255,32 @@ impl IwarpCm for RdmaCmAbi {
         }
         Ok(())
     }
+}
 
-    fn iw_connect(&self, id: RdmaId, p: &ConnParams<'_>, options: IwOptions) -> Result<(), i32> {
-        // Started by `start_iw_connect` once the core's lock is released.
-        let c = iw_params(p, options.tos);
-        let mut connects = self.iw_connects.lock();
-        let _ = connects.remove(&id.0);
-        connects.try_insert(id.0, c).map_err(|_| ENOMEM.to_errno())
-    }
-
-    fn iw_accept(&self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32> {
-        let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
+impl IwarpCm for RdmaCmAbi {
+    fn iw_call(&self, call: &IwCall) -> Result<(), i32> {
+        if let IwCall::Listen {
+            id,
+            device,
+            backlog,
+            options,
+        } = *call
+        {
+            return self.iw_listen(id, device, backlog, options);
+        }
+        let b = self.id_box(call.id()).ok_or(EINVAL.to_errno())?;
         // In the id's own call (the consumer holds its handler lock).
-        result(b.iw_accept(&iw_params(p, None)))
-    }
-
-    fn iw_reject(&self, id: RdmaId, private_data: &[u8]) -> Result<(), i32> {
-        let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        // As in `iw_accept`.
-        result(b.iw_reject(private_data))
-    }
-
-    fn iw_disconnect(&self, id: RdmaId) -> Result<(), i32> {
-        let b = self.id_box(id).ok_or(EINVAL.to_errno())?;
-        // As in `iw_accept`.
-        result(b.iw_disconnect())
+        result(match call {
+            IwCall::Connect {
+                id,
+                params,
+                options,
+            } => b.iw_connect::<IwCallbacks>(id.0, &iw_params(params, options.tos)),
+            IwCall::Accept { params, .. } => b.iw_accept(&iw_params(params, None)),
+            IwCall::Reject { private_data, .. } => b.iw_reject(private_data.as_slice()),
+            IwCall::Disconnect { .. } => b.iw_disconnect(),
+            IwCall::Listen { .. } => 0,
+        })
     }
 }
 

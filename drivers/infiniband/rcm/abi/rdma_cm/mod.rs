@@ -29,7 +29,7 @@ use super::id_registry::IdRegistry;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::rdma_cm::{Id, RdmaId};
-use crate::rdma::iw_cm::{IwCmId, IwConnParams};
+use crate::rdma::iw_cm::IwCmId;
 use crate::rdma::multicast::IgmpChange;
 use crate::rdma::restrack::ListenRow;
 use crate::shell::kernel_maps::KernelMap;
@@ -58,9 +58,6 @@ pub(crate) struct RdmaCmAbi {
     /// Wildcard listeners' resource-tracking rows, by (core id, device).
     #[pin]
     listen_rows: Mutex<KernelMap<(u64, u32), ListenRow>>,
-    /// iWARP connects the core asked for during a call, by core id.
-    #[pin]
-    iw_connects: Mutex<KernelMap<u64, IwConnParams>>,
     /// IGMP joins and leaves the core asked for, in its order, applied
     /// once its lock is released (see [`multicast`]).
     #[pin]
@@ -81,7 +78,6 @@ impl RdmaCmAbi {
             ids <- new_mutex!(IdRegistry::new(), "rcm::rdma_ids"),
             iw_ids <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_ids"),
             listen_rows <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_listen_rows"),
-            iw_connects <- new_mutex!(OrderedMap::new_empty(), "rcm::rdma_iw_connects"),
             igmp_changes <- new_mutex!(KVec::new(), "rcm::rdma_igmp_changes"),
             igmp_applying <- new_mutex!((), "rcm::rdma_igmp_applying"),
             destroyed: AtomicU64::new(0),

@@ -6,10 +6,10 @@
 
 use rcm_core::rdma_cm::{
     BindContext, ConnParams, EventKind, EventStatus, IdState, PortSpace, RdmaCmError, RdmaId,
-    RdmaQpType, SockAddr,
+    RdmaQpType, ReadyMove, SockAddr,
 };
 use rcm_core::reason::RejectReason;
-use rcm_core::sim::rdma::{node_addr, RdmaFabric, SIM_DEVICE, SIM_NET};
+use rcm_core::sim::rdma::{node_addr, RdmaFabric, SimQp, SIM_DEVICE, SIM_NET};
 use rcm_core::sim::Faults;
 
 const SERVER: u32 = 0;
@@ -128,9 +128,8 @@ fn connect_accept_disconnect_with_qps() {
     assert_eq!(sid.listener(), Some(l));
 
     f.create_qp(SERVER, s, 0x222);
-    f.call(SERVER, |cm, h| {
-        cm.accept(h, s, Some(&params(b"welcome"))).unwrap()
-    });
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&params(b"welcome"))))
+        .unwrap();
     f.run_for(50);
     let evs = f.take_events(CLIENT);
     assert_eq!(evs.len(), 1, "{evs:?}");
@@ -334,7 +333,8 @@ fn a_qp_that_cannot_be_moved_fails_the_connection() {
     f.run_for(50);
     let s = f.take_events(SERVER)[0].0;
     f.nodes[CLIENT as usize].side.fail_qp = Some(-5);
-    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&params(b""))).unwrap());
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&params(b""))))
+        .unwrap();
     f.run_for(50);
     let evs = f.take_events(CLIENT);
     assert_eq!(evs.len(), 1, "{evs:?}");
@@ -356,13 +356,15 @@ fn without_a_qp_the_consumer_completes_the_connection() {
     let s = f.take_events(SERVER)[0].0;
     let mut p = params(b"");
     p.qp_num = 0x88;
-    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&p)).unwrap());
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&p)))
+        .unwrap();
     f.run_for(50);
     let evs = f.take_events(CLIENT);
     assert_eq!(evs[0].1.kind, EventKind::ConnectResponse);
     assert_eq!(evs[0].1.conn.qp_num, 0x88);
     assert!(f.take_events(SERVER).is_empty(), "no RTU yet");
-    f.call(CLIENT, |cm, h| cm.accept(h, c, None).unwrap());
+    f.call_settled(CLIENT, |cm, h| cm.accept(h, c, None))
+        .unwrap();
     f.run_for(50);
     assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Established)]);
 }
@@ -374,7 +376,8 @@ fn device_removal_reaches_every_id_on_the_device_once() {
     f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
     f.run_for(50);
     let s = f.take_events(SERVER)[0].0;
-    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&params(b""))).unwrap());
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&params(b""))))
+        .unwrap();
     f.run_for(50);
     f.take_events(CLIENT);
     f.take_events(SERVER);
@@ -554,7 +557,8 @@ fn ud_ids_resolve_the_service_through_sidr() {
     assert_eq!(&req.conn.data()[..10], b"who serves");
     let mut p = params(b"me");
     p.qp_num = 0x99;
-    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&p)).unwrap());
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&p)))
+        .unwrap();
     f.run_for(50);
     let evs = f.take_events(CLIENT);
     assert_eq!(evs.len(), 1, "{evs:?}");
@@ -609,4 +613,91 @@ fn a_rejected_or_unknown_ud_service_is_unreachable() {
     let evs = f.take_events(CLIENT);
     assert_eq!(evs.len(), 1, "{evs:?}");
     assert_eq!(evs[0].1.status, EventStatus::Sidr(SidrStatus::Unsupported));
+}
+
+/// The server's side of a connection up to its accept with a QP: the
+/// accept has left the QP move, not made yet. The move, and the ids.
+fn accept_left_waiting(f: &mut RdmaFabric) -> (ReadyMove, RdmaId, RdmaId) {
+    let (_l, c) = resolved_pair(f, any(PORT));
+    f.create_qp(CLIENT, c, 0x111);
+    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"")).unwrap());
+    f.run_for(50);
+    let s = f.take_events(SERVER)[0].0;
+    f.create_qp(SERVER, s, 0x222);
+    let (cm, mut h) = f.split(SERVER);
+    cm.accept(&mut h, s, Some(&params(b"late"))).unwrap();
+    let readies = &mut f.nodes[SERVER as usize].side.readies;
+    assert_eq!(readies.len(), 1, "{readies:?}");
+    let mv = readies.remove(0);
+    assert_eq!(
+        (mv.id, mv.limits.map(|l| l.responder_resources)),
+        (s, Some(4))
+    );
+    (mv, s, c)
+}
+
+/// Hands `mv` back to the server's rdma_cm as made (`Ok`) or failed.
+fn moved(f: &mut RdmaFabric, mv: ReadyMove, result: Result<(), i32>) -> Result<(), RdmaCmError> {
+    let (cm, mut h) = f.split(SERVER);
+    cm.qp_ready_done(&mut h, mv, result)
+}
+
+#[test]
+fn the_rep_waits_for_the_qp_move_it_follows() {
+    let mut f = RdmaFabric::new(2, 21, Faults::default());
+    let (mv, s, c) = accept_left_waiting(&mut f);
+    f.run_for(50);
+    assert!(f.take_events(CLIENT).is_empty(), "a REP before the move");
+    f.nodes[SERVER as usize].side.qps.insert(
+        s,
+        SimQp::Rts {
+            rq_psn: mv.rq_psn,
+            sq_psn: 0,
+        },
+    );
+    moved(&mut f, mv, Ok(())).unwrap();
+    f.run_for(50);
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!((evs[0].0, evs[0].1.kind), (c, EventKind::Established));
+    assert_eq!(&evs[0].1.conn.data()[..4], b"late");
+    assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Established)]);
+}
+
+#[test]
+fn a_failed_move_rejects_and_is_the_accepts_result() {
+    let mut f = RdmaFabric::new(2, 22, Faults::default());
+    let (mv, s, c) = accept_left_waiting(&mut f);
+    assert_eq!(moved(&mut f, mv, Err(-5)), Err(RdmaCmError::Qp(-5)));
+    assert_eq!(
+        f.nodes[SERVER as usize].side.qps.get(&s),
+        Some(&SimQp::Error)
+    );
+    f.run_for(50);
+    assert_eq!(kinds(&mut f, CLIENT), vec![(c, EventKind::Rejected)]);
+}
+
+#[test]
+fn a_move_the_connection_outlived_sends_nothing() {
+    // The peer gave up meanwhile: its REJ arrives before the move is made.
+    let mut f = RdmaFabric::new(2, 23, Faults::default());
+    let (mv, s, c) = accept_left_waiting(&mut f);
+    f.call(CLIENT, |cm, h| cm.destroy(h, c).unwrap());
+    f.run_for(50);
+    assert_eq!(kinds(&mut f, SERVER), vec![(s, EventKind::Rejected)]);
+    assert!(moved(&mut f, mv, Ok(())).is_err());
+    assert_eq!(
+        f.nodes[SERVER as usize].side.qps.get(&s),
+        Some(&SimQp::Error)
+    );
+    f.run_for(50);
+    assert!(f.take_events(SERVER).is_empty());
+
+    // The consumer destroyed the id meanwhile.
+    let mut f = RdmaFabric::new(2, 24, Faults::default());
+    let (mv, s, c) = accept_left_waiting(&mut f);
+    f.call(SERVER, |cm, h| cm.destroy(h, s).unwrap());
+    assert_eq!(moved(&mut f, mv, Ok(())), Err(RdmaCmError::NoSuchId));
+    f.run_for(50);
+    assert_eq!(kinds(&mut f, CLIENT), vec![(c, EventKind::Rejected)]);
 }

@@ -8,8 +8,8 @@
 
 use rcm_core::rdma_cm::iwarp::{ECONNREFUSED, ECONNRESET, ETIMEDOUT};
 use rcm_core::rdma_cm::{
-    BindContext, ConnParams, EventKind, EventStatus, IdState, IwEvent, IwEventKind, IwRequest,
-    PortSpace, RdmaCmError, RdmaId, RdmaQpType, Route, RoutePath,
+    BindContext, ConnParams, EventKind, EventStatus, IdState, IwCall, IwEvent, IwEventKind,
+    IwRequest, PortSpace, RdmaCmError, RdmaId, RdmaQpType, Route, RoutePath, SockAddr,
 };
 use rcm_core::reason::RejectReason;
 use rcm_core::sim::rdma::{node_addr, IwOp, RdmaFabric, SIM_DEVICE, SIM_NET};
@@ -143,9 +143,8 @@ fn connect_accept_disconnect() {
     let mut f = iwarp_fabric();
     let (l, c) = resolved_pair(&mut f);
     let s = requested(&mut f, l, c);
-    f.call(SERVER, |cm, h| {
-        cm.accept(h, s, Some(&params(b"ok"))).unwrap()
-    });
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&params(b"ok"))))
+        .unwrap();
     assert_eq!(ops(&mut f, SERVER), vec![(s, IwOp::Accept(b"ok".to_vec()))]);
     f.call(SERVER, |cm, h| {
         assert!(cm.iw_event(h, s, &report(IwEventKind::Established, 0, &[])))
@@ -215,7 +214,7 @@ fn the_answer_decides_the_event() {
         let mut f = iwarp_fabric();
         let (l, c) = resolved_pair(&mut f);
         let s = requested(&mut f, l, c);
-        f.call(SERVER, |cm, h| {
+        f.call_settled(SERVER, |cm, h| {
             cm.reject(h, s, b"no", RejectReason::ConsumerDefined)
         })
         .unwrap();
@@ -238,7 +237,7 @@ fn a_connect_the_iwarp_cm_refuses_leaves_the_id_route_resolved() {
     let mut f = iwarp_fabric();
     let (_, c) = resolved_pair(&mut f);
     f.nodes[CLIENT as usize].side.fail_qp = Some(-12);
-    let r = f.call(CLIENT, |cm, h| cm.connect(h, c, &params(&[])));
+    let r = f.call_settled(CLIENT, |cm, h| cm.connect(h, c, &params(&[])));
     assert_eq!(r, Err(RdmaCmError::Qp(-12)));
     assert_eq!(state(&f, CLIENT, c), Some(IdState::RouteResolved));
     // Nothing reaches an id that is not connecting.
@@ -246,7 +245,7 @@ fn a_connect_the_iwarp_cm_refuses_leaves_the_id_route_resolved() {
         assert!(!cm.iw_event(h, c, &report(IwEventKind::ConnectReply, 0, &[])))
     });
     f.nodes[CLIENT as usize].side.fail_qp = None;
-    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
+    f.call_settled(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
         .unwrap();
     assert_eq!(state(&f, CLIENT, c), Some(IdState::Connect));
 }
@@ -257,11 +256,11 @@ fn an_accept_that_fails_refuses_the_request() {
     let (l, c) = resolved_pair(&mut f);
     let s = requested(&mut f, l, c);
     // No parameters: iWARP needs them.
-    let r = f.call(SERVER, |cm, h| cm.accept(h, s, None));
+    let r = f.call_settled(SERVER, |cm, h| cm.accept(h, s, None));
     assert_eq!(r, Err(RdmaCmError::Invalid));
     assert_eq!(ops(&mut f, SERVER), vec![(s, IwOp::Reject(Vec::new()))]);
     f.nodes[SERVER as usize].side.fail_qp = Some(-5);
-    let r = f.call(SERVER, |cm, h| cm.accept(h, s, Some(&params(&[]))));
+    let r = f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&params(&[]))));
     assert_eq!(r, Err(RdmaCmError::Qp(-5)));
     assert_eq!(ops(&mut f, SERVER), vec![(s, IwOp::Reject(Vec::new()))]);
 }
@@ -270,7 +269,7 @@ fn an_accept_that_fails_refuses_the_request() {
 fn requests_need_a_listening_id() {
     let mut f = iwarp_fabric();
     let (l, c) = resolved_pair(&mut f);
-    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
+    f.call_settled(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
         .unwrap();
     f.call(SERVER, |cm, h| {
         // Not a listener.
@@ -336,7 +335,7 @@ fn ud_ids_do_not_connect_over_iwarp() {
         ack_delay: IbaTime::new(0),
     };
     f.call(CLIENT, |cm, h| cm.route_resolved(h, u, Ok(route)));
-    let r = f.call(CLIENT, |cm, h| cm.connect(h, u, &params(&[])));
+    let r = f.call_settled(CLIENT, |cm, h| cm.connect(h, u, &params(&[])));
     assert_eq!(r, Err(RdmaCmError::Invalid));
     assert_eq!(state(&f, CLIENT, u), Some(IdState::RouteResolved));
     assert_eq!(state(&f, CLIENT, c), Some(IdState::RouteResolved));
@@ -347,12 +346,54 @@ fn ud_ids_do_not_connect_over_iwarp() {
 fn a_connect_that_fails_later_leaves_the_id_route_resolved() {
     let mut f = iwarp_fabric();
     let (_, c) = resolved_pair(&mut f);
-    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
-        .unwrap();
-    f.call(CLIENT, |cm, _| cm.iw_connect_failed(c));
+    let (cm, mut h) = f.split(CLIENT);
+    cm.connect(&mut h, c, &params(b"hi")).unwrap();
+    let call = f.nodes[CLIENT as usize].side.iw_calls.remove(0);
+    assert!(
+        matches!(call, IwCall::Connect { id, .. } if id == c),
+        "{call:?}"
+    );
+    assert_eq!(state(&f, CLIENT, c), Some(IdState::Connect));
+    let (cm, mut h) = f.split(CLIENT);
+    let r = cm.iw_call_done(&mut h, call, Err(-111));
+    assert_eq!(r, Err(RdmaCmError::Qp(-111)));
     assert_eq!(state(&f, CLIENT, c), Some(IdState::RouteResolved));
     assert!(f.take_events(CLIENT).is_empty());
-    f.call(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
+    f.call_settled(CLIENT, |cm, h| cm.connect(h, c, &params(&[])))
         .unwrap();
     assert_eq!(state(&f, CLIENT, c), Some(IdState::Connect));
+}
+
+#[test]
+fn a_listen_the_iwarp_cm_refuses_leaves_the_id_addr_bound() {
+    for wildcard in [false, true] {
+        let mut f = iwarp_fabric();
+        let l = f.call(SERVER, |cm, _| {
+            let l = cm
+                .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 1)
+                .unwrap();
+            let addr = if wildcard {
+                SockAddr::V4 {
+                    addr: [0; 4],
+                    port: PORT,
+                }
+            } else {
+                node_addr(SERVER, PORT)
+            };
+            cm.bind_addr(l, addr, &cx()).unwrap();
+            l
+        });
+        let (cm, mut h) = f.split(SERVER);
+        cm.listen(&mut h, l, 8, &cx()).unwrap();
+        assert_eq!(state(&f, SERVER, l), Some(IdState::Listen));
+        let call = f.nodes[SERVER as usize].side.iw_calls.remove(0);
+        let (cm, mut h) = f.split(SERVER);
+        let r = cm.iw_call_done(&mut h, call, Err(-98));
+        assert_eq!(r, Err(RdmaCmError::Qp(-98)), "wildcard {wildcard}");
+        assert_eq!(state(&f, SERVER, l), Some(IdState::AddrBound));
+        // Nothing of the failed listen is left: it can listen again.
+        f.call_settled(SERVER, |cm, h| cm.listen(h, l, 8, &cx()))
+            .unwrap();
+        assert_eq!(state(&f, SERVER, l), Some(IdState::Listen));
+    }
 }

@@ -110,7 +110,8 @@ fn an_established_connection_is_told_and_its_passive_side_is_not_watching() {
     f.run_for(50);
     let (s, _) = f.take_events(SERVER)[0];
     f.create_qp(SERVER, s, 0x22);
-    f.call(SERVER, |cm, h| cm.accept(h, s, Some(&params())).unwrap());
+    f.call_settled(SERVER, |cm, h| cm.accept(h, s, Some(&params())))
+        .unwrap();
     f.run_for(50);
     assert_eq!(f.take_events(CLIENT)[0].1.kind, EventKind::Established);
     f.take_events(SERVER);

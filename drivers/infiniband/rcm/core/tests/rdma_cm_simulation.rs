@@ -269,7 +269,7 @@ impl Sim {
         let random = self.rng.next_u64() as u32;
         let roll = self.rng.below(6);
         let data = [0x5A; 8];
-        let r = self.f.call(n, |cm, h| match roll {
+        let r = self.f.call_settled(n, |cm, h| match roll {
             0 => cm.connect(h, id, &params(&data, 0)),
             1 => cm.accept(h, id, Some(&params(&data, 0))),
             2 => cm.reject(h, id, &data, RejectReason::ConsumerDefined),
@@ -364,7 +364,7 @@ impl Sim {
                 let qpn = self.next_qpn;
                 let r = self
                     .f
-                    .call(n, |cm, h| cm.accept(h, id, Some(&params(b"ok", qpn))));
+                    .call_settled(n, |cm, h| cm.accept(h, id, Some(&params(b"ok", qpn))));
                 Self::tolerate(r)?;
                 if self.is_ud(n, id) {
                     // A UD id's exchange ends with the answer.
@@ -374,7 +374,7 @@ impl Sim {
             Later::Complete => {
                 // Without a QP of rdma_cm's the consumer's accept ends
                 // the connect (no ESTABLISHED on this side).
-                let r = self.f.call(n, |cm, h| cm.accept(h, id, None));
+                let r = self.f.call_settled(n, |cm, h| cm.accept(h, id, None));
                 if r.is_ok() {
                     self.record_outcome((n, id), EventKind::Established)?;
                 }

@@ -3,16 +3,16 @@
 //! What a CM event on a connection means for its rdma_cm id, as 6.12's
 //! `cma_ib_handler` decides: which rdma_cm event the consumer gets, the
 //! state change, and what rdma_cm does itself (the RTU after a REP when
-//! it owns the QP, the QP to ERR on a REJ).
+//! it owns the QP, left to the host with the QP move it follows; the QP
+//! to ERR on a REJ).
 
 use super::endpoint::{RdmaCm, RdmaId, RdmaQpType};
 use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
-use super::host::Host;
+use super::host::{AfterReady, Host, ReadyMove};
 use super::passive::{Arrival, MRA_SETTING};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::{CommId, Event, Transport};
-use crate::reason::RejectReason;
 use crate::wire::mra::Rej;
 use crate::wire::rep::Rep;
 
@@ -116,30 +116,26 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 let xrc = host.cm_read(|ep| ep.get(comm).map(|c| c.qp_params().transport))
                     == Some(Transport::Xrc);
                 let conn = rep_data(rep, *attr_mod, xrc);
-                let has_qp = self.ids.get(&id).is_some_and(|r| r.has_qp);
-                let (kind, status) = if !has_qp {
-                    (EventKind::ConnectResponse, EventStatus::Ok)
-                } else {
-                    match self.complete(host, id, comm, None) {
-                        Ok(()) => (EventKind::Established, EventStatus::Ok),
-                        Err(e) => {
-                            if let Some(rec) = self.ids.get_mut(&id) {
-                                rec.gave_up = true;
-                            }
-                            host.qp_error(id);
-                            let _ = host.cm(|ep, now, out| {
-                                ep.send_rej(now, comm, RejectReason::ConsumerDefined, &[], &[], out)
-                            });
-                            (EventKind::ConnectError, EventStatus::Failed(e))
-                        }
+                match self.ids.get(&id) {
+                    Some(r) if r.has_qp => {
+                        let mv = ReadyMove {
+                            id,
+                            comm,
+                            limits: None,
+                            rq_psn: r.psn,
+                            then: AfterReady::ReportRtu { conn },
+                        };
+                        // The event follows the move.
+                        let _ = self.ready_then(host, mv);
+                        return CmEventOutcome::Handled(Some(id));
                     }
-                };
-                RdmaEvent {
-                    kind,
-                    status,
-                    listener: None,
-                    group: None,
-                    conn,
+                    _ => RdmaEvent {
+                        kind: EventKind::ConnectResponse,
+                        status: EventStatus::Ok,
+                        listener: None,
+                        group: None,
+                        conn,
+                    },
                 }
             }
             Event::RtuReceived(_) | Event::UserEstablished => {

@@ -7,7 +7,10 @@
 
 use super::addr::SockAddr;
 use super::endpoint::{RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
-use super::host::{Host, QpLimits};
+use super::event::{EventKind, EventStatus, RdmaEvent};
+use super::host::{AfterReady, Host, IwCall, QpLimits, ReadyMove};
+use super::private_data::PrivateData;
+use super::resolve::ENOMEM;
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
 use crate::cm::{fill, CmError, CommId, DeviceId, Endpoint, Millis, Owner, Transport};
@@ -187,7 +190,8 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// a REP (rdma_cm's QP moved to RTS first); without, completes a
     /// connection whose REP the consumer took itself (CONNECT_RESPONSE:
     /// QP to RTS, then the RTU). On failure the QP goes to ERR and the
-    /// peer gets a REJ, as in 6.12.
+    /// peer gets a REJ, as in 6.12. A QP move is left to the host: the
+    /// accept's result is then [`Self::qp_ready_done`]'s.
     pub fn accept<H: Host<A>>(
         &mut self,
         host: &mut H,
@@ -207,72 +211,136 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             return self.accept_iw(host, id, p);
         }
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
-        let result = match (r.qp_type, p) {
+        let (limits, then) = match (r.qp_type, p) {
             (RdmaQpType::Ud, p) => return self.accept_ud(host, id, comm, p),
-            (_, Some(p)) => self.send_rep(host, id, comm, p),
-            (_, None) => self.complete(host, id, comm, None),
+            (_, Some(p)) => {
+                let Some(rep) = self.rep_for(id, p) else {
+                    self.refuse(host, id, comm);
+                    return Err(RdmaCmError::Invalid);
+                };
+                let limits = QpLimits {
+                    responder_resources: p.responder_resources,
+                    initiator_depth: p.initiator_depth,
+                };
+                let then = AfterReady::SendRep {
+                    rep,
+                    attr_mod: r.ece.1,
+                };
+                (Some(limits), then)
+            }
+            (_, None) => (None, AfterReady::SendRtu),
         };
-        if result.is_err() {
-            host.qp_error(id);
-            let _ = host.cm(|ep, now, out| {
-                ep.send_rej(now, comm, RejectReason::ConsumerDefined, &[], &[], out)
-            });
+        let mv = ReadyMove {
+            id,
+            comm,
+            limits,
+            rq_psn: r.psn,
+            then,
+        };
+        if r.has_qp {
+            self.ready_then(host, mv)
+        } else {
+            self.qp_ready_done(host, mv, Ok(()))
         }
-        result
     }
 
-    /// Moves the QP (if rdma_cm has it) to RTS and sends the REP.
-    fn send_rep<H: Host<A>>(
-        &mut self,
-        host: &mut H,
-        id: RdmaId,
-        comm: CommId,
-        p: &ConnParams<'_>,
-    ) -> Result<(), RdmaCmError> {
-        let r = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
-        let private_data = fill(p.private_data).ok_or(RdmaCmError::Invalid)?;
-        if r.has_qp {
-            let limits = QpLimits {
-                responder_resources: p.responder_resources,
-                initiator_depth: p.initiator_depth,
-            };
-            host.qp_ready(id, comm, Some(limits), r.psn)
-                .map_err(RdmaCmError::Qp)?;
-        }
-        let ack_delay = r.route.map_or(IbaTime::new(0), |rt| rt.ack_delay);
+    /// The REP that accepts `id`'s REQ with `p`; `None` if the private
+    /// data does not fit.
+    fn rep_for(&self, id: RdmaId, p: &ConnParams<'_>) -> Option<Rep> {
+        let r = self.ids.get(&id)?;
         let mut rep = Rep::zeroed();
         rep.local_qpn = r.qp_num;
         rep.starting_psn = r.psn;
         rep.responder_resources = p.responder_resources;
         rep.initiator_depth = p.initiator_depth;
-        rep.target_ack_delay = ack_delay;
+        rep.target_ack_delay = r.route.map_or(IbaTime::new(0), |rt| rt.ack_delay);
         rep.end_to_end_flow_control = p.flow_control;
         rep.rnr_retry_count = p.rnr_retry_count.min(MAX_RETRIES);
         rep.srq = r.srq;
         rep.set_vendor_id(r.ece.0);
-        rep.private_data = private_data;
-        let attr_mod = r.ece.1;
-        host.cm(|ep, now, out| ep.send_rep(now, comm, &rep, attr_mod, out))?;
-        Ok(())
+        rep.private_data = fill(p.private_data)?;
+        Some(rep)
     }
 
-    /// Moves the QP (if rdma_cm has it) to RTS and sends the RTU.
-    pub(crate) fn complete<H: Host<A>>(
+    /// Leaves `mv` to the host; one it cannot keep fails at once.
+    pub(crate) fn ready_then<H: Host<A>>(
         &mut self,
         host: &mut H,
-        id: RdmaId,
-        comm: CommId,
-        limits: Option<QpLimits>,
+        mv: ReadyMove,
     ) -> Result<(), RdmaCmError> {
-        let Some(r) = self.ids.get(&id).copied() else {
-            return Err(RdmaCmError::NoSuchId);
-        };
-        if r.has_qp {
-            host.qp_ready(id, comm, limits, r.psn)
-                .map_err(RdmaCmError::Qp)?;
+        match host.qp_ready(&mv) {
+            Ok(()) => Ok(()),
+            Err(_) => self.qp_ready_done(host, mv, Err(ENOMEM)),
         }
-        host.cm(|ep, _, out| ep.send_rtu(comm, &[], out))?;
-        Ok(())
+    }
+
+    /// The host made `mv` (or failed to: `moved` holds its errno): rdma_cm
+    /// sends the REP or RTU that waited for it and, for a REP received,
+    /// reports the connection. A failure moves the QP to ERR and rejects
+    /// the connection, as in 6.12. If the id left its connection
+    /// meanwhile (destroyed, given up), nothing is sent and its QP goes to
+    /// ERR. The result is the accept's that left the move.
+    pub fn qp_ready_done<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        mv: ReadyMove,
+        moved: Result<(), i32>,
+    ) -> Result<(), RdmaCmError> {
+        let current = self
+            .ids
+            .get(&mv.id)
+            .map(|r| r.cm == Some(mv.comm) && r.state == IdState::Connect && !r.gave_up);
+        match current {
+            None => return Err(RdmaCmError::NoSuchId),
+            Some(false) => {
+                host.qp_error(mv.id);
+                return Err(RdmaCmError::Invalid);
+            }
+            Some(true) => {}
+        }
+        let comm = mv.comm;
+        let sent = moved.map_err(RdmaCmError::Qp).and_then(|()| {
+            let sent = match mv.then {
+                AfterReady::SendRep { rep, attr_mod } => {
+                    host.cm(|ep, now, out| ep.send_rep(now, comm, &rep, attr_mod, out))
+                }
+                AfterReady::SendRtu | AfterReady::ReportRtu { .. } => {
+                    host.cm(|ep, _, out| ep.send_rtu(comm, &[], out))
+                }
+            };
+            sent.map_err(RdmaCmError::from)
+        });
+        if let AfterReady::ReportRtu { conn } = mv.then {
+            let (kind, status) = match sent {
+                Ok(()) => (EventKind::Established, EventStatus::Ok),
+                Err(e) => {
+                    if let Some(rec) = self.ids.get_mut(&mv.id) {
+                        rec.gave_up = true;
+                    }
+                    self.refuse(host, mv.id, comm);
+                    (EventKind::ConnectError, EventStatus::Failed(e))
+                }
+            };
+            let event = RdmaEvent {
+                kind,
+                status,
+                listener: None,
+                group: None,
+                conn,
+            };
+            host.event(mv.id, event);
+        } else if sent.is_err() {
+            self.refuse(host, mv.id, comm);
+        }
+        sent
+    }
+
+    /// A connection that cannot go on: the QP to ERR, a REJ to the peer.
+    fn refuse<H: Host<A>>(&mut self, host: &mut H, id: RdmaId, comm: CommId) {
+        host.qp_error(id);
+        let _ = host.cm(|ep, now, out| {
+            ep.send_rej(now, comm, RejectReason::ConsumerDefined, &[], &[], out)
+        });
     }
 
     /// `rdma_reject`: a REJ with `reason` and private data for the peer
@@ -286,7 +354,8 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     ) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
         if r.iw {
-            return host.iw_reject(id, private_data).map_err(RdmaCmError::Qp);
+            let private_data = PrivateData::new(private_data).ok_or(RdmaCmError::Invalid)?;
+            return self.iw_then(host, IwCall::Reject { id, private_data });
         }
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         if r.qp_type == RdmaQpType::Ud {
@@ -303,7 +372,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     pub fn disconnect<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) -> Result<(), RdmaCmError> {
         let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
         if r.iw {
-            return host.iw_disconnect(id).map_err(RdmaCmError::Qp);
+            return self.iw_then(host, IwCall::Disconnect { id });
         }
         let comm = r.cm.ok_or(RdmaCmError::Invalid)?;
         host.qp_error(id);

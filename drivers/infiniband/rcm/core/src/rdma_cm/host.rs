@@ -8,12 +8,14 @@
 
 use super::addr::SockAddr;
 use super::connect::ConnParams;
-use super::endpoint::RdmaId;
-use super::event::RdmaEvent;
+use super::endpoint::{RdmaCmError, RdmaId};
+use super::event::{ConnData, RdmaEvent};
+use super::private_data::PrivateData;
 use super::route::PathKind;
 use crate::cm::store::Collections;
 use crate::cm::{CommId, DeviceId, Endpoint, Millis, Sink};
 use crate::timer::IbaTime;
+use crate::wire::rep::Rep;
 
 /// What rdma_cm needs to know of a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +49,136 @@ pub struct QpLimits {
     pub initiator_depth: u8,
 }
 
+/// What rdma_cm does once a [`ReadyMove`] is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterReady {
+    /// `rdma_accept` answering a REQ: sends this REP, with the ECE
+    /// attribute modifier `attr_mod`.
+    SendRep {
+        /// The REP, complete.
+        rep: Rep,
+        /// Its ECE attribute modifier.
+        attr_mod: u32,
+    },
+    /// `rdma_accept` completing a connection whose REP the consumer took
+    /// (CONNECT_RESPONSE): sends the RTU.
+    SendRtu,
+    /// A REP arrived: sends the RTU and reports ESTABLISHED with the REP's
+    /// parameters `conn` (CONNECT_ERROR on failure).
+    ReportRtu {
+        /// What the event reports.
+        conn: ConnData,
+    },
+}
+
+/// A move of `id`'s QP to RTR (receiving from `rq_psn`: on the passive
+/// side the QP moves before the REP that carries it) and then RTS, with
+/// the attributes the CM settled for `comm` and `limits` overriding the
+/// REQ's; rdma_cm goes on with `then` once it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadyMove {
+    /// The id whose QP moves.
+    pub id: RdmaId,
+    /// Its connection's CM id.
+    pub comm: CommId,
+    /// The consumer's limits on accept.
+    pub limits: Option<QpLimits>,
+    /// The first PSN the QP receives.
+    pub rq_psn: u32,
+    /// What follows.
+    pub then: AfterReady,
+}
+
+/// What an iWARP connect or accept hands the iWARP CM
+/// (`iw_cm_conn_param`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IwParams {
+    /// For the peer (MPA).
+    pub private_data: PrivateData,
+    /// Incoming RDMA reads: the consumer's responder resources.
+    pub ird: u8,
+    /// Outgoing RDMA reads: its initiator depth.
+    pub ord: u8,
+    /// The QP number (ids without a QP of rdma_cm's).
+    pub qp_num: u32,
+}
+
+impl IwParams {
+    /// The consumer's parameters; `None` if its private data is longer
+    /// than a caller can pass.
+    pub fn new(p: &ConnParams<'_>) -> Option<Self> {
+        Some(IwParams {
+            private_data: PrivateData::new(p.private_data)?,
+            ird: p.responder_resources,
+            ord: p.initiator_depth,
+            qp_num: p.qp_num,
+        })
+    }
+}
+
+/// A call of an id's iWARP CM that rdma_cm leaves to its host (see
+/// [`Host::iw_call`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IwCall {
+    /// Listen for `id` through the iWARP CM of `device`, or of every
+    /// iWARP device (`None`; no iWARP device is success), with the id's
+    /// `options`. The host keeps the listeners until the id is destroyed.
+    Listen {
+        /// The listening id.
+        id: RdmaId,
+        /// Its device, if it is bound to one.
+        device: Option<DeviceId>,
+        /// Its backlog.
+        backlog: u32,
+        /// Its options.
+        options: IwOptions,
+    },
+    /// Start `id`'s connection with `params` and the id's `options`,
+    /// rdma_cm's QP (if any) moved to RTR first; a failure leaves nothing
+    /// of it.
+    Connect {
+        /// The connecting id.
+        id: RdmaId,
+        /// The consumer's parameters.
+        params: IwParams,
+        /// The id's options.
+        options: IwOptions,
+    },
+    /// Accept the request `id` came from with `params`, rdma_cm's QP (if
+    /// any) moved to RTR first.
+    Accept {
+        /// The id of the request.
+        id: RdmaId,
+        /// The consumer's parameters.
+        params: IwParams,
+    },
+    /// Refuse the request `id` came from, with `private_data`.
+    Reject {
+        /// The id of the request.
+        id: RdmaId,
+        /// For the peer.
+        private_data: PrivateData,
+    },
+    /// Close `id`'s connection (orderly).
+    Disconnect {
+        /// The connected id.
+        id: RdmaId,
+    },
+}
+
+impl IwCall {
+    /// The id the call is for.
+    pub fn id(&self) -> RdmaId {
+        match *self {
+            IwCall::Listen { id, .. }
+            | IwCall::Connect { id, .. }
+            | IwCall::Accept { id, .. }
+            | IwCall::Reject { id, .. }
+            | IwCall::Disconnect { id } => id,
+        }
+    }
+}
+
 /// The environment rdma_cm runs in.
 pub trait Host<A: Copy + Ord> {
     /// The CM endpoint's tables.
@@ -63,52 +195,24 @@ pub trait Host<A: Copy + Ord> {
     /// Reads the CM endpoint (no output).
     fn cm_read<R>(&mut self, f: impl FnOnce(&Endpoint<A, Self::Maps>) -> R) -> R;
 
-    /// Moves `id`'s QP to RTR and then RTS with the attributes the CM
-    /// settled for `comm` (`limits` overriding the REQ's), receiving from
-    /// `rq_psn` (the id's own starting PSN: on the passive side the QP
-    /// moves before the REP that carries it). A negative errno on failure.
-    fn qp_ready(
-        &mut self,
-        id: RdmaId,
-        comm: CommId,
-        limits: Option<QpLimits>,
-        rq_psn: u32,
-    ) -> Result<(), i32>;
+    /// Takes `mv`, a move of an id's QP to RTR and then RTS, to make once
+    /// the call into rdma_cm is over, with no lock of rdma_cm held (a move
+    /// takes the QP's own lock and runs the driver), and to hand its
+    /// result to [`RdmaCm::qp_ready_done`](super::RdmaCm::qp_ready_done)
+    /// before the caller returns. `NoMemory` if it cannot keep the move:
+    /// rdma_cm fails it at once.
+    fn qp_ready(&mut self, mv: &ReadyMove) -> Result<(), RdmaCmError>;
 
     /// Moves `id`'s QP, if it has one, to ERR, which flushes posted work.
     fn qp_error(&mut self, id: RdmaId);
 
-    /// iWARP: listens for `id` (LISTEN once this succeeds) through the
-    /// iWARP CM of `device`, or of every iWARP device for a wildcard
-    /// (`None`; no iWARP device is success), with the id's `options`.
-    /// The host keeps the listeners until the id is destroyed. A negative
-    /// errno.
-    fn iw_listen(
-        &mut self,
-        id: RdmaId,
-        device: Option<DeviceId>,
-        backlog: u32,
-        options: IwOptions,
-    ) -> Result<(), i32>;
-
-    /// iWARP: starts `id`'s connection through its device's iWARP CM
-    /// with `p` and the id's `options`, rdma_cm's QP (if any) moved to
-    /// RTR first; on failure nothing of it is left. A negative errno.
-    /// A host may instead start it once the call into rdma_cm is over
-    /// (an iWARP connect can block), and report a failure through
-    /// [`RdmaCm::iw_connect_failed`](super::RdmaCm::iw_connect_failed).
-    fn iw_connect(&mut self, id: RdmaId, p: &ConnParams<'_>, options: IwOptions)
-        -> Result<(), i32>;
-
-    /// iWARP: accepts the request `id` came from with `p`, rdma_cm's QP
-    /// (if any) moved to RTR first. A negative errno.
-    fn iw_accept(&mut self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32>;
-
-    /// iWARP: refuses the request `id` came from, with `private_data`.
-    fn iw_reject(&mut self, id: RdmaId, private_data: &[u8]) -> Result<(), i32>;
-
-    /// iWARP: closes `id`'s connection (orderly).
-    fn iw_disconnect(&mut self, id: RdmaId) -> Result<(), i32>;
+    /// Takes `call` of an iWARP CM to make once the call into rdma_cm is
+    /// over, with no lock of rdma_cm held (iw_cm sleeps: it sends on TCP
+    /// and waits for its work), after the call's QP moves, and to hand a
+    /// failure to [`RdmaCm::iw_call_done`](super::RdmaCm::iw_call_done)
+    /// before the caller returns (success needs nothing more).
+    /// `NoMemory` if it cannot keep the call: rdma_cm fails it at once.
+    fn iw_call(&mut self, call: &IwCall) -> Result<(), RdmaCmError>;
 
     /// Joins the IP multicast group `addr` on `id`'s network device
     /// (IGMP), unless `send_only`. A negative errno.

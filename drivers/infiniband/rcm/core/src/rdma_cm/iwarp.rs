@@ -2,8 +2,9 @@
 
 //! iWARP ids: on an iWARP device a connection is not CM MADs but the
 //! device's own connection setup (TCP/MPA, which the kernel's `iw_cm`
-//! drives). rdma_cm keeps the id's state and events, and the host starts,
-//! accepts, refuses and closes the connection; what the iWARP CM reports
+//! drives). rdma_cm keeps the id's state and events, and leaves it to the
+//! host to start, accept, refuse and close the connection once rdma_cm's
+//! call is over ([`IwCall`]); what the iWARP CM reports
 //! comes back as [`IwEvent`]s and connection requests as [`IwRequest`]s,
 //! with 6.12's meaning (`cma_connect_iw`, `cma_accept_iw`,
 //! `cma_iw_handler`, `iw_conn_req_handler`).
@@ -12,8 +13,10 @@ use super::addr::SockAddr;
 use super::connect::ConnParams;
 use super::endpoint::{Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
-use super::host::Host;
+use super::host::{Host, IwCall, IwParams};
 use super::port_space::PortSpace;
+use super::private_data::PrivateData;
+use super::resolve::ENOMEM;
 use super::state::IdState;
 use crate::cm::store::Collections;
 use crate::cm::DeviceId;
@@ -107,21 +110,23 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         if rec.qp_type != RdmaQpType::Rc {
             return Err(RdmaCmError::Invalid);
         }
+        let params = IwParams::new(p).ok_or(RdmaCmError::Invalid)?;
         rec.state = IdState::Connect;
         rec.iw = true;
         let options = rec.iw_options();
-        let started = host.iw_connect(id, p, options);
-        if let (Err(_), Some(rec)) = (started, self.ids.get_mut(&id)) {
-            rec.state = IdState::RouteResolved;
-            rec.iw = false;
-        }
-        started.map_err(RdmaCmError::Qp)
+        self.iw_then(
+            host,
+            IwCall::Connect {
+                id,
+                params,
+                options,
+            },
+        )
     }
 
-    /// A connection the host started after `connect` returned could not
-    /// be started after all: CONNECT -> ROUTE_RESOLVED again, as if
-    /// `connect` had failed (no event).
-    pub fn iw_connect_failed(&mut self, id: RdmaId) {
+    /// A connection the host could not start: CONNECT -> ROUTE_RESOLVED
+    /// again, as if `connect` had failed (no event).
+    fn iw_connect_failed(&mut self, id: RdmaId) {
         if let Some(rec) = self.ids.get_mut(&id) {
             if rec.state == IdState::Connect && rec.iw {
                 rec.state = IdState::RouteResolved;
@@ -138,15 +143,57 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         id: RdmaId,
         p: Option<&ConnParams<'_>>,
     ) -> Result<(), RdmaCmError> {
-        let result = match p {
-            None => Err(RdmaCmError::Invalid),
-            Some(p) => host.iw_accept(id, p).map_err(RdmaCmError::Qp),
-        };
-        if result.is_err() {
-            host.qp_error(id);
-            let _ = host.iw_reject(id, &[]);
+        match p.and_then(IwParams::new) {
+            Some(params) => self.iw_then(host, IwCall::Accept { id, params }),
+            None => {
+                self.refuse_iw(host, id);
+                Err(RdmaCmError::Invalid)
+            }
         }
-        result
+    }
+
+    /// A request that cannot be accepted: the QP to ERR, the request
+    /// refused.
+    fn refuse_iw<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) {
+        host.qp_error(id);
+        let private_data = PrivateData::default();
+        // Nothing more can be done for a refusal the host cannot keep.
+        let _ = host.iw_call(&IwCall::Reject { id, private_data });
+    }
+
+    /// Leaves `call` to the host; one it cannot keep fails at once.
+    pub(crate) fn iw_then<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        call: IwCall,
+    ) -> Result<(), RdmaCmError> {
+        match host.iw_call(&call) {
+            Ok(()) => Ok(()),
+            Err(_) => self.iw_call_done(host, call, Err(ENOMEM)),
+        }
+    }
+
+    /// The host made `call` (or failed to: `result` holds its errno).
+    /// A failure undoes what the call began, as 6.12 does when its iw_cm
+    /// call fails: a listen leaves the id ADDR_BOUND, a connect
+    /// ROUTE_RESOLVED; a failed accept moves the QP to ERR and refuses
+    /// the request. The result is the rdma_cm call's that left `call`.
+    pub fn iw_call_done<H: Host<A>>(
+        &mut self,
+        host: &mut H,
+        call: IwCall,
+        result: Result<(), i32>,
+    ) -> Result<(), RdmaCmError> {
+        let Err(e) = result else {
+            return Ok(());
+        };
+        match call {
+            IwCall::Listen { id, .. } => self.not_listening(host, id),
+            IwCall::Connect { id, .. } => self.iw_connect_failed(id),
+            IwCall::Accept { id, .. } => self.refuse_iw(host, id),
+            IwCall::Reject { .. } | IwCall::Disconnect { .. } => {}
+        }
+        Err(RdmaCmError::Qp(e))
     }
 
     /// What the iWARP CM reported about `id`'s connection, as an event:

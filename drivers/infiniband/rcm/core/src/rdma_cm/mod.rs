@@ -23,6 +23,7 @@ pub mod net_changes;
 pub mod netevent;
 pub mod passive;
 pub mod port_space;
+pub mod private_data;
 pub mod resolve;
 pub mod route;
 pub mod sidr;
@@ -36,11 +37,12 @@ pub use cm_event::CmEventOutcome;
 pub use connect::{service_id_of, ConnParams};
 pub use endpoint::{BindContext, Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 pub use event::{ConnData, EventKind, EventStatus, RdmaEvent};
-pub use host::{DeviceInfo, Host, IwOptions, QpLimits};
+pub use host::{AfterReady, DeviceInfo, Host, IwCall, IwOptions, IwParams, QpLimits, ReadyMove};
 pub use iwarp::{IwEvent, IwEventKind, IwRequest};
 pub use multicast::{GroupId, Membership, RoceGroup};
 pub use passive::Arrival;
 pub use port_space::PortSpace;
+pub use private_data::PrivateData;
 pub use resolve::{AddrResolution, AddrWork};
 pub use route::{
     roce_mtu, roce_path, roce_record_kind, PathKind, RoceLink, Route, RoutePath, RouteWork,

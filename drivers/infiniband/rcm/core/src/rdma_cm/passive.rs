@@ -10,7 +10,7 @@ use super::addr::{Family, SockAddr};
 use super::bind::{NetId, PortKey};
 use super::endpoint::{BindContext, Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 use super::event::{ConnData, RdmaEvent};
-use super::host::{Host, IwOptions};
+use super::host::{Host, IwCall, IwOptions};
 use super::port_space::PortSpace;
 use super::route::{Route, RoutePath};
 use super::state::IdState;
@@ -75,12 +75,17 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             _ => rec.ps.service_id(src.port()),
         };
         let device = rec.device;
+        let options = rec.iw_options();
         if device.is_some_and(|d| host.device(d).iwarp) {
             // No CM listener: only the device's iWARP CM hears requests.
-            host.iw_listen(id, device, backlog, rec.iw_options())
-                .map_err(RdmaCmError::Qp)?;
             self.listening(id, backlog, None);
-            return Ok(());
+            let call = IwCall::Listen {
+                id,
+                device,
+                backlog,
+                options,
+            };
+            return self.iw_then(host, call);
         }
         let guid = device.map_or(0, |d| host.device(d).guid);
         let spec = ListenSpec {
@@ -115,15 +120,34 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
                 return Err(RdmaCmError::NoMemory);
             }
         }
-        // A wildcard listener hears iWARP devices' requests too.
-        if device.is_none() {
-            if let Err(e) = host.iw_listen(id, None, backlog, rec.iw_options()) {
-                self.drop_cm_listener(host, holder);
-                return Err(RdmaCmError::Qp(e));
-            }
-        }
         self.listening(id, backlog, Some(holder));
-        Ok(())
+        if device.is_some() {
+            return Ok(());
+        }
+        // A wildcard listener hears iWARP devices' requests too.
+        let call = IwCall::Listen {
+            id,
+            device: None,
+            backlog,
+            options,
+        };
+        self.iw_then(host, call)
+    }
+
+    /// A listen whose iWARP CM could not listen: LISTEN -> ADDR_BOUND,
+    /// without its share of a CM listener.
+    pub(crate) fn not_listening<H: Host<A>>(&mut self, host: &mut H, id: RdmaId) {
+        let Some(rec) = self.ids.get_mut(&id) else {
+            return;
+        };
+        if rec.state != IdState::Listen {
+            return;
+        }
+        rec.state = IdState::AddrBound;
+        rec.backlog = 0;
+        if let Some(holder) = rec.cm_listener.take() {
+            self.drop_cm_listener(host, holder);
+        }
     }
 
     /// `id` is LISTEN, sharing CM listener `holder` if it has one.

@@ -10,8 +10,8 @@ use super::{Fabric, Faults, Outbox};
 use crate::cm::store::btree::Std;
 use crate::cm::{CommId, DeviceId, Endpoint, Event, Millis, QpTarget};
 use crate::rdma_cm::{
-    AddrResolution, Arrival, CmEventOutcome, ConnParams, DeviceInfo, Host, IwOptions, PathKind,
-    QpLimits, RdmaCm, RdmaEvent, RdmaId, Route, RoutePath, SockAddr,
+    AddrResolution, Arrival, CmEventOutcome, DeviceInfo, Host, IwCall, PathKind, RdmaCm,
+    RdmaCmError, RdmaEvent, RdmaId, ReadyMove, Route, RoutePath, SockAddr,
 };
 use crate::timer::IbaTime;
 use std::collections::BTreeMap;
@@ -57,6 +57,10 @@ pub struct Side {
     pub iw_ops: Vec<(RdmaId, IwOp)>,
     /// The IP multicast groups joined, with how many memberships each.
     pub igmp: BTreeMap<SockAddr, u32>,
+    /// QP moves rdma_cm left to be made once its call is over, in order.
+    pub readies: Vec<ReadyMove>,
+    /// iWARP CM calls rdma_cm left, made after the QP moves, in order.
+    pub iw_calls: Vec<IwCall>,
 }
 
 /// A request of rdma_cm to a node's (scripted) iWARP CM.
@@ -91,6 +95,61 @@ impl NodeHost<'_> {
         Ok(())
     }
 
+    /// Makes a QP move rdma_cm left, as the kernel's host does: the send
+    /// PSN from the CM's RTS attributes, unless QP moves fail.
+    fn make_ready(&mut self, mv: &ReadyMove) -> Result<(), i32> {
+        if let Some(errno) = self.side.fail_qp {
+            return Err(errno);
+        }
+        let rts = self.fabric.nodes[self.node as usize]
+            .ep
+            .get(mv.comm)
+            .map(|c| c.qp_attrs(QpTarget::Rts, |_| false));
+        let Some(Ok(rts)) = rts else {
+            return Err(-22);
+        };
+        match self.side.qps.get_mut(&mv.id) {
+            Some(qp) => {
+                *qp = SimQp::Rts {
+                    rq_psn: mv.rq_psn,
+                    sq_psn: rts.sq_psn.unwrap_or(0),
+                };
+                Ok(())
+            }
+            None => Err(-22),
+        }
+    }
+
+    /// Makes an iWARP CM call rdma_cm left: recorded for the test that
+    /// plays the iWARP CM; a connect or accept (which move the QP) fails
+    /// while QP moves fail.
+    fn make_iw(&mut self, call: &IwCall) -> Result<(), i32> {
+        let id = call.id();
+        match *call {
+            IwCall::Listen { device, .. } => {
+                if self.side.iwarp {
+                    self.side.iw_ops.push((id, IwOp::Listen(device)));
+                }
+                Ok(())
+            }
+            IwCall::Connect { params, .. } => {
+                self.iw_op(id, IwOp::Connect(params.private_data.as_slice().to_vec()))
+            }
+            IwCall::Accept { params, .. } => {
+                self.iw_op(id, IwOp::Accept(params.private_data.as_slice().to_vec()))
+            }
+            IwCall::Reject { private_data, .. } => {
+                let op = IwOp::Reject(private_data.as_slice().to_vec());
+                self.side.iw_ops.push((id, op));
+                Ok(())
+            }
+            IwCall::Disconnect { .. } => {
+                self.side.iw_ops.push((id, IwOp::Disconnect));
+                Ok(())
+            }
+        }
+    }
+
     /// Takes the node's events queued so far.
     pub fn take_events(&mut self) -> Vec<(RdmaId, RdmaEvent)> {
         core::mem::take(&mut self.side.events)
@@ -109,35 +168,9 @@ impl Host<u32> for NodeHost<'_> {
         f(&self.fabric.nodes[self.node as usize].ep)
     }
 
-    fn qp_ready(
-        &mut self,
-        id: RdmaId,
-        comm: CommId,
-        _: Option<QpLimits>,
-        rq_psn: u32,
-    ) -> Result<(), i32> {
-        if let Some(errno) = self.side.fail_qp {
-            return Err(errno);
-        }
-        // The send PSN from the CM's RTS attributes, as the kernel's QP
-        // gets it.
-        let rts = self.fabric.nodes[self.node as usize]
-            .ep
-            .get(comm)
-            .map(|c| c.qp_attrs(QpTarget::Rts, |_| false));
-        let Some(Ok(rts)) = rts else {
-            return Err(-22);
-        };
-        match self.side.qps.get_mut(&id) {
-            Some(qp) => {
-                *qp = SimQp::Rts {
-                    rq_psn,
-                    sq_psn: rts.sq_psn.unwrap_or(0),
-                };
-                Ok(())
-            }
-            None => Err(-22),
-        }
+    fn qp_ready(&mut self, mv: &ReadyMove) -> Result<(), RdmaCmError> {
+        self.side.readies.push(*mv);
+        Ok(())
     }
 
     fn qp_error(&mut self, id: RdmaId) {
@@ -146,41 +179,8 @@ impl Host<u32> for NodeHost<'_> {
         }
     }
 
-    fn iw_listen(
-        &mut self,
-        id: RdmaId,
-        device: Option<DeviceId>,
-        _backlog: u32,
-        _options: IwOptions,
-    ) -> Result<(), i32> {
-        if self.side.iwarp {
-            self.side.iw_ops.push((id, IwOp::Listen(device)));
-        }
-        Ok(())
-    }
-
-    fn iw_connect(
-        &mut self,
-        id: RdmaId,
-        p: &ConnParams<'_>,
-        _options: IwOptions,
-    ) -> Result<(), i32> {
-        self.iw_op(id, IwOp::Connect(p.private_data.to_vec()))
-    }
-
-    fn iw_accept(&mut self, id: RdmaId, p: &ConnParams<'_>) -> Result<(), i32> {
-        self.iw_op(id, IwOp::Accept(p.private_data.to_vec()))
-    }
-
-    fn iw_reject(&mut self, id: RdmaId, private_data: &[u8]) -> Result<(), i32> {
-        self.side
-            .iw_ops
-            .push((id, IwOp::Reject(private_data.to_vec())));
-        Ok(())
-    }
-
-    fn iw_disconnect(&mut self, id: RdmaId) -> Result<(), i32> {
-        self.side.iw_ops.push((id, IwOp::Disconnect));
+    fn iw_call(&mut self, call: &IwCall) -> Result<(), RdmaCmError> {
+        self.side.iw_calls.push(*call);
         Ok(())
     }
 
@@ -300,8 +300,47 @@ impl RdmaFabric {
     ) -> R {
         let (rdma, mut host) = self.split(n);
         let r = f(rdma, &mut host);
+        let _ = self.settle(n);
         self.dispatch();
         r
+    }
+
+    /// As [`Self::call`], for a call whose result a QP move it left
+    /// decides (`rdma_accept`): the call's failure, else the move's.
+    pub fn call_settled(
+        &mut self,
+        n: u32,
+        f: impl FnOnce(&mut RdmaCm<Std, u32>, &mut NodeHost<'_>) -> Result<(), RdmaCmError>,
+    ) -> Result<(), RdmaCmError> {
+        let (rdma, mut host) = self.split(n);
+        let r = f(rdma, &mut host);
+        let settled = self.settle(n);
+        self.dispatch();
+        r.and(settled)
+    }
+
+    /// Makes the QP moves and iWARP CM calls node `n`'s rdma_cm left, each
+    /// result handed back before the next, as the kernel does once the
+    /// call is over; the first failure they led to.
+    fn settle(&mut self, n: u32) -> Result<(), RdmaCmError> {
+        let mut settled = Ok(());
+        loop {
+            let (rdma, mut host) = self.split(n);
+            let done = if !host.side.readies.is_empty() {
+                let mv = host.side.readies.remove(0);
+                let moved = host.make_ready(&mv);
+                rdma.qp_ready_done(&mut host, mv, moved)
+            } else if !host.side.iw_calls.is_empty() {
+                let call = host.side.iw_calls.remove(0);
+                match host.make_iw(&call) {
+                    Ok(()) => Ok(()),
+                    failed => rdma.iw_call_done(&mut host, call, failed),
+                }
+            } else {
+                return settled;
+            };
+            settled = settled.and(done);
+        }
     }
 
     /// What the fake resolver finds for node `n` resolving `dst`.
@@ -380,7 +419,9 @@ impl RdmaFabric {
                     .call(n, |ep, now, out| ep.destroy(now, comm, true, out));
             }
             CmEventOutcome::NotOurs => self.unclaimed.push((n, comm, ev.clone())),
-            CmEventOutcome::Handled(_) => {}
+            CmEventOutcome::Handled(_) => {
+                let _ = self.settle(n);
+            }
         }
     }
 

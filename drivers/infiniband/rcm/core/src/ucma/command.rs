@@ -7,11 +7,12 @@
 //! device.
 
 use super::frame::{Header, Opcode};
-use super::layout::{conn_param, input, response, MAX_PRIVATE_DATA, SOCKADDR_IN6_SIZE};
+use super::layout::{conn_param, input, response, SOCKADDR_IN6_SIZE};
 use super::layout::{ECE_SIZE, SOCKADDR_STORAGE_SIZE};
 use super::option::{SetOption, MAX_OPTION_LEN};
 use super::UcmaError;
 use crate::rdma_cm::sockaddr::{self, read_array};
+pub use crate::rdma_cm::PrivateData;
 use crate::rdma_cm::{PortSpace, RdmaQpType, SockAddr};
 
 /// `IB_QPT_RC`, `IB_QPT_UC` and `IB_QPT_UD`: the QP types an
@@ -25,39 +26,6 @@ const IB_QPS_ERR: u32 = 6;
 /// the only reasons userspace may reject with (0 means the first).
 const REJ_CONSUMER_DEFINED: u8 = 28;
 const REJ_VENDOR_OPTION_NOT_SUPPORTED: u8 = 35;
-
-/// Private data of a command: up to 255 bytes in a 256-byte buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PrivateData {
-    bytes: [u8; MAX_PRIVATE_DATA],
-    len: u8,
-}
-
-impl Default for PrivateData {
-    /// No private data.
-    fn default() -> Self {
-        PrivateData {
-            bytes: [0; MAX_PRIVATE_DATA],
-            len: 0,
-        }
-    }
-}
-
-impl PrivateData {
-    /// Private data holding `data` (at most 255 bytes; `None` if longer).
-    pub fn new(data: &[u8]) -> Option<Self> {
-        let len = u8::try_from(data.len()).ok()?;
-        let mut bytes = [0u8; MAX_PRIVATE_DATA];
-        bytes.get_mut(..data.len())?.copy_from_slice(data);
-        Some(PrivateData { bytes, len })
-    }
-
-    /// The bytes the caller said it sent.
-    pub fn as_slice(&self) -> &[u8] {
-        // A u8 length always lies inside the 256-byte buffer.
-        self.bytes.get(..usize::from(self.len)).unwrap_or(&[])
-    }
-}
 
 /// `struct rdma_ucm_conn_param` of CONNECT and ACCEPT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,10 +280,10 @@ impl Body<'_> {
         let p = ConnParam {
             qp_num: self.u32(at + conn_param::QP_NUM)? & 0x00FF_FFFF,
             qkey: self.u32(at + conn_param::QKEY)?,
-            private_data: PrivateData {
-                bytes: self.array(at + conn_param::PRIVATE_DATA)?,
-                len: self.u8(at + conn_param::PRIVATE_DATA_LEN)?,
-            },
+            private_data: PrivateData::from_buffer(
+                self.array(at + conn_param::PRIVATE_DATA)?,
+                self.u8(at + conn_param::PRIVATE_DATA_LEN)?,
+            ),
             srq: self.u8(at + conn_param::SRQ)? != 0,
             responder_resources: self.u8(at + conn_param::RESPONDER_RESOURCES)?,
             initiator_depth: self.u8(at + conn_param::INITIATOR_DEPTH)?,
@@ -501,10 +469,7 @@ pub fn parse(header: &Header, body: &[u8]) -> Result<Command, UcmaError> {
             Command::Reject {
                 id: b.u32(0)?,
                 reason,
-                private_data: PrivateData {
-                    bytes: b.array(8)?,
-                    len: b.u8(4)?,
-                },
+                private_data: PrivateData::from_buffer(b.array(8)?, b.u8(4)?),
             }
         }
         Opcode::Disconnect => Command::Disconnect { id: b.u32(0)? },
