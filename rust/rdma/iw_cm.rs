@@ -273,9 +273,9 @@ impl CmIdPrivate {
     /// connection's attributes, then to RTR with `ird` responder
     /// resources.
     fn iw_qp_rtr(&self, ird: u8) -> c_int {
-        // SAFETY: the id's QP changes only in its own calls.
-        let qp = unsafe { addr_of!((*self.private()).id.qp).read() };
-        if qp.is_null() {
+        // Under the id's QP lock: a consumer may destroy its QP meanwhile.
+        let qp = self.lock_qp();
+        if !qp.has_qp() {
             return 0;
         }
         let mut attr = bindings::ib_qp_attr {
@@ -286,8 +286,7 @@ impl CmIdPrivate {
             Ok(m) => m,
             Err(e) => return e,
         };
-        // SAFETY: the id's QP, live while the id has it.
-        let ret = unsafe { bindings::ib_modify_qp(qp, &mut attr, mask as c_int) };
+        let ret = qp.modify(&mut attr, mask);
         if ret != 0 {
             return ret;
         }
@@ -297,8 +296,7 @@ impl CmIdPrivate {
             Err(e) => return e,
         };
         attr.max_dest_rd_atomic = ird;
-        // SAFETY: as above.
-        unsafe { bindings::ib_modify_qp(qp, &mut attr, mask as c_int) }
+        qp.modify(&mut attr, mask)
     }
 
     /// Connects the id over iw_cm from its addresses: its events go to

@@ -379,8 +379,9 @@ impl RdmaService {
 
     /// Makes `mv` and hands the result to the core, which goes on under
     /// its lock; then does what that left. Out of line: [`Self::finish`]
-    /// calls it and it calls `finish`, once more at most (the core leaves
-    /// no move after one is done), so neither frame holds the other's.
+    /// calls it and it calls `finish`, a bounded number of times (the
+    /// core leaves no move after one is done, and at most a refusal after
+    /// a failed iWARP accept), so neither frame holds the other's.
     #[inline(never)]
     fn ready_move<Q: QpControl + IwarpCm + IpMulticast>(
         &self,

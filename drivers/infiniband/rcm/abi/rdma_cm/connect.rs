@@ -75,9 +75,13 @@ impl RdmaCmAbi {
         let backlog = u32::try_from(backlog).unwrap_or(0);
         let r = self.call_settled(s, |core, host| core.listen(host, b.core, backlog, &cx));
         self.sync(b);
+        let listening =
+            self.read(|core| core.get(b.core).map(|r| r.state())) == Some(IdState::Listen);
         match &r {
             Ok(()) => self.add_listen_rows(s, b, None),
-            Err(_) => self.release_iw_listeners(b),
+            // An id that listens already keeps its listeners.
+            Err(_) if !listening => self.release_iw_listeners(b),
+            Err(_) => {}
         }
         ret(r)
     }

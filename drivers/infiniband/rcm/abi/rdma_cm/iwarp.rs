@@ -240,7 +240,9 @@ impl RdmaCmAbi {
             .map_err(|e| e.to_errno())?;
         let backlog = c_int::try_from(backlog).unwrap_or(c_int::MAX);
         for (dev, identity) in devices.iter() {
-            if device.is_some_and(|d| d != *dev) {
+            // A device that came meanwhile may already listen for it.
+            if device.is_some_and(|d| d != *dev) || self.iw_ids.lock().get(&(id.0, dev.0)).is_some()
+            {
                 continue;
             }
             let ibdev = *identity as *mut bindings::ib_device;
@@ -269,7 +271,7 @@ impl IwarpCm for RdmaCmAbi {
             return self.iw_listen(id, device, backlog, options);
         }
         let b = self.id_box(call.id()).ok_or(EINVAL.to_errno())?;
-        // In the id's own call (the consumer holds its handler lock).
+        // In the id's own call, once the core's lock is released.
         result(match call {
             IwCall::Connect {
                 id,

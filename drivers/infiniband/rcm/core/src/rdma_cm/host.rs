@@ -212,6 +212,10 @@ pub trait Host<A: Copy + Ord> {
     /// failure to [`RdmaCm::iw_call_done`](super::RdmaCm::iw_call_done)
     /// before the caller returns (success needs nothing more).
     /// `NoMemory` if it cannot keep the call: rdma_cm fails it at once.
+    /// Only consumers' calls leave one, never what the iWARP CM reports
+    /// ([`RdmaCm::iw_event`](super::RdmaCm::iw_event),
+    /// [`RdmaCm::iw_request`](super::RdmaCm::iw_request)): a call made
+    /// from the iWARP CM's own work could wait for that work.
     fn iw_call(&mut self, call: &IwCall) -> Result<(), RdmaCmError>;
 
     /// Joins the IP multicast group `addr` on `id`'s network device
