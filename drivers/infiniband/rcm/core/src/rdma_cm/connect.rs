@@ -277,9 +277,10 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// The host made `mv` (or failed to: `moved` holds its errno): rdma_cm
     /// sends the REP or RTU that waited for it and, for a REP received,
     /// reports the connection. A failure moves the QP to ERR and rejects
-    /// the connection, as in 6.12. If the id left its connection
-    /// meanwhile (destroyed, given up), nothing is sent and its QP goes to
-    /// ERR. The result is the accept's that left the move.
+    /// the connection, as in 6.12. An id destroyed meanwhile gets nothing;
+    /// one that left its connection otherwise (given up) gets nothing sent
+    /// and its QP goes to ERR. The result is the accept's that left the
+    /// move.
     pub fn qp_ready_done<H: Host<A>>(
         &mut self,
         host: &mut H,
