@@ -98,11 +98,16 @@ pub(crate) struct KernelHost<'a, Q: QpControl + IwarpCm + IpMulticast> {
     cm: &'a CmService,
     qp: &'a Q,
     events: &'a mut RdmaEvents,
-    lost: u32,
     /// The id whose first event is handed back to the caller (see
     /// [`RdmaService::call_taking`]), and that event once produced.
     take_for: Option<RdmaId>,
     taken: Option<RdmaEvent>,
+    /// What the call leaves for once the core's lock is released.
+    left: Leftovers,
+}
+
+/// What a call into the core left to do once its lock is released.
+struct Leftovers {
     /// The CM's output of the call, in order, sent once the core's lock
     /// is released (other ids' calls and address results need that lock
     /// meanwhile, and posting runs the driver's send inline). Most calls
@@ -126,18 +131,26 @@ pub(crate) struct KernelHost<'a, Q: QpControl + IwarpCm + IpMulticast> {
     /// The iw_cm calls the call left, in order: made after the moves (an
     /// iw_cm call sleeps), a failure handed back to the core at once.
     iw_calls: KVec<IwCall>,
+    /// Events that found no memory.
+    lost: u32,
+    /// Whether the call queued events (the delivery work is kicked).
+    queued: bool,
 }
 
-/// What a call into the core left to do once its lock is released.
-struct Leftovers {
-    unsent: Option<Outbox>,
-    unsent_more: KVec<Outbox>,
-    group_changes: bool,
-    qp_errors: KVec<RdmaId>,
-    readies: KVec<ReadyMove>,
-    iw_calls: KVec<IwCall>,
-    lost: u32,
-    queued: bool,
+impl Leftovers {
+    /// Nothing left yet.
+    fn new() -> Self {
+        Leftovers {
+            unsent: None,
+            unsent_more: KVec::new(),
+            group_changes: false,
+            qp_errors: KVec::new(),
+            readies: KVec::new(),
+            iw_calls: KVec::new(),
+            lost: 0,
+            queued: false,
+        }
+    }
 }
 
 impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
@@ -146,21 +159,21 @@ impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
 
     fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
         let (r, outbox) = self.cm.run_unsent(f);
-        if self.unsent.is_none() {
-            self.unsent = Some(outbox);
-        } else if self.unsent_more.reserve(1, GFP_KERNEL).is_ok() {
+        if self.left.unsent.is_none() {
+            self.left.unsent = Some(outbox);
+        } else if self.left.unsent_more.reserve(1, GFP_KERNEL).is_ok() {
             // Reserved: the push cannot fail.
-            let _ = self.unsent_more.push(outbox, GFP_KERNEL);
+            let _ = self.left.unsent_more.push(outbox, GFP_KERNEL);
         } else {
             // No memory to keep it: the earlier output is sent now, in
             // order, under the lock.
-            if let Some(first) = self.unsent.take() {
+            if let Some(first) = self.left.unsent.take() {
                 self.cm.send(first);
             }
-            for earlier in core::mem::replace(&mut self.unsent_more, KVec::new()) {
+            for earlier in core::mem::replace(&mut self.left.unsent_more, KVec::new()) {
                 self.cm.send(earlier);
             }
-            self.unsent = Some(outbox);
+            self.left.unsent = Some(outbox);
         }
         r
     }
@@ -170,31 +183,33 @@ impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
     }
 
     fn qp_ready(&mut self, mv: &ReadyMove) -> Result<(), RdmaCmError> {
-        self.readies
+        self.left
+            .readies
             .push(*mv, GFP_KERNEL)
             .map_err(|_| RdmaCmError::NoMemory)
     }
 
     fn qp_error(&mut self, id: RdmaId) {
         // Without memory to keep it for later, the QP moves now.
-        if self.qp_errors.push(id, GFP_KERNEL).is_err() {
+        if self.left.qp_errors.push(id, GFP_KERNEL).is_err() {
             self.qp.qp_error(id);
         }
     }
 
     fn iw_call(&mut self, call: &IwCall) -> Result<(), RdmaCmError> {
-        self.iw_calls
+        self.left
+            .iw_calls
             .push(*call, GFP_KERNEL)
             .map_err(|_| RdmaCmError::NoMemory)
     }
 
     fn join_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) -> Result<(), i32> {
-        self.group_changes = true;
+        self.left.group_changes = true;
         self.qp.join_group(id, addr, send_only)
     }
 
     fn leave_group(&mut self, id: RdmaId, addr: &SockAddr, send_only: bool) {
-        self.group_changes = true;
+        self.left.group_changes = true;
         self.qp.leave_group(id, addr, send_only);
     }
 
@@ -214,7 +229,7 @@ impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
             return;
         }
         if self.events.push((id, event), GFP_KERNEL).is_err() {
-            self.lost += 1;
+            self.left.lost += 1;
         }
     }
 }
@@ -298,38 +313,13 @@ impl RdmaService {
             cm,
             qp,
             events: &mut queue,
-            lost: 0,
             take_for,
             taken: None,
-            unsent: None,
-            unsent_more: KVec::new(),
-            group_changes: false,
-            qp_errors: KVec::new(),
-            readies: KVec::new(),
-            iw_calls: KVec::new(),
+            left: Leftovers::new(),
         };
         let r = f(&mut core, &mut host);
-        let KernelHost {
-            lost,
-            taken,
-            unsent,
-            unsent_more,
-            group_changes,
-            qp_errors,
-            readies,
-            iw_calls,
-            ..
-        } = host;
-        let left = Leftovers {
-            unsent,
-            unsent_more,
-            group_changes,
-            qp_errors,
-            readies,
-            iw_calls,
-            lost,
-            queued: queue.len() > before,
-        };
+        let (taken, mut left) = (host.taken, host.left);
+        left.queued = queue.len() > before;
         (r, taken, left)
     }
 

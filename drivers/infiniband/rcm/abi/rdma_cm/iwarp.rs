@@ -261,28 +261,28 @@ impl RdmaCmAbi {
 
 impl IwarpCm for RdmaCmAbi {
     fn iw_call(&self, call: &IwCall) -> Result<(), i32> {
-        if let IwCall::Listen {
-            id,
-            device,
-            backlog,
-            options,
-        } = *call
-        {
-            return self.iw_listen(id, device, backlog, options);
-        }
-        let b = self.id_box(call.id()).ok_or(EINVAL.to_errno())?;
         // In the id's own call, once the core's lock is released.
-        result(match call {
+        let id_box = || self.id_box(call.id()).ok_or(EINVAL.to_errno());
+        match *call {
+            IwCall::Listen {
+                id,
+                device,
+                backlog,
+                options,
+            } => self.iw_listen(id, device, backlog, options),
             IwCall::Connect {
                 id,
                 params,
                 options,
-            } => b.iw_connect::<IwCallbacks>(id.0, &iw_params(params, options.tos)),
-            IwCall::Accept { params, .. } => b.iw_accept(&iw_params(params, None)),
-            IwCall::Reject { private_data, .. } => b.iw_reject(private_data.as_slice()),
-            IwCall::Disconnect { .. } => b.iw_disconnect(),
-            IwCall::Listen { .. } => 0,
-        })
+            } => {
+                result(id_box()?.iw_connect::<IwCallbacks>(id.0, &iw_params(&params, options.tos)))
+            }
+            IwCall::Accept { params, .. } => result(id_box()?.iw_accept(&iw_params(&params, None))),
+            IwCall::Reject { private_data, .. } => {
+                result(id_box()?.iw_reject(private_data.as_slice()))
+            }
+            IwCall::Disconnect { .. } => result(id_box()?.iw_disconnect()),
+        }
     }
 }
 
