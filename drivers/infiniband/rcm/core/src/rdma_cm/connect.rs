@@ -6,7 +6,7 @@
 //! rdma_cm about its QP and options.
 
 use super::addr::SockAddr;
-use super::endpoint::{RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
+use super::endpoint::{Id, RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::{AfterReady, Host, IwCall, QpLimits, ReadyMove};
 use super::private_data::PrivateData;
@@ -214,7 +214,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         let (limits, then) = match (r.qp_type, p) {
             (RdmaQpType::Ud, p) => return self.accept_ud(host, id, comm, p),
             (_, Some(p)) => {
-                let Some(rep) = self.rep_for(id, p) else {
+                let Some(rep) = rep_for(&r, p) else {
                     self.refuse(host, id, comm);
                     return Err(RdmaCmError::Invalid);
                 };
@@ -242,24 +242,6 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         } else {
             self.qp_ready_done(host, mv, Ok(()))
         }
-    }
-
-    /// The REP that accepts `id`'s REQ with `p`; `None` if the private
-    /// data does not fit.
-    fn rep_for(&self, id: RdmaId, p: &ConnParams<'_>) -> Option<Rep> {
-        let r = self.ids.get(&id)?;
-        let mut rep = Rep::zeroed();
-        rep.local_qpn = r.qp_num;
-        rep.starting_psn = r.psn;
-        rep.responder_resources = p.responder_resources;
-        rep.initiator_depth = p.initiator_depth;
-        rep.target_ack_delay = r.route.map_or(IbaTime::new(0), |rt| rt.ack_delay);
-        rep.end_to_end_flow_control = p.flow_control;
-        rep.rnr_retry_count = p.rnr_retry_count.min(MAX_RETRIES);
-        rep.srq = r.srq;
-        rep.set_vendor_id(r.ece.0);
-        rep.private_data = fill(p.private_data)?;
-        Some(rep)
     }
 
     /// Leaves `mv` to the host; one it cannot keep fails at once.
@@ -440,4 +422,21 @@ pub(crate) fn request_data<const N: usize>(
         .ok_or(RdmaCmError::Invalid)?;
     out[offset..end].copy_from_slice(data);
     Ok(out)
+}
+
+/// The REP that accepts the REQ of id `r` with `p`; `None` if the private
+/// data does not fit.
+fn rep_for<A>(r: &Id<A>, p: &ConnParams<'_>) -> Option<Rep> {
+    let mut rep = Rep::zeroed();
+    rep.local_qpn = r.qp_num;
+    rep.starting_psn = r.psn;
+    rep.responder_resources = p.responder_resources;
+    rep.initiator_depth = p.initiator_depth;
+    rep.target_ack_delay = r.route.as_ref().map_or(IbaTime::new(0), |rt| rt.ack_delay);
+    rep.end_to_end_flow_control = p.flow_control;
+    rep.rnr_retry_count = p.rnr_retry_count.min(MAX_RETRIES);
+    rep.srq = r.srq;
+    rep.set_vendor_id(r.ece.0);
+    rep.private_data = fill(p.private_data)?;
+    Some(rep)
 }
