@@ -16,7 +16,7 @@ echo "rcm bench: preparing the $flavor kernel, module and guest image (cached af
 	"$RCM_ROOT/scripts/build-kernel.sh" "$flavor"
 	"$RCM_ROOT/scripts/build-module.sh" "$flavor"
 	"$RCM_ROOT/scripts/build-selftests.sh"
-	"$RCM_ROOT/scripts/mkguest.sh" "$flavor" "$out/bench-initrd"
+	"$RCM_ROOT/scripts/mkguest.sh" "$flavor" "$out/bench-initrd" --profiler
 } > "$out/bench-setup.log" 2>&1 || { tail -30 "$out/bench-setup.log"; exit 1; }
 kdir=$(rcm_kernel_dir "$flavor")
 exec "$RCM_ROOT/scripts/rcm-vm.py" --kernel "$kdir/bzImage" --initrd "$out/bench-initrd" \

@@ -13,6 +13,9 @@ PKGS=(
 	# RDMA userspace used inside the guests
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	infiniband-diags nvme-cli
+	# make bench: librdmacm's headers (its per-command driver) and perf
+	# (profiles of each step inside the guests)
+	librdmacm-dev linux-perf
 	# NFS over RDMA inside the guests (rpcbind, mountd, nfsd, mount.nfs)
 	nfs-kernel-server
 	# packet dissection for wire-format cross checks

@@ -4,14 +4,16 @@
 # host's rdma-core tools with their library closure, the kernel's modules)
 # and a small overlay archive rebuilt every time (rcm.ko, the kselftests,
 # the guest init and helpers). Linux unpacks concatenated cpio archives in
-# order, so the two are simply joined into one -initrd file.
+# order, so the two are simply joined into one -initrd file. With
+# --profiler (make bench) a third cached archive adds the host's perf.
 #
-# usage: mkguest.sh <flavor> <output initramfs>
+# usage: mkguest.sh <flavor> <output initramfs> [--profiler]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 flavor=${1:-$RCM_FLAVOR}
 out=$(realpath -m "${2:?output path}")
+profiler=${3:-}
 kdir=$(rcm_kernel_dir "$flavor")
 [ -f "$kdir/.complete" ] || { echo "mkguest: no $flavor kernel at $kdir (run scripts/build-kernel.sh $flavor)" >&2; exit 1; }
 
@@ -121,5 +123,23 @@ if [ -d "$RCM_CACHE/selftests/install" ]; then
 	cp -a "$RCM_CACHE/selftests/install" "$stage/kselftest"
 fi
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$stage.overlay.cpio"
-cat "$base" "$stage.overlay.cpio" > "$out"
+extra=()
+if [ "$profiler" = --profiler ]; then
+	# A versioned perf_<kernel version> (older Debian, where /usr/bin/perf
+	# is a wrapper that picks one by the running kernel) goes in as perf.
+	perf_bin=$(ls /usr/bin/perf_[0-9]* 2>/dev/null | sort -V | tail -1 || true)
+	perf_bin=${perf_bin:-/usr/bin/perf}
+	[ -x "$perf_bin" ] || { echo "mkguest: no perf on this machine (linux-perf)" >&2; exit 1; }
+	prof=$RCM_CACHE/guest/profiler-$(stat -Lc '%n %s %Y' "$perf_bin" | sha256sum | cut -c1-12).cpio.gz
+	if [ ! -f "$prof" ]; then
+		pstage=$(mktemp -d)
+		copy_with_libs "$pstage" "$perf_bin"
+		[ "$perf_bin" = /usr/bin/perf ] || mv "$pstage$perf_bin" "$pstage/usr/bin/perf"
+		(cd "$pstage" && find . | cpio -o -H newc --quiet | gzip -1) > "$prof.tmp"
+		mv "$prof.tmp" "$prof"
+		rm -rf "$pstage"
+	fi
+	extra=("$prof")
+fi
+cat "$base" "$stage.overlay.cpio" "${extra[@]}" > "$out"
 rm -f "$stage.overlay.cpio"

@@ -267,7 +267,8 @@ def run(args):
         # replays a seeded test (the MAD campaign in rcm_cm_wire.sh)
         common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
     for var in ("RCM_BENCH_CONNS", "RCM_BENCH_NVME_CONNECTS", "RCM_BENCH_STEP_CONNS",
-                "RCM_BENCH_HOLD_CONNS", "RCM_BENCH_ROUNDS", "RCM_BENCH_LOCK_TIMES"):
+                "RCM_BENCH_HOLD_CONNS", "RCM_BENCH_ROUNDS", "RCM_BENCH_LOCK_TIMES",
+                "RCM_BENCH_COMMAND_IDS"):
         if os.environ.get(var, "").isdigit():
             # sizes of make bench's runs (scripts/guest/rcm-bench.sh)
             common.append(f"rcmvm.{var}={os.environ[var]}")

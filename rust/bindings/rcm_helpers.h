@@ -145,6 +145,8 @@ struct rcm_h_event {
 
 /* The running task, as an identity. */
 void *rcm_h_current(void);
+/* Whether the caller runs in a workqueue's work item (PF_WQ_WORKER). */
+bool rcm_h_in_work_item(void);
 /* Sleeps until done(ctx), re-checked at every rcm_h_wake_waiters(). */
 void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx);
 /* Something a sleeper may wait for happened: wakes them to re-check. */
@@ -179,10 +181,14 @@ void rcm_h_timer_arm_at(struct rcm_h_timer *t, u64 deadline_ms);
 /* Cancels the timer, waits for a running callback, frees it. */
 void rcm_h_timer_free(struct rcm_h_timer *t);
 
-/* A work item calling fn(ctx) on an ordered workqueue of its own. */
+/*
+ * A work item calling fn(ctx) on a workqueue of its own, one run at a
+ * time: bound to the CPU that queues it, or unbound (run on whichever CPU
+ * is free).
+ */
 struct rcm_h_work;
 struct rcm_h_work *rcm_h_work_new(const char *name, void (*fn)(void *ctx),
-				  void *ctx);
+				  void *ctx, bool unbound);
 /* Queues the work (a no-op while it is queued and not yet running). */
 void rcm_h_work_queue(struct rcm_h_work *w);
 /* Cancels the work, waits for a running callback, frees it. */

@@ -137,6 +137,12 @@ impl CmIdPrivate {
         unsafe { addr_of_mut!((*self.private()).id.context).write_volatile(context) }
     }
 
+    /// The id's port space (`id->ps`), fixed at creation.
+    pub(crate) fn port_space(&self) -> bindings::rdma_ucm_port_space {
+        // SAFETY: as in `qp_type`.
+        unsafe { addr_of!((*self.private()).id.ps).read() }
+    }
+
     /// The id's QP type (`id->qp_type`), fixed at creation.
     pub(crate) fn qp_type(&self) -> bindings::ib_qp_type {
         // SAFETY: the structure lives with `self`; written before the id
@@ -151,6 +157,12 @@ impl CmIdPrivate {
         unsafe { addr_of_mut!((*self.private()).state).write_volatile(state) }
     }
 
+    /// The state last written by [`Self::set_kernel_state`].
+    pub(crate) fn kernel_state(&self) -> bindings::rdma_cm_state {
+        // SAFETY: as in `set_kernel_state`.
+        unsafe { addr_of!((*self.private()).state).read_volatile() }
+    }
+
     /// Marks the id as being destroyed (deliveries stop).
     pub(crate) fn set_destroying(&self) {
         self.set_kernel_state(bindings::rdma_cm_state_RDMA_CM_DESTROYING);
@@ -158,9 +170,7 @@ impl CmIdPrivate {
 
     /// Whether the id is being destroyed.
     pub(crate) fn destroying(&self) -> bool {
-        // SAFETY: as in `set_kernel_state`.
-        let state = unsafe { addr_of!((*self.private()).state).read_volatile() };
-        state == bindings::rdma_cm_state_RDMA_CM_DESTROYING
+        self.kernel_state() == bindings::rdma_cm_state_RDMA_CM_DESTROYING
     }
 
     /// Writes the addresses consumers read (`route.addr.src_addr` and

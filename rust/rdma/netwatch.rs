@@ -15,7 +15,7 @@ use crate::proto::rdma_cm::net_changes::{
 use crate::proto::rdma_cm::sockaddr::{self, AF_INET, AF_INET6};
 use crate::proto::rdma_cm::SockAddr;
 use crate::rdma::sync::IrqSpinLock;
-use crate::rdma::timer::{now_ms, Work, WorkHandler};
+use crate::rdma::timer::{now_ms, Work, WorkCpu, WorkHandler};
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::ptr::addr_of;
@@ -220,7 +220,7 @@ impl<H: NetChangeHandler> NetWatch<H> {
             }),
             GFP_KERNEL,
         )?;
-        let work = Work::new(kernel::c_str!("rcm_net"), drain.clone())?;
+        let work = Work::new(kernel::c_str!("rcm_net"), drain.clone(), WorkCpu::Queuing)?;
         let watcher = KBox::pin_init(
             pin_init!(Watcher {
                 neighbour_nb: notifier(neighbour_call::<H>),

@@ -2,7 +2,8 @@
 
 //! A one-shot timer on the system workqueue (6.12's kernel crate has no
 //! delayed work) that fires a callback in process context at a deadline,
-//! and a work item on a CPU-bound workqueue of its own. Arming keeps the
+//! and a work item on a workqueue of its own, bound to the CPU that queues
+//! it or unbound ([`WorkCpu`]). Arming keeps the
 //! earliest deadline, so arms racing with each other never postpone one.
 
 use crate::bindings;
@@ -80,8 +81,27 @@ pub(crate) trait WorkHandler<K = ()>: Send + Sync {
     fn run(&self);
 }
 
-/// A work item calling `H::run` on a CPU-bound workqueue of its own (its
-/// runs never overlap, so they are ordered); cancelled and freed on drop.
+/// Which CPU a [`Work`] runs on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WorkCpu {
+    /// The CPU that queued it: no wakeup of another CPU (for work queued
+    /// from a completion, which that CPU is done with).
+    Queuing,
+    /// Whichever CPU is free (an unbound workqueue): the task that queued
+    /// it is not preempted by it, so a caller queuing work call after call
+    /// goes on while the work runs beside it.
+    Any,
+}
+
+/// Whether the caller runs in a workqueue's work item (rather than in a
+/// task of its own, such as a consumer's call).
+pub(crate) fn in_work_item() -> bool {
+    // SAFETY: reads the running task's flags.
+    unsafe { bindings::rcm_h_in_work_item() }
+}
+
+/// A work item calling `H::run` on a workqueue of its own (its runs never
+/// overlap, so they are ordered); cancelled and freed on drop.
 /// It holds a reference on its handler, as [`Timer`] does.
 ///
 /// INVARIANT: `work` was created by `rcm_h_work_new` with the address of
@@ -100,13 +120,23 @@ unsafe impl<H: WorkHandler<K>, K> Send for Work<H, K> {}
 unsafe impl<H: WorkHandler<K>, K> Sync for Work<H, K> {}
 
 impl<H: WorkHandler<K>, K> Work<H, K> {
-    /// A work item for `handler` on a new workqueue called `name`.
-    pub(crate) fn new(name: &'static kernel::str::CStr, handler: Arc<H>) -> Result<Self> {
+    /// A work item for `handler` on a new workqueue called `name`, run on
+    /// the CPU `cpu` says.
+    pub(crate) fn new(
+        name: &'static kernel::str::CStr,
+        handler: Arc<H>,
+        cpu: WorkCpu,
+    ) -> Result<Self> {
         let ctx: *const H = &*handler;
         // SAFETY: `run::<H>` matches the callback type; the context is
         // kept alive by the reference the work holds.
         let raw = unsafe {
-            bindings::rcm_h_work_new(name.as_char_ptr(), Some(run::<H, K>), ctx.cast_mut().cast())
+            bindings::rcm_h_work_new(
+                name.as_char_ptr(),
+                Some(run::<H, K>),
+                ctx.cast_mut().cast(),
+                cpu == WorkCpu::Any,
+            )
         };
         // INVARIANT: created with `handler`'s contents as context.
         Ok(Work {

@@ -9,10 +9,14 @@
 # (resolve, connect, disconnect; without and with QPs; and 10,000 held up
 # at once for the memory per id, then disconnected at once), the wall time
 # of `nvme connect` with 4 I/O queues to an nvmet-rdma target on the peer,
-# and cmtime's steps through librdmacm (the C rdma_ucm, or rcm's own device
-# with rcm.ucma=1) with what each side's CM sent per connection.
+# and cmtime's steps through librdmacm (the C rdma_ucm; rcm's own device
+# with rcm.ucma=1; and, as "rcmk", the in-tree rdma_ucm on rcm's rdma_cm)
+# with what each side's CM sent per connection.
+# librdmacm's per-command steps (each also profiled with perf) on C, on
+# rcm's own device and on rcm under the in-tree rdma_ucm.
 # Prints each run and the rcm/C ratio of the summed times. RCM_BENCH_ONLY
-# picks runs (ib_cm,steps,rdma_cm,hold,nvme,cmtime), RCM_BENCH_ROUNDS the rounds;
+# picks runs (ib_cm,steps,rdma_cm,hold,nvme,commands,cmtime),
+# RCM_BENCH_ROUNDS the rounds;
 # RCM_BENCH_STEP_CONNS, RCM_BENCH_RDMA_POINTS (<connections>:<in flight>,
 # comma-separated), RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS the
 # sizes.
@@ -33,7 +37,7 @@ NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
 CMTIME_POINTS=$(echo "${RCM_BENCH_CMTIME_POINTS:-1000,10000}" | tr , ' ')
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
-ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,cmtime}
+ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,commands,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 # The script's own output, for lines that callers capturing stdout must
@@ -44,13 +48,16 @@ exec 3>&1
 # were and each guest's QEMU CPU per item in place of a later "report".
 host_mark() { echo "RCM-HOST-MARK $*" >&3; }
 
-# Put this guest on CM <c|rcm>; the same command runs on the peer.
+# Put this guest on CM <c|rcm|rcmk>; the same command runs on the peer.
+# rcm provides /dev/infiniband/rdma_cm itself (CM mode ucma); rcmk is rcm
+# under the in-tree rdma_ucm (CM mode rcm: librdmacm's commands reach
+# rcm's rdma_cm exports through the C module), for cmtime only.
 switch_cm() {
-	if [ "$1" = rcm ]; then
-		echo "for m in $C_STACK; do rmmod \$m || exit 1; done; insmod /usr/lib/rcm/rcm.ko ucma=1"
-	else
-		echo "rmmod rcm && for m in ib_cm rdma_cm rdma_ucm; do modprobe \$m || exit 1; done"
-	fi
+	case $1 in
+	rcm) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod /usr/lib/rcm/rcm.ko ucma=1" ;;
+	rcmk) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod /usr/lib/rcm/rcm.ko && insmod \$(modinfo -n rdma_ucm)" ;;
+	*) echo "rmmod rdma_ucm 2>/dev/null; rmmod rcm && for m in ib_cm rdma_cm rdma_ucm; do modprobe \$m || exit 1; done" ;;
+	esac
 }
 
 # Load module <name> and what it needs on the CM in place: in mode "both"
@@ -521,6 +528,118 @@ run_cmtime() { # <c|rcm> <round>
 	done
 }
 
+# librdmacm's per-command steps one after the other on one thread
+# (tools/testing/selftests/rcm/rcm_ucma_steps.c): create COMMAND_IDS ids,
+# resolve their addresses, then routes, destroy them; ms per step on C,
+# on rcm with its own device (rcm) and on rcm under the in-tree rdma_ucm
+# (rcmk). Round 1 also profiles each step (perf, 4 kHz, both vCPUs) and
+# splits its CPU time per id.
+COMMAND_IDS=${RCM_BENCH_COMMAND_IDS:-10000}
+COMMAND_STEPS="createid resolveaddr resolveroute destroy"
+STEPS_BIN=/kselftest/rcm/rcm_ucma_steps
+PROFILE_HZ=4000
+
+# The functions whose inclusive share splits a profiled step, as
+# "<part>=<symbol>" words: <cm> <step>. rcm's are its mangled Rust names
+# (the kernel knows no other), matched by their tail.
+split_parts() {
+	local cm=$1 step=$2 own rdma result
+	case $step in
+	createid) own=(ucma_create_id UcmaAbi9create_id) rdma=(rdma_create_user_id RdmaCmAbi9create_id) ;;
+	resolveaddr) own=(ucma_resolve_addr UcmaAbi12resolve_addr) rdma=(rdma_resolve_addr RdmaCmAbi12resolve_addr)
+		result=(addr_handler address_resolved) ;;
+	resolveroute) own=(ucma_resolve_route UcmaAbi13resolve_route) rdma=(rdma_resolve_route RdmaCmAbi13resolve_route)
+		result=(cma_work_handler deliver_pending) ;;
+	destroy) own=(ucma_destroy_id UcmaAbi10destroy_id) rdma=(_destroy_id RdmaCmAbi7destroy) ;;
+	esac
+	# Index 0: the C module's function, 1: rcm's.
+	local u=0 r=0
+	[ "$cm" = rcm ] && u=1
+	[ "$cm" = c ] || r=1
+	if [ "$cm" = rcm ]; then
+		echo -n "write=UcmaFileOps5write get_event=UcmaAbi9get_event query=UcmaAbi5query "
+	else
+		echo -n "write=ucma_write get_event=ucma_get_event query=ucma_query "
+	fi
+	echo -n "command=${own[$u]} rdma_cm=${rdma[$r]} "
+	[ -n "${result[*]}" ] && echo -n "result=${result[$r]} "
+	echo "lock_spin=mutex_spin_on_owner switches=finish_task_switch"
+}
+
+# Where a profiled step's CPU went, microseconds per id: <cm> <step>
+# <perf.data>. Each part is a function's inclusive share of all samples
+# (both vCPUs, idle included) times the samples' time per id.
+profile_split() {
+	local cm=$1 step=$2 data=$3 total
+	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
+		awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
+	perf report -i "$data" --stdio --children --sort sym -g none 2> /dev/null | tr -d '\r' |
+		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v parts="$(split_parts "$cm" "$step")" \
+			-v head="$cm  round 1: commands, $step, us per id:" '
+		# A C name whole; a mangled Rust name (_R...) by its last
+		# identifier, which follows its length.
+		function names(sym, name,   tail) {
+			if (sym == name)
+				return 1
+			tail = substr(sym, length(sym) - length(name) + 1)
+			return sym ~ /^_R/ && tail == name &&
+				substr(sym, length(sym) - length(name), 1) ~ /[0-9]/
+		}
+		BEGIN { np = split(parts, p, " ") }
+		!/^#/ && NF >= 4 {
+			sym = $NF
+			share = $1
+			sub(/%/, "", share)
+			for (i = 1; i <= np; i++) {
+				split(p[i], kv, "=")
+				if (!(i in got) && names(sym, kv[2]))
+					got[i] = share
+			}
+		}
+		END {
+			us = total / hz / n * 1e6
+			line = sprintf("%s both vCPUs %.1f", head, us)
+			for (i = 1; i <= np; i++) {
+				split(p[i], kv, "=")
+				line = line sprintf(", %s %.1f", kv[1], (i in got ? got[i] : 0) / 100 * us)
+			}
+			print line
+		}'
+	perf report -i "$data" --stdio --sort comm -g none 2> /dev/null | tr -d '\r' |
+		awk -v head="$cm  round 1: commands, $step, idle:" '$NF == "swapper" { print head, $1 }'
+}
+
+# One CM's commands run: <c|rcm|rcmk> <round>.
+run_commands() {
+	local cm=$1 i step ms out
+	for ((i = 1; i <= 3; i++)); do
+		out=$("$STEPS_BIN" "$RCM_PEER" "$COMMAND_IDS") || { echo "$out" >&2; return 1; }
+		printf '%-4s round %d: commands, %d ids, run %d: %s\n' "$cm" "$2" "$COMMAND_IDS" "$i" "$(echo $out)"
+		while read -r step ms _; do
+			total[$cm-commands-$step]=$(awk -v a="${total[$cm-commands-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
+		done <<< "$out"
+	done
+	[ "$2" = 1 ] || return 0
+	if [ "$cm" != c ]; then
+		# One more run, not timed, with rcm's lock meters on: how often
+		# each step of an id takes rdma_cm's mutex.
+		lock_times on
+		"$STEPS_BIN" "$RCM_PEER" "$COMMAND_IDS" > /dev/null || return 1
+		lock_times off | sed "s/^/$cm  round 1: commands, all four steps, lock /"
+	fi
+	command -v perf > /dev/null || return 0
+	echo 0 > /proc/sys/kernel/kptr_restrict
+	for step in $COMMAND_STEPS; do
+		rm -f /tmp/perf.ctl /tmp/perf.ack
+		mkfifo /tmp/perf.ctl /tmp/perf.ack
+		perf record -q -a -g -e cpu-clock -F "$PROFILE_HZ" -D -1 --control fifo:/tmp/perf.ctl,/tmp/perf.ack \
+			-o /tmp/perf.data -- "$STEPS_BIN" "$RCM_PEER" "$COMMAND_IDS" "$step" /tmp/perf.ctl /tmp/perf.ack > /dev/null ||
+			return 1
+		profile_split "$cm" "$step" /tmp/perf.data
+	done
+	rm -f /tmp/perf.data /tmp/perf.ctl /tmp/perf.ack
+}
+
 echo "rcm bench: $(uname -r), TCG; ib_cm: connect + 1 message + disconnect;" \
 	"rdma_cm: resolve + connect + disconnect; cmtime: its steps through librdmacm"
 current=c
@@ -541,6 +660,14 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		if wanted nvme; then run_nvme "$cm" "$round" || { echo "$cm nvme round $round failed"; exit 1; }; fi
 		if wanted cmtime; then run_cmtime "$cm" "$round" || { echo "$cm cmtime round $round failed"; exit 1; }; fi
 	done
+	if wanted commands; then
+		for cm in c rcm rcmk; do
+			use_cm "$cm" && run_commands "$cm" "$round" || { echo "$cm commands round $round failed"; exit 1; }
+		done
+	fi
+	if wanted cmtime; then
+		use_cm rcmk && run_cmtime rcmk "$round" || { echo "rcmk cmtime round $round failed"; exit 1; }
+	fi
 done
 if wanted rdma_cm; then run_rdma_cm_alternating || { echo "rdma_cm runs failed"; exit 1; }; fi
 # rcm/C of the summed times <c total> <rcm total> <what>
@@ -564,10 +691,19 @@ if wanted hold; then
 	echo "DREQ timeouts with $HOLD_CONNS connections disconnected at once, all rounds: C ${total[c-hold-timeouts]}, rcm ${total[rcm-hold-timeouts]}"
 fi
 wanted nvme && ratio "${total[c-nvme]}" "${total[rcm-nvme]}" "nvme connect -i 4 wall time"
+if wanted commands; then
+	for step in $COMMAND_STEPS; do
+		ratio "${total[c-commands-$step]}" "${total[rcm-commands-$step]}" "commands, $COMMAND_IDS ids, $step"
+		ratio "${total[c-commands-$step]}" "${total[rcmk-commands-$step]}" "commands, $COMMAND_IDS ids, $step, in-tree rdma_ucm on rcm" |
+			sed 's/^rcm\/C/rcmk\/C/'
+	done
+fi
 if wanted cmtime; then
 	for key in "${!total[@]}"; do
 		[[ $key == c-cmtime-* ]] || continue
 		rest=${key#c-cmtime-}
 		ratio "${total[$key]}" "${total[rcm-${key#c-}]:-0}" "cmtime -c ${rest%%-*} ${rest#*-}"
+		ratio "${total[$key]}" "${total[rcmk-${key#c-}]:-0}" "cmtime -c ${rest%%-*} ${rest#*-}, in-tree rdma_ucm on rcm" |
+			sed 's/^rcm\/C/rcmk\/C/'
 	done | sort -t' ' -k4,4n -k5
 fi

@@ -165,18 +165,15 @@ static void rcm_h_work_run(struct work_struct *work)
 }
 
 struct rcm_h_work *rcm_h_work_new(const char *name, void (*fn)(void *ctx),
-				  void *ctx)
+				  void *ctx, bool unbound)
 {
 	struct rcm_h_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
 
 	if (!w)
 		return NULL;
-	/*
-	 * Bound to the CPU that queues (no cross-CPU wakeup on the hot
-	 * path); one work item is never run twice at once, so its runs are
-	 * ordered all the same.
-	 */
-	w->wq = alloc_workqueue("%s", WQ_MEM_RECLAIM, 1, name);
+	/* One work item is never run twice at once: its runs are ordered. */
+	w->wq = alloc_workqueue("%s", WQ_MEM_RECLAIM | (unbound ? WQ_UNBOUND : 0),
+				1, name);
 	if (!w->wq) {
 		kfree(w);
 		return NULL;
@@ -224,6 +221,11 @@ void *rcm_h_current(void)
 	return current;
 }
 
+bool rcm_h_in_work_item(void)
+{
+	return current->flags & PF_WQ_WORKER;
+}
+
 /* Sleepers in rcm_h_wait_until(): destroys waiting for a running
  * callback of their id, device removals waiting for DREPs.
  */
@@ -236,7 +238,11 @@ void rcm_h_wait_until(bool (*done)(void *ctx), void *ctx)
 
 void rcm_h_wake_waiters(void)
 {
-	wake_up_all(&rcm_h_waiters);
+	/* The barrier in wq_has_sleeper() orders the caller's change before
+	 * the check, as prepare_to_wait() orders a sleeper's.
+	 */
+	if (wq_has_sleeper(&rcm_h_waiters))
+		wake_up_all(&rcm_h_waiters);
 }
 
 void rcm_h_cond_resched(void)

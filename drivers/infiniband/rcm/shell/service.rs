@@ -36,7 +36,9 @@ use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::mad::{peer_window, MadAgent, MadHandler, ReceivedMad};
 use crate::rdma::sync::{wake_waiters, yield_between_batches, IrqSpinLock};
-use crate::rdma::timer::{now_ms, random_u32, Timer, TimerHandler, Work, WorkHandler};
+use crate::rdma::timer::{
+    in_work_item, now_ms, random_u32, Timer, TimerHandler, Work, WorkCpu, WorkHandler,
+};
 use core::any::{type_name_of_val, Any, TypeId};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -103,7 +105,7 @@ pub(crate) struct CmService {
     /// Delivers queued events to consumers (set between `start` and
     /// `stop`); queued from any context.
     #[pin]
-    delivery: IrqSpinLock<Option<Work<CmService>>>,
+    delivery: IrqSpinLock<Option<DeliveryWork>>,
     /// Received MADs waiting for the intake work (filled by the agents'
     /// receive handlers, process context).
     #[pin]
@@ -242,9 +244,7 @@ impl CmService {
     /// Has the delivery work run (for events a consumer queued itself,
     /// delivered by [`EventConsumer::deliver_pending`]).
     pub(crate) fn kick(&self) {
-        if let Some(delivery) = self.delivery.lock().as_ref() {
-            delivery.queue();
-        }
+        self.wake_delivery();
     }
 
     /// Reads the endpoint under its lock (any context). Writes to what the
@@ -272,9 +272,12 @@ impl CmService {
     pub(crate) fn start(this: &Arc<Self>) -> Result {
         let timer = Timer::new(this.clone())?;
         *this.timer.lock() = Some(timer);
-        let intake = Work::new(c_str!("rcm_cm_mads"), this.clone())?;
+        let intake = Work::new(c_str!("rcm_cm_mads"), this.clone(), WorkCpu::Queuing)?;
         *this.intake_work.lock() = Some(intake);
-        let delivery = Work::new(c_str!("rcm_cm_events"), this.clone())?;
+        let delivery = DeliveryWork {
+            after_work: Work::new(c_str!("rcm_cm_events"), this.clone(), WorkCpu::Queuing)?,
+            for_calls: Work::new(c_str!("rcm_cm_call_events"), this.clone(), WorkCpu::Any)?,
+        };
         *this.delivery.lock() = Some(delivery);
         Ok(())
     }
@@ -473,10 +476,15 @@ impl CmService {
         }
     }
 
-    /// Has the delivery work run (any context).
+    /// Has the delivery work run (any context): on this CPU after the
+    /// work item queuing it, on any CPU for a consumer's call.
     fn wake_delivery(&self) {
         if let Some(delivery) = self.delivery.lock().as_ref() {
-            delivery.queue();
+            if in_work_item() {
+                delivery.after_work.queue();
+            } else {
+                delivery.for_calls.queue();
+            }
         }
     }
 
@@ -649,6 +657,28 @@ impl TimerHandler for CmService {
 }
 
 impl WorkHandler for CmService {
+    /// Delivers the queued events to their consumers.
+    fn run(&self) {
+        self.deliver_all();
+    }
+}
+
+/// The delivery work, queued on one of two workqueues by who asks.
+struct DeliveryWork {
+    /// Bound to the CPU that queues it, for a work item (the intake, a
+    /// timer): it runs after that one, which usually delivers the events
+    /// itself first.
+    after_work: Work<CmService>,
+    /// Unbound, for a consumer's own call: bound, it preempted the caller
+    /// on its CPU while the other one idled (6.12's rdma_cm delivers from
+    /// an unbound queue too).
+    for_calls: Work<CmService, CallEvents>,
+}
+
+/// Names the delivery work for events of consumers' calls.
+pub(crate) struct CallEvents;
+
+impl WorkHandler<CallEvents> for CmService {
     /// Delivers the queued events to their consumers.
     fn run(&self) {
         self.deliver_all();

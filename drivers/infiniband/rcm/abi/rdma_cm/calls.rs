@@ -6,7 +6,7 @@
 
 use super::id::{NewId, RdmaIdBox};
 use super::types::{errno, port_space, rdma_qp_type};
-use super::{net_id, resolve, RdmaCmAbi};
+use super::{mirror, net_id, resolve, RdmaCmAbi};
 use crate::bindings;
 use crate::proto::cm::{CommId, DeviceId, Event};
 use crate::proto::rdma_cm::bind::PRIVILEGED_PORTS;
@@ -31,6 +31,22 @@ impl RdmaCmAbi {
         f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> R,
     ) -> R {
         self.service.call(s, self, f)
+    }
+
+    /// As [`Self::call`], then mirrors `b`'s id (see [`Self::sync`]) under
+    /// the same hold of the core's lock. Only for a call that leaves no QP
+    /// move or iw_cm call, whose results would change the id after.
+    pub(crate) fn call_mirrored<R>(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> R,
+    ) -> R {
+        self.call(s, |core, host| {
+            let r = f(core, host);
+            mirror(core, b);
+            r
+        })
     }
 
     /// As [`Self::call`], for a call whose result a QP move or iw_cm call

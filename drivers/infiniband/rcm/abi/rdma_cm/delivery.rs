@@ -49,14 +49,36 @@ impl RdmaCmAbi {
         }
     }
 
-    /// An event for the id of a box the caller holds.
+    /// An event for the id of a box the caller holds; the box is brought
+    /// up to date with the core first.
     pub(super) fn deliver_to_box(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
+        self.deliver_locked(s, b, event, None);
+    }
+
+    /// As [`Self::deliver_to_box`], for a caller that mirrored the id
+    /// under the core's lock as it took the event (`ud`: whether it is a
+    /// UD id). Only the consumer's own calls, which mirror as they go,
+    /// change the id meanwhile.
+    pub(super) fn deliver_mirrored(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        event: &RdmaEvent,
+        ud: bool,
+    ) {
+        self.deliver_locked(s, b, event, Some(ud));
+    }
+
+    fn deliver_locked(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent, ud: Option<bool>) {
         b.lock_handler();
         if b.destroying() {
             b.unlock_handler();
             return;
         }
-        let ud = self.sync(b).is_some_and(|r| r.qp_type() == RdmaQpType::Ud);
+        let ud = match ud {
+            Some(ud) => ud,
+            None => self.sync(b).is_some_and(|r| r.qp_type() == RdmaQpType::Ud),
+        };
         let ret = match event.group {
             Some(group) => self.deliver_group_event(b, group, event),
             None => call_handler(b, event, ud),

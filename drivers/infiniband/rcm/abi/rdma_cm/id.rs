@@ -86,6 +86,11 @@ impl RdmaIdBox {
         self.private.set_kernel_state(kernel_state(state));
     }
 
+    /// Whether the state mirrored last (see `RdmaCmAbi::sync`) is `state`.
+    pub(crate) fn mirrored_state_is(&self, state: IdState) -> bool {
+        self.private.kernel_state() == kernel_state(state)
+    }
+
     /// Records the connection's CM id.
     pub(crate) fn set_comm(&self, comm: Option<CommId>) {
         self.comm

@@ -113,14 +113,21 @@ impl RdmaCmAbi {
     /// fields its consumer and ib_core read; returns that view (None if
     /// the core has no such id).
     fn sync(&self, b: &RdmaIdBox) -> Option<Id<Peer>> {
-        let rec = self.read(|core| core.get(b.core).copied());
-        if let Some(r) = &rec {
-            b.set_state(r.state());
-            b.write_addrs(r.src(), r.dst());
-            b.set_comm(r.cm());
-        }
-        rec
+        self.read(|core| mirror(core, b))
     }
+}
+
+/// [`RdmaCmAbi::sync`] under a hold of the core's lock the caller has:
+/// mirrors land in the order of the core's changes, and a call that ends
+/// with one takes the lock once for both.
+fn mirror(core: &KernelRdmaCm, b: &RdmaIdBox) -> Option<Id<Peer>> {
+    let rec = core.get(b.core).copied();
+    if let Some(r) = &rec {
+        b.set_state(r.state());
+        b.write_addrs(r.src(), r.dst());
+        b.set_comm(r.cm());
+    }
+    rec
 }
 
 /// Takes out of `map` (keyed by (id, column)) every entry of `column`,

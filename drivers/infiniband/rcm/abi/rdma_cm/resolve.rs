@@ -7,14 +7,14 @@
 
 use super::id::RdmaIdBox;
 use super::types::{errno, read_sockaddr_or_unspec, EOPNOTSUPP};
-use super::RdmaCmAbi;
+use super::{mirror, RdmaCmAbi};
 use crate::abi::service::with_part;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
 use crate::proto::rdma_cm::service_id_of;
 use crate::proto::rdma_cm::{
-    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, SockAddr,
+    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, RdmaQpType, Route, SockAddr,
 };
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
@@ -130,7 +130,9 @@ impl RdmaCmAbi {
         // Only an IDLE id given a source address looks for its device;
         // any other id keeps its address and device untouched (6.12 once
         // rewrote a listener's: C bug 4). A wildcard names no device.
-        let idle = self.read(|core| core.get(b.core).map(|r| r.state())) == Some(IdState::Idle);
+        // The state the id's last change left in its box, as 6.12 reads
+        // it without a lock; the core checks it again under its own.
+        let idle = b.mirrored_state_is(IdState::Idle);
         let bind_to = match (idle, src) {
             (true, Some(a)) => a.with_port(0),
             _ => SockAddr::V4 {
@@ -139,12 +141,11 @@ impl RdmaCmAbi {
             },
         };
         let (cx, found) = self.bind_context(s, b, &bind_to);
-        let work = self.call(s, |core, _| {
+        let work = self.call_mirrored(s, b, |core, _| {
             let work = core.resolve_addr(b.core, src, dst, timeout_ms, &cx);
             attach_if_taken(core, b, found);
             work
         });
-        self.sync(b);
         let work = match work {
             Ok(w) => w,
             Err(e) => return errno(e),
@@ -157,8 +158,7 @@ impl RdmaCmAbi {
             AddrWork::Loopback | AddrWork::Ib => EOPNOTSUPP,
         };
         if started != 0 {
-            self.call(s, |core, _| core.addr_query_failed(b.core));
-            self.sync(b);
+            self.call_mirrored(s, b, |core, _| core.addr_query_failed(b.core));
         }
         started
     }
@@ -193,15 +193,14 @@ impl RdmaCmAbi {
                 }),
             }
         });
-        let (_, event) = self.service.call_taking(s, self, id, |core, host| {
-            let resolved = core.addr_resolved(host, id, outcome);
+        let (ud, event) = self.service.call_taking(s, self, id, |core, host| {
+            let _ = core.addr_resolved(host, id, outcome);
             attach_if_taken(core, &b, taken);
-            resolved
+            mirror(core, &b).is_some_and(|r| r.qp_type() == RdmaQpType::Ud)
         });
-        // Without an event the core changed nothing; the delivery mirrors
-        // the id's new state.
+        // Without an event the core changed nothing.
         if let Some(event) = event {
-            self.deliver_to_box(s, &b, &event);
+            self.deliver_mirrored(s, &b, &event, ud);
         }
     }
 
@@ -221,8 +220,9 @@ impl RdmaCmAbi {
                 peer: None,
                 ack_delay: IbaTime::new(0),
             };
-            self.call(s, |core, host| core.route_resolved(host, b.core, Ok(route)));
-            self.sync(b);
+            self.call_mirrored(s, b, |core, host| {
+                core.route_resolved(host, b.core, Ok(route))
+            });
             return 0;
         }
         let roce = device.is_some_and(|(d, port)| d.is_roce(port));
@@ -250,8 +250,7 @@ impl RdmaCmAbi {
             return ret;
         }
         let route = self.route_of(s, b, work.device);
-        self.call(s, |core, host| core.route_resolved(host, b.core, route));
-        self.sync(b);
+        self.call_mirrored(s, b, |core, host| core.route_resolved(host, b.core, route));
         0
     }
 
@@ -323,8 +322,7 @@ impl RdmaCmAbi {
             (Ok(_), None) => Err(EINVAL.to_errno()),
             (Err(e), _) => Err(e),
         };
-        self.call(s, |core, host| core.route_resolved(host, id, outcome));
-        self.sync(&b);
+        self.call_mirrored(s, &b, |core, host| core.route_resolved(host, id, outcome));
     }
 }
 

@@ -8,7 +8,9 @@ use super::context::copy_out;
 use super::context::UcmaHost;
 use super::UcmaAbi;
 use crate::abi::rdma_cm::id::RdmaIdBox;
+use crate::abi::rdma_cm::types::port_space;
 use crate::bindings;
+use crate::proto::rdma_cm::PortSpace;
 use crate::proto::ucma::command::QueryKind;
 use crate::proto::ucma::layout::response;
 use crate::proto::ucma::query::IdFacts;
@@ -58,7 +60,7 @@ impl UcmaAbi {
                 if out_len < response::QUERY_ADDR_MIN {
                     return Err(code::ENOSPC);
                 }
-                let facts = facts(s, &b);
+                let facts = facts(&b);
                 let answer = if kind == QueryKind::Addr {
                     facts.write_addr()
                 } else {
@@ -113,21 +115,21 @@ fn query_path(b: &RdmaIdBox, out_len: usize, response: u64) -> Result {
     // An id has two paths at most.
     let mut recs = [bindings::ib_path_rec_data::default(); 2];
     let (n, total) = b.user_paths(&mut recs[..room.min(2)]);
-    let mut out = KVec::new();
-    out.extend_from_slice(&total.to_ne_bytes(), GFP_KERNEL)?;
-    out.extend_from_slice(&[0; 4], GFP_KERNEL)?;
+    let mut out = [0u8; response::QUERY_PATH_HEADER + 2 * response::PATH_REC_DATA];
+    out[..4].copy_from_slice(&total.to_ne_bytes());
+    let mut len = response::QUERY_PATH_HEADER;
     for r in recs.iter().take(n) {
-        out.extend_from_slice(bytes_of(r, response::PATH_REC_DATA), GFP_KERNEL)?;
+        let end = len + response::PATH_REC_DATA;
+        out[len..end].copy_from_slice(bytes_of(r, response::PATH_REC_DATA));
+        len = end;
     }
-    copy_out(response, &out)
+    copy_out(response, &out[..len])
 }
 
 /// What the core and the id's C fields say about it.
-fn facts(s: &UcmaHost<'_>, b: &RdmaIdBox) -> IdFacts {
-    let port_space = s.rdma_cm.read(|core| {
-        core.get(b.core)
-            .map_or(crate::proto::rdma_cm::PortSpace::Tcp, |r| r.port_space())
-    });
+fn facts(b: &RdmaIdBox) -> IdFacts {
+    // Fixed at creation: read from the id, not under the core's lock.
+    let port_space = port_space(b.port_space()).unwrap_or(PortSpace::Tcp);
     // What the in-tree rdma_ucm reports: the id's own fields (a refused
     // bind leaves the address it asked for there, as in 6.12).
     let (src, dst) = b.addrs();

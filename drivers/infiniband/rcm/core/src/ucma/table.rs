@@ -191,8 +191,7 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
         handle: Option<H>,
         life: Life,
     ) -> Result<CtxId, NoMemory> {
-        let ctx = CtxId(free_id(&self.contexts, &mut self.next_ctx, CtxId)?);
-        let c = Context {
+        let mut c = Context {
             file,
             uid,
             handle,
@@ -201,9 +200,22 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
             backlog: 0,
             busy: false,
         };
-        if self.contexts.try_insert(ctx, c).is_err() {
-            return Err(NoMemory);
+        // The first free id from the cyclic counter (as `xa_alloc_cyclic`),
+        // found by the insert itself: one walk of the map per id tried.
+        let mut found = None;
+        for _ in 0..=self.contexts.len() {
+            let ctx = CtxId(self.next_ctx);
+            self.next_ctx = self.next_ctx.wrapping_add(1);
+            match self.contexts.try_insert(ctx, c) {
+                Ok(()) => {
+                    found = Some(ctx);
+                    break;
+                }
+                Err(InsertError::Occupied(back)) => c = back,
+                Err(InsertError::NoMemory(_)) => return Err(NoMemory),
+            }
         }
+        let ctx = found.ok_or(NoMemory)?;
         if self.by_file.try_insert((file, ctx), ()).is_err() {
             self.contexts.remove(&ctx);
             return Err(NoMemory);
@@ -215,7 +227,13 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
     /// unknown (or not visible) `-ENOENT`, another file's `-EINVAL`,
     /// closed by device removal `-ENXIO`.
     pub fn find(&self, file: FileId, ctx: CtxId) -> Result<H, UcmaError> {
-        let c = self.visible(file, ctx)?;
+        let c = self.contexts.get(&ctx).ok_or(UcmaError::NoEntry)?;
+        Self::found(c, file)
+    }
+
+    /// What [`Self::find`] answers for the context `c`.
+    fn found(c: &Context<H>, file: FileId) -> Result<H, UcmaError> {
+        Self::check_visible(c, file)?;
         match (c.life, c.handle) {
             (Life::Public, Some(h)) => Ok(h),
             _ => Err(UcmaError::Gone),
@@ -228,8 +246,8 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
     /// command at a time per context, as 6.12's per-context mutex makes
     /// it, and teardown waits for the running one ([`UcmaTable::busy`]).
     pub fn hold(&mut self, file: FileId, ctx: CtxId) -> Result<Option<H>, UcmaError> {
-        let h = self.find(file, ctx)?;
         let c = self.contexts.get_mut(&ctx).ok_or(UcmaError::NoEntry)?;
+        let h = Self::found(c, file)?;
         if c.busy {
             return Ok(None);
         }
@@ -257,13 +275,19 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
     /// A context as lookups see it (public or closed), of `file`.
     fn visible(&self, file: FileId, ctx: CtxId) -> Result<&Context<H>, UcmaError> {
         let c = self.contexts.get(&ctx).ok_or(UcmaError::NoEntry)?;
+        Self::check_visible(c, file)?;
+        Ok(c)
+    }
+
+    /// Whether lookups of `file` see the context `c` (public or closed).
+    fn check_visible(c: &Context<H>, file: FileId) -> Result<(), UcmaError> {
         if matches!(c.life, Life::Reserved | Life::Destroying) {
             return Err(UcmaError::NoEntry);
         }
         if c.file != file {
             return Err(UcmaError::Invalid);
         }
-        Ok(c)
+        Ok(())
     }
 
     /// ACCEPT succeeded: the context takes the caller's handle.
