@@ -78,6 +78,19 @@ pub(crate) trait IpMulticast {
     fn apply_group_changes(&self);
 }
 
+/// How the rdma_cm surface keeps what its consumers read of an id (its
+/// state and addresses, in the C structure) in step with the core.
+pub(crate) trait IdMirror {
+    /// Writes `id`'s record in `core` where its consumer reads it; called
+    /// under the core's lock, so mirrors land in the order of its changes.
+    fn mirror(&self, core: &KernelRdmaCm, id: RdmaId);
+}
+
+/// Everything the rdma_cm surface does for the core.
+pub(crate) trait RdmaSurface: QpControl + IwarpCm + IpMulticast + IdMirror {}
+
+impl<T: QpControl + IwarpCm + IpMulticast + IdMirror> RdmaSurface for T {}
+
 /// rdma_cm's ids and their undelivered events.
 #[pin_data]
 pub(crate) struct RdmaService {
@@ -94,7 +107,7 @@ pub(crate) struct RdmaService {
 }
 
 /// The environment of one call into the core.
-pub(crate) struct KernelHost<'a, Q: QpControl + IwarpCm + IpMulticast> {
+pub(crate) struct KernelHost<'a, Q: RdmaSurface> {
     cm: &'a CmService,
     qp: &'a Q,
     events: &'a mut RdmaEvents,
@@ -153,7 +166,7 @@ impl Leftovers {
     }
 }
 
-impl<Q: QpControl + IwarpCm + IpMulticast> Host<Peer> for KernelHost<'_, Q> {
+impl<Q: RdmaSurface> Host<Peer> for KernelHost<'_, Q> {
     type Maps = KernelCollections;
     type Out = Outbox;
 
@@ -248,7 +261,7 @@ impl RdmaService {
     /// Runs `f` on the core with the CM service `cm` and the QPs of `qp`;
     /// the events it produced are queued (under the core's lock, so in
     /// order) and the delivery work is kicked.
-    pub(crate) fn call<Q: QpControl + IwarpCm + IpMulticast, R>(
+    pub(crate) fn call<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -260,7 +273,7 @@ impl RdmaService {
     /// As [`Self::call`], but the first event `f` produces for `id` is
     /// handed back, for the caller to deliver in its own task, instead of
     /// queued behind every other id's.
-    pub(crate) fn call_taking<Q: QpControl + IwarpCm + IpMulticast, R>(
+    pub(crate) fn call_taking<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -274,7 +287,7 @@ impl RdmaService {
     /// it left decides (`rdma_accept`; `rdma_connect`, `rdma_listen`,
     /// `rdma_reject` and `rdma_disconnect` on iWARP): the call's failure,
     /// else theirs.
-    pub(crate) fn call_settled<Q: QpControl + IwarpCm + IpMulticast>(
+    pub(crate) fn call_settled<Q: RdmaSurface>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -284,7 +297,7 @@ impl RdmaService {
         r.and(self.finish(cm, qp, left))
     }
 
-    fn run<Q: QpControl + IwarpCm + IpMulticast, R>(
+    fn run<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -298,7 +311,7 @@ impl RdmaService {
 
     /// Runs `f` under the core's lock; what it left is done by
     /// [`Self::finish`].
-    fn enter<Q: QpControl + IwarpCm + IpMulticast, R>(
+    fn enter<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -307,19 +320,38 @@ impl RdmaService {
     ) -> (R, Option<RdmaEvent>, Leftovers) {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
-        let mut queue = self.events.lock();
-        let before = queue.len();
+        let mut made = RdmaEvents::new();
         let mut host = KernelHost {
             cm,
             qp,
-            events: &mut queue,
+            events: &mut made,
             take_for,
             taken: None,
             left: Leftovers::new(),
         };
         let r = f(&mut core, &mut host);
         let (taken, mut left) = (host.taken, host.left);
-        left.queued = queue.len() > before;
+        // Each id given an event is mirrored as the call leaves it, so
+        // its delivery needs no lock of the core.
+        for (id, _) in made.iter() {
+            qp.mirror(&core, *id);
+        }
+        if !made.is_empty() {
+            // Queued while the core's lock is still held, so in the core's
+            // order; the queue's lock only for the move, not for the whole
+            // call, so that the delivery takes events meanwhile.
+            left.queued = true;
+            let mut queue = self.events.lock();
+            if queue.is_empty() {
+                core::mem::swap(&mut *queue, &mut made);
+            } else {
+                for event in made {
+                    if queue.push(event, GFP_KERNEL).is_err() {
+                        left.lost += 1;
+                    }
+                }
+            }
+        }
         (r, taken, left)
     }
 
@@ -329,7 +361,7 @@ impl RdmaService {
     /// under its lock again), the iw_cm calls (a failure handed back),
     /// IP multicast changes; then kicks the delivery of the events. The
     /// first failure the moves and calls led to.
-    fn finish<Q: QpControl + IwarpCm + IpMulticast>(
+    fn finish<Q: RdmaSurface>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -373,7 +405,7 @@ impl RdmaService {
     /// core leaves no move after one is done, and at most a refusal after
     /// a failed iWARP accept), so neither frame holds the other's.
     #[inline(never)]
-    fn ready_move<Q: QpControl + IwarpCm + IpMulticast>(
+    fn ready_move<Q: RdmaSurface>(
         &self,
         cm: &CmService,
         qp: &Q,
@@ -389,7 +421,7 @@ impl RdmaService {
     /// Hands the failure `e` of `call` to the core; then does what that
     /// left. Out of line, as [`Self::ready_move`].
     #[inline(never)]
-    fn iw_call_failed<Q: QpControl + IwarpCm + IpMulticast>(
+    fn iw_call_failed<Q: RdmaSurface>(
         &self,
         cm: &CmService,
         qp: &Q,

@@ -49,36 +49,17 @@ impl RdmaCmAbi {
         }
     }
 
-    /// An event for the id of a box the caller holds; the box is brought
-    /// up to date with the core first.
+    /// An event for the id of a box the caller holds. The core mirrored
+    /// the id as the call that produced the event left it
+    /// ([`IdMirror`](crate::shell::rdma_cm::IdMirror)), and every later
+    /// change mirrors itself, so no lock of the core is taken here.
     pub(super) fn deliver_to_box(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
-        self.deliver_locked(s, b, event, None);
-    }
-
-    /// As [`Self::deliver_to_box`], for a caller that mirrored the id
-    /// under the core's lock as it took the event (`ud`: whether it is a
-    /// UD id). Only the consumer's own calls, which mirror as they go,
-    /// change the id meanwhile.
-    pub(super) fn deliver_mirrored(
-        &self,
-        s: &CmService,
-        b: &RdmaIdBox,
-        event: &RdmaEvent,
-        ud: bool,
-    ) {
-        self.deliver_locked(s, b, event, Some(ud));
-    }
-
-    fn deliver_locked(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent, ud: Option<bool>) {
         b.lock_handler();
         if b.destroying() {
             b.unlock_handler();
             return;
         }
-        let ud = match ud {
-            Some(ud) => ud,
-            None => self.sync(b).is_some_and(|r| r.qp_type() == RdmaQpType::Ud),
-        };
+        let ud = b.qp_type() == bindings::ib_qp_type_IB_QPT_UD;
         let ret = match event.group {
             Some(group) => self.deliver_group_event(b, group, event),
             None => call_handler(b, event, ud),

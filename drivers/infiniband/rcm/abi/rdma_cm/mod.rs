@@ -33,7 +33,7 @@ use crate::rdma::iw_cm::IwCmId;
 use crate::rdma::multicast::IgmpChange;
 use crate::rdma::restrack::ListenRow;
 use crate::shell::kernel_maps::KernelMap;
-use crate::shell::rdma_cm::{KernelRdmaCm, RdmaService};
+use crate::shell::rdma_cm::{IdMirror, KernelRdmaCm, RdmaService};
 use crate::shell::Peer;
 use core::sync::atomic::AtomicU64;
 use id::RdmaIdBox;
@@ -114,6 +114,17 @@ impl RdmaCmAbi {
     /// the core has no such id).
     fn sync(&self, b: &RdmaIdBox) -> Option<Id<Peer>> {
         self.read(|core| mirror(core, b))
+    }
+}
+
+impl IdMirror for RdmaCmAbi {
+    fn mirror(&self, core: &KernelRdmaCm, id: RdmaId) {
+        // The registry keeps its reference while the core has the id (its
+        // destroy unregisters after the core's), so this one is not the
+        // last: no id is freed under the core's lock.
+        if let Some(b) = self.id_box(id) {
+            mirror(core, &b);
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
 use crate::proto::rdma_cm::service_id_of;
 use crate::proto::rdma_cm::{
-    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, RdmaQpType, Route, SockAddr,
+    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, SockAddr,
 };
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
@@ -193,14 +193,15 @@ impl RdmaCmAbi {
                 }),
             }
         });
-        let (ud, event) = self.service.call_taking(s, self, id, |core, host| {
+        let (_, event) = self.service.call_taking(s, self, id, |core, host| {
             let _ = core.addr_resolved(host, id, outcome);
             attach_if_taken(core, &b, taken);
-            mirror(core, &b).is_some_and(|r| r.qp_type() == RdmaQpType::Ud)
+            // The event is handed back, not queued: mirrored here.
+            mirror(core, &b);
         });
         // Without an event the core changed nothing.
         if let Some(event) = event {
-            self.deliver_mirrored(s, &b, &event, ud);
+            self.deliver_to_box(s, &b, &event);
         }
     }
 
