@@ -11,7 +11,8 @@
 //! driver's send inline, and other ids' calls wait for the mutex.
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
-//! [`Host::cm`]); the event queue's lock is taken last and held briefly.
+//! [`Host::cm`]) or the surface's own (its [`IdMirror`]); the event
+//! queue's lock is taken last and held briefly.
 //! IP multicast joins and leaves (rtnl) and QP moves run after the mutex
 //! is released, and so do the iw_cm calls: a move to RTR and RTS is left
 //! by the core with what follows it (a REP or RTU), its result handed
