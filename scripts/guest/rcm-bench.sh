@@ -570,9 +570,10 @@ split_parts() {
 # <perf.data>. Each part is a function's inclusive share of all samples
 # (both vCPUs, idle included) times the samples' time per id.
 profile_split() {
-	local cm=$1 step=$2 data=$3 total
-	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
-		awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
+	local cm=$1 step=$2 data=$3 total idle
+	# All samples, and the idle task's.
+	read -r total idle < <(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
+		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2; if ($NF == "swapper") i = $2 } END { print s + 0, i + 0 }')
 	perf report -i "$data" --stdio --children --sort sym -g none 2> /dev/null | tr -d '\r' |
 		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v parts="$(split_parts "$cm" "$step")" \
 			-v head="$cm  round 1: commands, $step, us per id:" '
@@ -605,8 +606,8 @@ profile_split() {
 			}
 			print line
 		}'
-	perf report -i "$data" --stdio --sort comm -g none 2> /dev/null | tr -d '\r' |
-		awk -v head="$cm  round 1: commands, $step, idle:" '$NF == "swapper" { print head, $1 }'
+	awk -v i="$idle" -v t="$total" -v head="$cm  round 1: commands, $step, idle:" \
+		'BEGIN { printf "%s %.2f%%\n", head, t ? 100 * i / t : 0 }'
 }
 
 # One CM's commands run: <c|rcm|rcmk> <round>.

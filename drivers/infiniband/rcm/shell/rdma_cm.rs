@@ -395,7 +395,7 @@ impl RdmaService {
             );
         }
         if left.queued {
-            cm.kick();
+            cm.wake_delivery();
         }
         settled
     }

@@ -67,7 +67,7 @@ pub(crate) trait EventConsumer: Send + Sync + 'static {
     fn deliver(&self, service: &CmService, batch: EventBatch);
 
     /// Runs after the queued batches are delivered (same context), for
-    /// events the consumer queued itself (see [`CmService::kick`]).
+    /// events the consumer queued itself (see [`CmService::wake_delivery`]).
     fn deliver_pending(&self, _service: &CmService) {}
 
     /// The part of the consumer of type `which` (an ABI surface's state),
@@ -239,12 +239,6 @@ impl CmService {
     /// The meter of the endpoint's lock.
     pub(crate) fn lock_meter(&self) -> &LockMeter {
         &self.meter
-    }
-
-    /// Has the delivery work run (for events a consumer queued itself,
-    /// delivered by [`EventConsumer::deliver_pending`]).
-    pub(crate) fn kick(&self) {
-        self.wake_delivery();
     }
 
     /// Reads the endpoint under its lock (any context). Writes to what the
@@ -477,8 +471,9 @@ impl CmService {
     }
 
     /// Has the delivery work run (any context): on this CPU after the
-    /// work item queuing it, on any CPU for a consumer's call.
-    fn wake_delivery(&self) {
+    /// work item queuing it, on any CPU for a consumer's call (events it
+    /// queued itself, delivered by [`EventConsumer::deliver_pending`]).
+    pub(crate) fn wake_delivery(&self) {
         if let Some(delivery) = self.delivery.lock().as_ref() {
             if in_work_item() {
                 delivery.after_work.queue();

@@ -66,6 +66,20 @@ static void expect_events(struct rdma_event_channel *ch, int n, enum rdma_cm_eve
 	}
 }
 
+/* A step begins: perf is enabled if it is the one profiled; its start. */
+static double step_begin(const char *step)
+{
+	perf_control(step, "enable\n");
+	return now_ms();
+}
+
+/* A step that began at <t> ends: its time is printed, perf disabled. */
+static void step_end(const char *step, double t)
+{
+	printf("%s %.1f ms\n", step, now_ms() - t);
+	perf_control(step, "disable\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(7471) };
@@ -99,46 +113,38 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	perf_control("createid", "enable\n");
-	t = now_ms();
+	t = step_begin("createid");
 	for (i = 0; i < n; i++)
 		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP)) {
 			perror("rdma_create_id");
 			return 1;
 		}
-	printf("createid %.1f ms\n", now_ms() - t);
-	perf_control("createid", "disable\n");
+	step_end("createid", t);
 
-	perf_control("resolveaddr", "enable\n");
-	t = now_ms();
+	t = step_begin("resolveaddr");
 	for (i = 0; i < n; i++)
 		if (rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)&dst, 2000)) {
 			perror("rdma_resolve_addr");
 			return 1;
 		}
 	expect_events(ch, n, RDMA_CM_EVENT_ADDR_RESOLVED);
-	printf("resolveaddr %.1f ms\n", now_ms() - t);
-	perf_control("resolveaddr", "disable\n");
+	step_end("resolveaddr", t);
 
-	perf_control("resolveroute", "enable\n");
-	t = now_ms();
+	t = step_begin("resolveroute");
 	for (i = 0; i < n; i++)
 		if (rdma_resolve_route(ids[i], 2000)) {
 			perror("rdma_resolve_route");
 			return 1;
 		}
 	expect_events(ch, n, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	printf("resolveroute %.1f ms\n", now_ms() - t);
-	perf_control("resolveroute", "disable\n");
+	step_end("resolveroute", t);
 
-	perf_control("destroy", "enable\n");
-	t = now_ms();
+	t = step_begin("destroy");
 	for (i = 0; i < n; i++)
 		if (rdma_destroy_id(ids[i])) {
 			perror("rdma_destroy_id");
 			return 1;
 		}
-	printf("destroy %.1f ms\n", now_ms() - t);
-	perf_control("destroy", "disable\n");
+	step_end("destroy", t);
 	return 0;
 }
