@@ -116,12 +116,27 @@ wildcard_listener_across_device_changes() {
 	kill -0 "$pid" 2> /dev/null || { echo "the wildcard rping server ended"; rc=1; }
 	rdma link add siw0 type siw netdev eth0 || rc=1
 	[ $rc = 0 ] && { peer_run "i=0; until timeout 30 rping -c -a $RCM_ADDR -C 2 -v; do i=\$((i+1)); [ \$i -ge 10 ] && exit 1; sleep 1; done" || rc=1; }
+	local alive=no
+	kill -0 "$pid" 2> /dev/null && alive=yes
+	[ $rc = 0 ] || wildcard_failure_account "$alive" > /tmp/rping-any.account 2>&1
 	kill "$pid" 2> /dev/null
 	wait "$pid"
 	cat /tmp/rping-any.out
 	[ "$(grep -c '^server ping data: rdma-ping-' /tmp/rping-any.out)" = 2 ] || rc=1
-	[ $rc = 0 ] || siw_diagnostics > "$SIW_DIAGNOSTICS" 2>&1
+	[ $rc = 0 ] || { siw_diagnostics > "$SIW_DIAGNOSTICS" 2>&1; cat /tmp/rping-any.account; }
 	return $rc
+}
+
+# The last lines of a failed wildcard point (rcm_expect keeps the tail):
+# whether its server still ran when the clients gave up, who listens on
+# rping's port 7174 on each guest (TCP, in /proc/net/tcp: siw's
+# listeners are kernel sockets), and rcm's warnings.
+wildcard_failure_account() { # <server alive: yes|no>
+	local listeners='awk '"'"'$2 ~ /:1C06$/ && $4 == "0A" { n++ } END { print n + 0 }'"'"' /proc/net/tcp'
+	echo "the wildcard rping server still ran when the peer gave up: $1"
+	echo "TCP listeners on port 7174: this guest $(sh -c "$listeners"), the peer $(peer_run "$listeners")"
+	echo "rcm's 'no iWARP listener' warnings in this boot: $(dmesg | grep -c 'rcm: .*no iWARP listener')"
+	dmesg | grep 'rcm: ' | tail -4
 }
 
 # (Seen once in make test, 2026-11-26: all 10 of the peer's connects
