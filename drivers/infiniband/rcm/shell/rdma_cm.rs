@@ -116,6 +116,9 @@ pub(crate) struct KernelHost<'a, Q: RdmaSurface> {
     /// [`RdmaService::call_taking`]), and that event once produced.
     take_for: Option<RdmaId>,
     taken: Option<RdmaEvent>,
+    /// The id the caller mirrored itself as the call leaves it (see
+    /// [`KernelHost::mirrored`]).
+    mirrored: Option<RdmaId>,
     /// What the call leaves for once the core's lock is released.
     left: Leftovers,
 }
@@ -164,6 +167,15 @@ impl Leftovers {
             lost: 0,
             queued: false,
         }
+    }
+}
+
+impl<Q: RdmaSurface> KernelHost<'_, Q> {
+    /// The caller mirrors `id` at the end of the call, under the same
+    /// hold of the core's lock: the call's mirror of the ids it gave
+    /// events passes over it.
+    pub(crate) fn mirrored(&mut self, id: RdmaId) {
+        self.mirrored = Some(id);
     }
 }
 
@@ -328,14 +340,19 @@ impl RdmaService {
             events: &mut made,
             take_for,
             taken: None,
+            mirrored: None,
             left: Leftovers::new(),
         };
         let r = f(&mut core, &mut host);
-        let (taken, mut left) = (host.taken, host.left);
+        let (taken, mut left, mut done) = (host.taken, host.left, host.mirrored);
         // Each id given an event is mirrored as the call leaves it, so
-        // its delivery needs no lock of the core.
+        // its delivery needs no lock of the core; once per run of its
+        // events.
         for (id, _) in made.iter() {
-            qp.mirror(&core, *id);
+            if done != Some(*id) {
+                qp.mirror(&core, *id);
+                done = Some(*id);
+            }
         }
         if !made.is_empty() {
             // Queued while the core's lock is still held, so in the core's

@@ -45,6 +45,7 @@ impl RdmaCmAbi {
         self.call(s, |core, host| {
             let r = f(core, host);
             mirror(core, b);
+            host.mirrored(b.core);
             r
         })
     }

@@ -175,23 +175,23 @@ impl RdmaCmAbi {
             return;
         };
         let mut taken = None;
+        // The id's port and device as its box mirrors them (nothing else
+        // changes them while it resolves): the core's lock is taken once.
         let outcome = resolved.and_then(|addr| {
-            let (port, device) = self
-                .read(|core| {
-                    core.get(id)
-                        .map(|r| (r.src().map(|a| a.port()), r.device()))
-                })
-                .unwrap_or((None, None));
-            b.write_addrs(Some(addr.with_port(port.unwrap_or(0))), None);
-            match device {
+            let port = b.addrs().0.map_or(0, |a| a.port());
+            b.write_addrs(Some(addr.with_port(port)), None);
+            if b.device().is_some() {
                 // Bound to a device already: the address is on it.
-                Some(device) => Ok(AddrResolution { src: addr, device }),
-                None => find_device(s, &b, None).map_err(errno).map(|found| {
-                    let device = found.device;
-                    taken = Some(found);
-                    AddrResolution { src: addr, device }
-                }),
+                return Ok(AddrResolution {
+                    src: addr,
+                    device: None,
+                });
             }
+            find_device(s, &b, None).map_err(errno).map(|found| {
+                let device = Some(found.device);
+                taken = Some(found);
+                AddrResolution { src: addr, device }
+            })
         });
         let (_, event) = self.service.call_taking(s, self, id, |core, host| {
             let _ = core.addr_resolved(host, id, outcome);

@@ -440,7 +440,7 @@ fn a_going_device_takes_no_new_id() {
             late,
             Ok(rcm_core::rdma_cm::AddrResolution {
                 src,
-                device: SIM_DEVICE,
+                device: Some(SIM_DEVICE),
             }),
         )
     });

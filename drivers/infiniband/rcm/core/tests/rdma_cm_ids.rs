@@ -310,11 +310,23 @@ fn address_resolution_is_work_out_and_a_result_in() {
     assert_eq!(state(cm, a), IdState::AddrBound);
     assert!(!cm.addr_resolved(&mut h, a, Err(-110)), "nothing pending");
     assert_eq!(last_event(&mut h), None);
+    // a result that names no device for an id on none: ADDR_ERROR
+    cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
+    let nowhere = AddrResolution {
+        src: v4(1, 0),
+        device: None,
+    };
+    assert!(cm.addr_resolved(&mut h, a, Ok(nowhere)));
+    assert_eq!(
+        last_event(&mut h),
+        Some((a, EventKind::AddrError, EventStatus::Errno(-19)))
+    );
+    assert_eq!(state(cm, a), IdState::AddrBound);
     // again, from ADDR_BOUND: the route picks 10.0.0.1 on device 3
     cm.resolve_addr(a, None, dst, 2000, &cx()).unwrap();
     let found = AddrResolution {
         src: v4(1, 0),
-        device: DeviceId(3),
+        device: Some(DeviceId(3)),
     };
     assert!(cm.addr_resolved(&mut h, a, Ok(found)));
     assert_eq!(
@@ -325,6 +337,20 @@ fn address_resolution_is_work_out_and_a_result_in() {
     assert_eq!(id.state(), IdState::AddrResolved);
     assert_eq!(id.src(), Some(v4(1, bound.port())));
     assert_eq!(id.device(), Some(DeviceId(3)));
+    // an id bound to a device's address keeps that device when the
+    // result names none (the embedding saw it bound)
+    let c = cm
+        .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)
+        .unwrap();
+    cm.resolve_addr(c, Some(v4(1, 0)), dst, 2000, &cx())
+        .unwrap();
+    assert_eq!(cm.get(c).unwrap().device(), Some(DeviceId(3)));
+    assert!(cm.addr_resolved(&mut h, c, Ok(nowhere)));
+    assert_eq!(
+        last_event(&mut h),
+        Some((c, EventKind::AddrResolved, EventStatus::Ok))
+    );
+    assert_eq!(cm.get(c).unwrap().device(), Some(DeviceId(3)));
     // a destroyed id's late result is dropped
     let b = cm
         .create_id(NET, PortSpace::Tcp, RdmaQpType::Rc, 0)

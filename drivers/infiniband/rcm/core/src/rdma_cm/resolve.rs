@@ -43,8 +43,9 @@ pub enum AddrWork {
 pub struct AddrResolution {
     /// The local address the route chose (the bound port is kept).
     pub src: SockAddr,
-    /// The device that owns it.
-    pub device: DeviceId,
+    /// The device that owns it; `None` for an id already on a device
+    /// (which keeps it), so that the embedding need not ask the core.
+    pub device: Option<DeviceId>,
 }
 
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
@@ -125,11 +126,14 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         // going (or there is no memory to record it): then the resolution
         // failed.
         let outcome = match outcome {
-            Ok(found) if rec.device.is_none() => match self.set_device(id, found.device) {
-                Ok(()) => Ok(found),
-                Err(RdmaCmError::NoMemory) => Err(ENOMEM),
-                Err(_) => Err(ENODEV),
-            },
+            Ok(found) if rec.device.is_none() => {
+                let took = found.device.map(|d| self.set_device(id, d));
+                match took {
+                    Some(Ok(())) => Ok(found),
+                    Some(Err(RdmaCmError::NoMemory)) => Err(ENOMEM),
+                    Some(Err(_)) | None => Err(ENODEV),
+                }
+            }
             other => other,
         };
         let Some(rec) = self.ids.get_mut(&id) else {

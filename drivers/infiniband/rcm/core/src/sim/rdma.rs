@@ -348,7 +348,7 @@ impl RdmaFabric {
         match node_of(dst) {
             Some(d) if (d as usize) < self.nodes.len() => Ok(AddrResolution {
                 src: node_addr(n, 0),
-                device: SIM_DEVICE,
+                device: Some(SIM_DEVICE),
             }),
             // No neighbour answers.
             _ => Err(-113),
