@@ -97,12 +97,14 @@ impl UcmaAbi {
     ) -> Result {
         let out = UserPtr::try_from(response).map_err(|_| code::EFAULT)?;
         loop {
-            f.wait_event()?;
-            let _reader = f.lock_reader()?;
-            // The surface's lock is held for the look only.
+            let reader = f.lock_reader()?;
+            // The surface's lock is held for the look only. An event
+            // already queued (the common case) is taken without the wait's
+            // own look.
             let peeked = self.state.lock().table.peek(file);
             let Some((ticket, event)) = peeked else {
-                // Another reader took it first.
+                drop(reader);
+                f.wait_event()?;
                 continue;
             };
             let bytes = event.write();
@@ -113,6 +115,7 @@ impl UcmaAbi {
             // Gone meanwhile only if its context was destroyed: then
             // userspace has a copy of an event of a context it destroyed.
             self.state.lock().table.take(file, ticket);
+            drop(reader);
             return Ok(());
         }
     }
