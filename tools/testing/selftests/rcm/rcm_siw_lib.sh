@@ -106,16 +106,19 @@ reject_no_listener_iw() {
 
 # An rping server listening on the wildcard address: siw0 goes away under
 # it (the removal completes; the listener, bound to no device, stays) and
-# comes back, and the new device listens for it: the peer connects.
+# comes back, and the new device listens for it: the peer connects. On a
+# port of its own (WILDCARD_PORT), so that no client of an earlier point
+# that outlived it reaches this server (it serves one connection).
+WILDCARD_PORT=7175
 wildcard_listener_across_device_changes() {
 	local pid rc=0
-	timeout 240 rping -s -a 0.0.0.0 -C 2 -v > /tmp/rping-any.out 2>&1 &
+	timeout 240 rping -s -a 0.0.0.0 -p $WILDCARD_PORT -C 2 -v > /tmp/rping-any.out 2>&1 &
 	pid=$!
 	sleep 2
 	timeout 60 rdma link delete siw0 || { echo "rdma link delete siw0 did not finish"; rc=1; }
 	kill -0 "$pid" 2> /dev/null || { echo "the wildcard rping server ended"; rc=1; }
 	rdma link add siw0 type siw netdev eth0 || rc=1
-	[ $rc = 0 ] && { peer_run "i=0; until timeout 30 rping -c -a $RCM_ADDR -C 2 -v; do i=\$((i+1)); [ \$i -ge 10 ] && exit 1; sleep 1; done" || rc=1; }
+	[ $rc = 0 ] && { peer_run "i=0; until timeout 30 rping -c -a $RCM_ADDR -p $WILDCARD_PORT -C 2 -v; do i=\$((i+1)); [ \$i -ge 10 ] && exit 1; sleep 1; done" || rc=1; }
 	local alive=no
 	kill -0 "$pid" 2> /dev/null && alive=yes
 	[ $rc = 0 ] || wildcard_failure_account "$alive" > /tmp/rping-any.account 2>&1
@@ -129,12 +132,14 @@ wildcard_listener_across_device_changes() {
 
 # The last lines of a failed wildcard point (rcm_expect keeps the tail):
 # whether its server still ran when the clients gave up, who listens on
-# rping's port 7174 on each guest (TCP, in /proc/net/tcp: siw's
-# listeners are kernel sockets), and rcm's warnings.
+# its port on each guest (TCP, in /proc/net/tcp: siw's listeners are
+# kernel sockets), and rcm's warnings.
 wildcard_failure_account() { # <server alive: yes|no>
-	local listeners='awk '"'"'$2 ~ /:1C06$/ && $4 == "0A" { n++ } END { print n + 0 }'"'"' /proc/net/tcp'
+	local hex listeners
+	hex=$(printf '%04X' $WILDCARD_PORT)
+	listeners="awk '\$2 ~ /:$hex\$/ && \$4 == \"0A\" { n++ } END { print n + 0 }' /proc/net/tcp"
 	echo "the wildcard rping server still ran when the peer gave up: $1"
-	echo "TCP listeners on port 7174: this guest $(sh -c "$listeners"), the peer $(peer_run "$listeners")"
+	echo "TCP listeners on port $WILDCARD_PORT: this guest $(sh -c "$listeners"), the peer $(peer_run "$listeners")"
 	echo "rcm's 'no iWARP listener' warnings in this boot: $(dmesg | grep -c 'rcm: .*no iWARP listener')"
 	dmesg | grep 'rcm: ' | tail -4
 }
