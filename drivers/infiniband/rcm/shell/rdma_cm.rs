@@ -344,15 +344,16 @@ impl RdmaService {
             left: Leftovers::new(),
         };
         let r = f(&mut core, &mut host);
-        let (taken, mut left, mut done) = (host.taken, host.left, host.mirrored);
+        let (taken, mut left, by_caller) = (host.taken, host.left, host.mirrored);
         // Each id given an event is mirrored as the call leaves it, so
-        // its delivery needs no lock of the core; once per run of its
-        // events.
+        // its delivery needs no lock of the core: once per run of its
+        // events, and not the one the caller mirrored.
+        let mut last = None;
         for (id, _) in made.iter() {
-            if done != Some(*id) {
+            if by_caller != Some(*id) && last != Some(*id) {
                 qp.mirror(&core, *id);
-                done = Some(*id);
             }
+            last = Some(*id);
         }
         if !made.is_empty() {
             // Queued while the core's lock is still held, so in the core's

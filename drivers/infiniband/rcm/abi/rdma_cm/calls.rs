@@ -6,7 +6,7 @@
 
 use super::id::{NewId, RdmaIdBox};
 use super::types::{errno, port_space, rdma_qp_type};
-use super::{mirror, net_id, resolve, RdmaCmAbi};
+use super::{mirror_at_end, net_id, resolve, RdmaCmAbi};
 use crate::bindings;
 use crate::proto::cm::{CommId, DeviceId, Event};
 use crate::proto::rdma_cm::bind::PRIVILEGED_PORTS;
@@ -44,8 +44,7 @@ impl RdmaCmAbi {
     ) -> R {
         self.call(s, |core, host| {
             let r = f(core, host);
-            mirror(core, b);
-            host.mirrored(b.core);
+            mirror_at_end(core, host, b);
             r
         })
     }

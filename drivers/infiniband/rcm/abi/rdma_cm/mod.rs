@@ -33,7 +33,7 @@ use crate::rdma::iw_cm::IwCmId;
 use crate::rdma::multicast::IgmpChange;
 use crate::rdma::restrack::ListenRow;
 use crate::shell::kernel_maps::KernelMap;
-use crate::shell::rdma_cm::{IdMirror, KernelRdmaCm, RdmaService};
+use crate::shell::rdma_cm::{IdMirror, KernelHost, KernelRdmaCm, RdmaService};
 use crate::shell::Peer;
 use core::sync::atomic::AtomicU64;
 use id::RdmaIdBox;
@@ -139,6 +139,13 @@ fn mirror(core: &KernelRdmaCm, b: &RdmaIdBox) -> Option<Id<Peer>> {
         b.set_comm(r.cm());
     }
     rec
+}
+
+/// [`mirror`] as the last step of a call in `host`, which is told, so
+/// that its mirror of the ids given events passes over `b`'s.
+fn mirror_at_end(core: &KernelRdmaCm, host: &mut KernelHost<'_, RdmaCmAbi>, b: &RdmaIdBox) {
+    mirror(core, b);
+    host.mirrored(b.core);
 }
 
 /// Takes out of `map` (keyed by (id, column)) every entry of `column`,

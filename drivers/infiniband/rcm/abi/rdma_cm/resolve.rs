@@ -6,8 +6,9 @@
 //! the resolved addresses) and `rdma_set_ib_path`.
 
 use super::id::RdmaIdBox;
+use super::mirror_at_end;
 use super::types::{errno, read_sockaddr_or_unspec, EOPNOTSUPP};
-use super::{mirror, RdmaCmAbi};
+use super::RdmaCmAbi;
 use crate::abi::service::with_part;
 use crate::bindings;
 use crate::proto::cm::DeviceId;
@@ -197,7 +198,7 @@ impl RdmaCmAbi {
             let _ = core.addr_resolved(host, id, outcome);
             attach_if_taken(core, &b, taken);
             // The event is handed back, not queued: mirrored here.
-            mirror(core, &b);
+            mirror_at_end(core, host, &b);
         });
         // Without an event the core changed nothing.
         if let Some(event) = event {

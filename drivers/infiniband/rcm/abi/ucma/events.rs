@@ -115,7 +115,6 @@ impl UcmaAbi {
             // Gone meanwhile only if its context was destroyed: then
             // userspace has a copy of an event of a context it destroyed.
             self.state.lock().table.take(file, ticket);
-            drop(reader);
             return Ok(());
         }
     }
