@@ -284,6 +284,56 @@ server_probes() { # <on <c|rcm>|off>
 	fi
 }
 
+# Kprobes on the client sample and the calls its steps make, in the same
+# trace as the MAD tracepoints: its event handler (with the event type),
+# rdma_resolve_addr and ib_core's rdma_resolve_ip (both with their
+# returns) and ib_core's address work starting (process_one_req), the CM
+# <c|rcm>'s address callback (C's addr_handler, rcm's address_done),
+# rdma_resolve_route and its return, the CM's work that delivers the
+# route's event (C's cma_work_handler, rcm's delivery work), and
+# rdma_connect_locked and rdma_disconnect, and the address handle and
+# post of the MADs they send. The handler's probe waits for
+# the sample to load ("on" comes before insmod), so it reads the event
+# from the second argument's register (x86-64) rather than $arg2, which a
+# pending probe may not use; the others resolve to the CM in place.
+# "off" removes them.
+client_probes() { # <on <c|rcm>|off>
+	local k=$TRACE/kprobe_events cb work
+	if [ "$1" = on ]; then
+		if [ "$2" = c ]; then
+			cb=rdma_cm:addr_handler work=rdma_cm:cma_work_handler
+		else
+			cb=$(awk '$3 ~ /10resolution12address_done/ { print "rcm:" $3; exit }' /proc/kallsyms)
+			work=$(awk '$3 ~ /10CallEvents.*3run$/ { print "rcm:" $3; exit }' /proc/kallsyms)
+		fi
+		[ -n "$cb" ] && [ -n "$work" ] || return 1
+		echo 0 > /proc/sys/debug/kprobes-optimization
+		echo 'p:rcmc/handler rcm_sample_rdma:client_handler event=+0(%si):u32' >> $k &&
+			echo 'p:rcmc/resolve_addr rdma_resolve_addr' >> $k &&
+			echo 'r:rcmc/resolved_addr rdma_resolve_addr' >> $k &&
+			echo 'p:rcmc/resolve_ip rdma_resolve_ip' >> $k &&
+			echo 'r:rcmc/resolved_ip rdma_resolve_ip' >> $k &&
+			echo 'p:rcmc/addr_work process_one_req' >> $k &&
+			echo "p:rcmc/addr_cb $cb" >> $k &&
+			echo 'p:rcmc/resolve_route rdma_resolve_route' >> $k &&
+			echo 'r:rcmc/resolved_route rdma_resolve_route' >> $k &&
+			echo "p:rcmc/event_work $work" >> $k &&
+			echo 'p:rcmc/connect rdma_connect_locked' >> $k &&
+			echo 'p:rcmc/disconnect rdma_disconnect' >> $k &&
+			echo 'p:rcmc/ah rdma_create_ah' >> $k &&
+			echo 'r:rcmc/ahed rdma_create_ah' >> $k &&
+			echo 'p:rcmc/post ib_post_send_mad' >> $k &&
+			echo 1 > $TRACE/events/rcmc/enable ||
+			{ tail -4 $TRACE/error_log >&2; return 1; }
+	else
+		[ -d $TRACE/events/rcmc ] || return 0
+		echo 0 > $TRACE/events/rcmc/enable
+		for e in $(sed -n 's|^[pr][0-9]*:rcmc/\([^ ]*\) .*|\1|p' $k); do
+			echo "-:rcmc/$e" >> $k
+		done
+	fi
+}
+
 # Mean microseconds between markers of this guest's trace that follow
 # each other, per pair "<start> <end> <label>" on stdin, for connections
 # made one at a time: each <end> closes the last <start> not yet closed.
@@ -328,6 +378,34 @@ client_pairs() {
 		'rx:13 tx:14 client REP received -> RTU posted' \
 		'tx:15 rx:16 client DREQ posted -> DREP received (wire + server)'
 }
+# The client's steps split at its calls and the CMs' work (client_probes;
+# RDMA_CM_EVENT_ADDR_RESOLVED is 0, ROUTE_RESOLVED 2, CONNECT_RESPONSE 5,
+# ESTABLISHED 9, DISCONNECTED 10).
+client_marker_pairs() {
+	printf '%s\n' 'resolve_addr handler:0 client rdma_resolve_addr called -> ADDR_RESOLVED delivered' \
+		'resolve_addr resolve_ip client  rdma_resolve_addr called -> rdma_resolve_ip called' \
+		'resolve_ip resolved_ip client  rdma_resolve_ip (ib_core)' \
+		'resolved_ip resolved_addr client  rdma_resolve_ip returned -> rdma_resolve_addr returned' \
+		'resolve_ip addr_work client  rdma_resolve_ip called -> address work started' \
+		'addr_work addr_cb client  address work started -> CM callback' \
+		'addr_cb handler:0 client  CM callback -> ADDR_RESOLVED delivered' \
+		'handler:0 resolve_route client ADDR_RESOLVED delivered -> rdma_resolve_route called' \
+		'resolve_route handler:2 client rdma_resolve_route called -> ROUTE_RESOLVED delivered' \
+		'resolve_route resolved_route client  rdma_resolve_route call' \
+		'resolved_route event_work client  call returned -> event work started' \
+		'event_work handler:2 client  event work started -> ROUTE_RESOLVED delivered' \
+		'handler:2 connect client ROUTE_RESOLVED delivered -> rdma_connect called' \
+		'connect tx:10 client rdma_connect called -> REQ posted' \
+		'connect ah client  rdma_connect called -> address handle asked' \
+		'ah ahed client  address handle (rdma_create_ah)' \
+		'ahed post client  address handle -> ib_post_send_mad' \
+		'post tx:10 client  ib_post_send_mad -> REQ posted' \
+		'rx:13 handler:5 client REP received -> CONNECT_RESPONSE delivered' \
+		'tx:14 handler:9 client RTU posted -> ESTABLISHED delivered' \
+		'disconnect tx:15 client rdma_disconnect called -> DREQ posted' \
+		'disconnect post client  rdma_disconnect called -> ib_post_send_mad' \
+		'rx:16 handler:10 client DREP received -> DISCONNECTED delivered'
+}
 server_pairs() {
 	printf '%s\n' 'rx:10 tx:13 server REQ received -> REP posted' \
 		'rx:10 handler:4 server  REQ received -> CONNECT_REQUEST delivered' \
@@ -362,7 +440,7 @@ run_steps() { # <c|rcm> <round>
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
 		peer_run "$(declare -f rcm_tracefs mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
 			return 1
-		mad_trace on || return 1
+		mad_trace on && client_probes on $cm || return 1
 		dmesg -c > /dev/null
 		c0=$(cpu_ticks) p0=$(peer_run "$(declare -f cpu_ticks); cpu_ticks")
 		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$STEP_CONNS" parallel=1 qp="$q" ||
@@ -377,6 +455,8 @@ run_steps() { # <c|rcm> <round>
 		{
 			dmesg | sed -n 's/.*client: step \(.*\)/client \1/p'
 			client_pairs | mad_steps | sed 's/^/mad /'
+			client_marker_pairs | marker_steps | sed 's/^/mad /'
+			client_probes off
 			peer_run "$(declare -f marker_steps server_pairs server_probes); TRACE=$TRACE
 				server_pairs | marker_steps; server_probes off; rmmod rcm_sample_rdma" | sed 's/^/mad /'
 		} | while read -r line; do

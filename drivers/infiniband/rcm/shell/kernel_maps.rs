@@ -16,7 +16,7 @@ use crate::proto::cm::store::{Collections, InsertError, NoMemory, OrderedMap, Sl
 use core::marker::PhantomData;
 use kernel::alloc::Flags;
 use kernel::prelude::*;
-use kernel::rbtree::{RBTree, RBTreeNodeReservation};
+use kernel::rbtree::{Entry, RBTree, RBTreeNodeReservation};
 
 /// How a table allocates.
 pub(crate) trait Alloc {
@@ -133,16 +133,22 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
     }
 
     fn try_insert(&mut self, key: K, value: V) -> Result<(), InsertError<V>> {
-        if self.tree.get(&key).is_some() {
-            return Err(InsertError::Occupied(value));
-        }
-        let reservation = match RBTreeNodeReservation::new(A::FLAGS) {
-            Ok(r) => r,
-            Err(_) => return Err(InsertError::NoMemory(value)),
+        // The node first, then one walk that finds the key or its place
+        // (keys are rarely present: a present one costs the node back).
+        let Ok(reservation) = RBTreeNodeReservation::new(A::FLAGS) else {
+            return Err(match self.tree.get(&key) {
+                Some(_) => InsertError::Occupied(value),
+                None => InsertError::NoMemory(value),
+            });
         };
-        self.tree.insert(reservation.into_node(key, value));
-        self.len += 1;
-        Ok(())
+        match self.tree.entry(key) {
+            Entry::Occupied(_) => Err(InsertError::Occupied(value)),
+            Entry::Vacant(place) => {
+                place.insert(value, reservation);
+                self.len += 1;
+                Ok(())
+            }
+        }
     }
 
     fn remove(&mut self, key: &K) -> Option<V> {
@@ -173,6 +179,16 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
 
     fn first_key_from(&mut self, from: &K) -> Option<K> {
         self.tree.cursor_lower_bound(from).map(|c| *c.current().0)
+    }
+
+    fn first_entry_from(&mut self, from: &K) -> Option<(K, V)>
+    where
+        V: Clone,
+    {
+        self.tree.cursor_lower_bound(from).map(|c| {
+            let (k, v) = c.current();
+            (*k, v.clone())
+        })
     }
 
     fn keys(&self) -> impl Iterator<Item = K> + '_ {

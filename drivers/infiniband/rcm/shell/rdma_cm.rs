@@ -123,6 +123,15 @@ pub(crate) struct KernelHost<'a, Q: RdmaSurface> {
     left: Leftovers,
 }
 
+/// Whether a call hands an event of an id back to its caller instead of
+/// queuing it (see [`RdmaService::call_taking`]).
+#[derive(Clone, Copy)]
+enum Take {
+    Never,
+    Always(RdmaId),
+    IfQuiet(RdmaId),
+}
+
 /// What a call into the core left to do once its lock is released.
 struct Leftovers {
     /// The CM's output of the call, in order, sent once the core's lock
@@ -280,7 +289,7 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
-        self.run(cm, qp, None, f).0
+        self.run(cm, qp, Take::Never, f).0
     }
 
     /// As [`Self::call`], but the first event `f` produces for `id` is
@@ -293,7 +302,21 @@ impl RdmaService {
         id: RdmaId,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
-        self.run(cm, qp, Some(id), f)
+        self.run(cm, qp, Take::Always(id), f)
+    }
+
+    /// As [`Self::call_taking`], but the event is handed back only if no
+    /// event waits for delivery or is being delivered, so that it cannot
+    /// pass an earlier one of its id; a caller holding the id's handler
+    /// lock then also delivers it before any later one.
+    pub(crate) fn call_taking_if_quiet<Q: RdmaSurface, R>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        id: RdmaId,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
+    ) -> (R, Option<RdmaEvent>) {
+        self.run(cm, qp, Take::IfQuiet(id), f)
     }
 
     /// As [`Self::call`], for a call whose result a QP move or iw_cm call
@@ -306,7 +329,7 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> Result<(), RdmaCmError>,
     ) -> Result<(), RdmaCmError> {
-        let (r, _, left) = self.enter(cm, qp, None, f);
+        let (r, _, left) = self.enter(cm, qp, Take::Never, f);
         r.and(self.finish(cm, qp, left))
     }
 
@@ -314,10 +337,10 @@ impl RdmaService {
         &self,
         cm: &CmService,
         qp: &Q,
-        take_for: Option<RdmaId>,
+        take: Take,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
-        let (r, taken, left) = self.enter(cm, qp, take_for, f);
+        let (r, taken, left) = self.enter(cm, qp, take, f);
         let _ = self.finish(cm, qp, left);
         (r, taken)
     }
@@ -328,11 +351,19 @@ impl RdmaService {
         &self,
         cm: &CmService,
         qp: &Q,
-        take_for: Option<RdmaId>,
+        take: Take,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>, Leftovers) {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
+        // Events are queued only under the core's lock, and the delivering
+        // flag is up while a task holds events it took: both read here
+        // leave no earlier event undelivered.
+        let take_for = match take {
+            Take::Never => None,
+            Take::Always(id) => Some(id),
+            Take::IfQuiet(id) => (!cm.delivering() && self.events.lock().is_empty()).then_some(id),
+        };
         let mut made = RdmaEvents::new();
         let mut host = KernelHost {
             cm,
@@ -431,7 +462,7 @@ impl RdmaService {
         mv: &ReadyMove,
     ) -> Result<(), RdmaCmError> {
         let moved = qp.qp_ready(cm, mv.id, mv.comm, mv.limits, mv.rq_psn);
-        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
+        let (r, _, more) = self.enter(cm, qp, Take::Never, |core, host| {
             core.qp_ready_done(host, *mv, moved)
         });
         r.and(self.finish(cm, qp, more))
@@ -447,7 +478,7 @@ impl RdmaService {
         call: &IwCall,
         e: i32,
     ) -> Result<(), RdmaCmError> {
-        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
+        let (r, _, more) = self.enter(cm, qp, Take::Never, |core, host| {
             core.iw_call_done(host, *call, Err(e))
         });
         r.and(self.finish(cm, qp, more))

@@ -470,10 +470,24 @@ impl CmService {
         }
     }
 
+    /// Whether a task is delivering events (it may hold some it took).
+    pub(crate) fn delivering(&self) -> bool {
+        self.delivering.load(Ordering::SeqCst)
+    }
+
     /// Has the delivery work run (any context): on this CPU after the
     /// work item queuing it, on any CPU for a consumer's call (events it
     /// queued itself, delivered by [`EventConsumer::deliver_pending`]).
     pub(crate) fn wake_delivery(&self) {
+        // A task delivering now (often the caller's own, whose handler
+        // made the call) takes these too: it checks the request once more
+        // after it lets go of `delivering` (the Dekker pair of
+        // `deliver_all`). Queuing the work then woke a worker on this CPU
+        // that preempted the delivering task only to find it busy.
+        self.delivery_wanted.store(true, Ordering::SeqCst);
+        if self.delivering.load(Ordering::SeqCst) {
+            return;
+        }
         if let Some(delivery) = self.delivery.lock().as_ref() {
             if in_work_item() {
                 delivery.after_work.queue();

@@ -55,6 +55,12 @@ impl RdmaCmAbi {
     /// change mirrors itself, so no lock of the core is taken here.
     pub(super) fn deliver_to_box(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
         b.lock_handler();
+        self.deliver_holding(s, b, event);
+    }
+
+    /// [`Self::deliver_to_box`] for a caller that holds the id's handler
+    /// lock; it is released here.
+    pub(super) fn deliver_holding(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
         if b.destroying() {
             b.unlock_handler();
             return;

@@ -170,7 +170,7 @@ pub(crate) unsafe extern "C" fn rdma_resolve_route(
 ) -> c_int {
     // SAFETY: per this function's contract.
     on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
-        abi.resolve_route(s, b, timeout_ms(timeout))
+        abi.resolve_route(s, b, timeout_ms(timeout), false)
     })
 }
 

@@ -208,7 +208,16 @@ impl RdmaCmAbi {
 
     /// `rdma_resolve_route`: a RoCE path from the resolved addresses (the
     /// consumer's type of service and ACK timeout), then ROUTE_RESOLVED.
-    pub(crate) fn resolve_route(&self, s: &CmService, b: &RdmaIdBox, timeout_ms: u32) -> c_int {
+    /// `in_call`: the caller's handler may run in its own call (the
+    /// rdma_ucm surface's only queues the event), so an event the route
+    /// gives at once is delivered here rather than by the delivery work.
+    pub(crate) fn resolve_route(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        timeout_ms: u32,
+        in_call: bool,
+    ) -> c_int {
         let work = match self.call(s, |core, _| core.resolve_route(b.core, timeout_ms)) {
             Ok(w) => w,
             Err(e) => return errno(e),
@@ -222,9 +231,7 @@ impl RdmaCmAbi {
                 peer: None,
                 ack_delay: IbaTime::new(0),
             };
-            self.call_mirrored(s, b, |core, host| {
-                core.route_resolved(host, b.core, Ok(route))
-            });
+            self.route_found(s, b, Ok(route), in_call);
             return 0;
         }
         let roce = device.is_some_and(|(d, port)| d.is_roce(port));
@@ -252,8 +259,40 @@ impl RdmaCmAbi {
             return ret;
         }
         let route = self.route_of(s, b, work.device);
-        self.call_mirrored(s, b, |core, host| core.route_resolved(host, b.core, route));
+        self.route_found(s, b, route, in_call);
         0
+    }
+
+    /// Hands the route worked out in the id's own call to the core; its
+    /// event goes to the delivery work, or with `in_call` to the id's
+    /// handler here. The handler lock is taken before the core's (the
+    /// order of the two), so no later event of the id is delivered first;
+    /// the event comes back only if none is waiting or being delivered
+    /// (`call_taking_if_quiet`), so it passes no earlier one either. A
+    /// consumer's handler is never called here: its own call may hold
+    /// the locks its handler takes.
+    fn route_found(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        route: Result<Route<Peer>, i32>,
+        in_call: bool,
+    ) {
+        if !in_call {
+            self.call_mirrored(s, b, |core, host| core.route_resolved(host, b.core, route));
+            return;
+        }
+        b.lock_handler();
+        let (_, event) = self
+            .service
+            .call_taking_if_quiet(s, self, b.core, |core, host| {
+                core.route_resolved(host, b.core, route);
+                mirror_at_end(core, host, b);
+            });
+        match event {
+            Some(event) => self.deliver_holding(s, b, &event),
+            None => b.unlock_handler(),
+        }
     }
 
     /// A resolved RoCE id's route: the core builds the path from the id's

@@ -72,7 +72,7 @@ impl UcmaAbi {
         timeout_ms: u32,
     ) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
-        ret(s.rdma_cm.resolve_route(s, &b, timeout_ms))
+        ret(s.rdma_cm.resolve_route(s, &b, timeout_ms, true))
     }
 
     /// CONNECT (`rdma_connect_ece`).

@@ -57,6 +57,11 @@ pub trait OrderedMap<K: Ord + Copy, V> {
     /// The smallest key not below `from` (`&mut` because the kernel's
     /// tree seeks with a cursor).
     fn first_key_from(&mut self, from: &K) -> Option<K>;
+    /// The entry of the smallest key not below `from`, its value cloned
+    /// (one walk where [`Self::first_key_from`] and a `get` take two).
+    fn first_entry_from(&mut self, from: &K) -> Option<(K, V)>
+    where
+        V: Clone;
     /// Every key in order, O(1) amortized per step.
     fn keys(&self) -> impl Iterator<Item = K> + '_;
     /// Number of entries.
@@ -224,6 +229,12 @@ pub mod btree {
         }
         fn first_key_from(&mut self, from: &K) -> Option<K> {
             self.map.range(from..).next().map(|(k, _)| *k)
+        }
+        fn first_entry_from(&mut self, from: &K) -> Option<(K, V)>
+        where
+            V: Clone,
+        {
+            self.map.range(from..).next().map(|(k, v)| (*k, v.clone()))
         }
         fn keys(&self) -> impl Iterator<Item = K> + '_ {
             self.map.keys().copied()

@@ -446,8 +446,10 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
     /// without the embedding's lock (a faulting buffer stalls only its
     /// own file's readers).
     pub fn peek(&mut self, file: FileId) -> Option<(EventTicket, EventResp)> {
-        let key = self.front(file)?;
-        self.events.get(&key).map(|q| (EventTicket(key.1), q.resp))
+        self.events
+            .first_entry_from(&(file, 0))
+            .filter(|(k, _)| k.0 == file)
+            .map(|(k, q)| (EventTicket(k.1), q.resp))
     }
 
     /// Delivers the event `ticket` names on `file` (after it was copied
