@@ -356,13 +356,18 @@ impl RdmaService {
     ) -> (R, Option<RdmaEvent>, Leftovers) {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
-        // Events are queued only under the core's lock, and the delivering
-        // flag is up while a task holds events it took: both read here
-        // leave no earlier event undelivered.
         let take_for = match take {
             Take::Never => None,
             Take::Always(id) => Some(id),
-            Take::IfQuiet(id) => (!cm.delivering() && self.events.lock().is_empty()).then_some(id),
+            Take::IfQuiet(id) => {
+                // Events are queued only under the core's lock. The queue is
+                // read first and the delivering flag under its lock: a task
+                // raises the flag before it takes events, and keeps it up
+                // until it has delivered them, so an empty queue with the
+                // flag down leaves no earlier event undelivered.
+                let queue = self.events.lock();
+                (queue.is_empty() && !cm.delivering()).then_some(id)
+            }
         };
         let mut made = RdmaEvents::new();
         let mut host = KernelHost {

@@ -53,7 +53,7 @@ impl RdmaCmAbi {
     /// the id as the call that produced the event left it
     /// ([`IdMirror`](crate::shell::rdma_cm::IdMirror)), and every later
     /// change mirrors itself, so no lock of the core is taken here.
-    pub(super) fn deliver_to_box(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
+    fn deliver_to_box(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
         b.lock_handler();
         self.deliver_holding(s, b, event);
     }

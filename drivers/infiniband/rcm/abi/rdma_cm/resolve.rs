@@ -194,6 +194,10 @@ impl RdmaCmAbi {
                 AddrResolution { src: addr, device }
             })
         });
+        // The handler lock before the core's, as 6.12's `addr_handler`: a
+        // call the result lets in (RESOLVE_ROUTE) cannot have its event
+        // delivered before this one.
+        b.lock_handler();
         let (_, event) = self.service.call_taking(s, self, id, |core, host| {
             let _ = core.addr_resolved(host, id, outcome);
             attach_if_taken(core, &b, taken);
@@ -201,8 +205,9 @@ impl RdmaCmAbi {
             mirror_at_end(core, host, &b);
         });
         // Without an event the core changed nothing.
-        if let Some(event) = event {
-            self.deliver_to_box(s, &b, &event);
+        match event {
+            Some(event) => self.deliver_holding(s, &b, &event),
+            None => b.unlock_handler(),
         }
     }
 
