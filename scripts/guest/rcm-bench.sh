@@ -290,7 +290,8 @@ server_probes() { # <on <c|rcm>|off>
 # returns) and ib_core's address work starting (process_one_req), the CM
 # <c|rcm>'s address callback (C's addr_handler, rcm's address_done),
 # rdma_resolve_route and its return, the CM's work that delivers the
-# route's event (C's cma_work_handler, rcm's delivery work), and
+# route's event (C's cma_work_handler; rcm's delivery work items' entry,
+# one function for both, which has the handler inlined), and
 # rdma_connect_locked and rdma_disconnect, and the address handle and
 # post of the MADs they send. The handler's probe waits for
 # the sample to load ("on" comes before insmod), so it reads the event
@@ -304,7 +305,7 @@ client_probes() { # <on <c|rcm>|off>
 			cb=rdma_cm:addr_handler work=rdma_cm:cma_work_handler
 		else
 			cb=$(awk '$3 ~ /10resolution12address_done/ { print "rcm:" $3; exit }' /proc/kallsyms)
-			work=$(awk '$3 ~ /10CallEvents.*3run$/ { print "rcm:" $3; exit }' /proc/kallsyms)
+			work=$(awk '$3 ~ /timer3run.*10CallEvents/ { print "rcm:" $3; exit }' /proc/kallsyms)
 		fi
 		[ -n "$cb" ] && [ -n "$work" ] || return 1
 		echo 0 > /proc/sys/debug/kprobes-optimization
