@@ -74,6 +74,10 @@ pub(crate) struct Outbox {
     node: Option<RBTreeNodeReservation<u64, EventBatch>>,
     /// Events that found no room: the core broke its per-input bound.
     lost: u32,
+    /// The endpoint's next deadline as the input left it, read while the
+    /// input still held the endpoint's lock (`None`: not read), so that
+    /// arming the timer after the sends takes that lock no more.
+    pub(crate) next_deadline: Option<Option<u64>>,
 }
 
 impl Outbox {
@@ -88,6 +92,7 @@ impl Outbox {
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
             node: Some(RBTreeNodeReservation::new(flags)?),
             lost: 0,
+            next_deadline: None,
         })
     }
 
@@ -103,6 +108,7 @@ impl Outbox {
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
             node: Some(RBTreeNodeReservation::new(flags)?),
             lost: 0,
+            next_deadline: None,
         })
     }
 
@@ -118,6 +124,7 @@ impl Outbox {
             events: KVec::new(),
             node: None,
             lost: 0,
+            next_deadline: None,
         }
     }
 }

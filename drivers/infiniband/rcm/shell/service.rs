@@ -213,7 +213,10 @@ impl CmService {
     ) -> (R, Outbox) {
         let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
         let by = type_name_of_val(&op);
-        let r = op(&mut self.endpoint_for_calls(by), now_ms(), &mut outbox);
+        let mut ep = self.endpoint_for_calls(by);
+        let r = op(&mut ep, now_ms(), &mut outbox);
+        outbox.next_deadline = Some(ep.poll_timeout());
+        drop(ep);
         (r, outbox)
     }
 
@@ -344,6 +347,7 @@ impl CmService {
                 *end = outbox.duplicates.len();
             }
             outbox.handling = None;
+            outbox.next_deadline = Some(ep.poll_timeout());
         }
         // Answers to senders that were not kept, addressed now, unlocked.
         for out in outbox.sends.iter_mut() {
@@ -393,6 +397,7 @@ impl CmService {
     /// queues the events; true if it queued any (process context).
     fn send_output(&self, mut outbox: Outbox) -> bool {
         let mut queued = false;
+        let mut next_deadline = outbox.next_deadline.take();
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
         for _ in 0..2 {
@@ -409,6 +414,8 @@ impl CmService {
             if failed.is_empty() {
                 break;
             }
+            // The reports change the endpoint: its deadline is read again.
+            next_deadline = None;
             // Without room the reports wait for the requests' own
             // timeouts, which end the exchanges all the same.
             let Ok(mut reports) = Outbox::reserve(failed.len(), GFP_KERNEL) else {
@@ -425,7 +432,11 @@ impl CmService {
         }
         // The last round's events, if its sends were not tried.
         queued |= self.events.lock().push(&mut outbox);
-        self.rearm();
+        match next_deadline {
+            Some(Some(deadline)) => self.arm_at(deadline),
+            Some(None) => {}
+            None => self.rearm(),
+        }
         if self.departing.load(Ordering::Relaxed) > 0 {
             wake_waiters();
         }
