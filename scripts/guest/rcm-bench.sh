@@ -242,6 +242,30 @@ mad_steps() {
 	}' - $TRACE/trace
 }
 
+# Adds the kprobes given as "<p|r>:<name> <target>" pairs to the trace
+# group <group> and enables them ("on"; the kernel's complaint on
+# failure), or removes the group ("off"). Plain int3 probes: optimizing
+# them patches kernel text from a background worker, which TCG's other
+# vCPU can trip over.
+probe_group() { # <on|off> <group> [<p|r>:<name> <target> ...]
+	local k=$TRACE/kprobe_events g=$2 e
+	if [ "$1" = on ]; then
+		shift 2
+		echo 0 > /proc/sys/debug/kprobes-optimization
+		while [ $# -ge 2 ]; do
+			echo "${1%%:*}:$g/${1#*:} $2" >> $k || { tail -4 $TRACE/error_log >&2; return 1; }
+			shift 2
+		done
+		echo 1 > $TRACE/events/$g/enable
+	else
+		[ -d $TRACE/events/$g ] || return 0
+		echo 0 > $TRACE/events/$g/enable
+		for e in $(sed -n "s|^[pr][0-9]*:$g/\([^ ]*\) .*|\1|p" $k); do
+			echo "-:$g/$e" >> $k
+		done
+	fi
+}
+
 # Kprobes on the server sample and the CM calls it makes, in the same
 # trace as the MAD tracepoints: its event handler (with the event type)
 # and its return, rdma_accept, and rdma_create_qp and its return; and
@@ -252,36 +276,19 @@ mad_steps() {
 # enables them (run after the sample and the CM are loaded, so that the
 # symbols resolve to the CM in place), "off" removes them.
 server_probes() { # <on <c|rcm>|off>
-	local k=$TRACE/kprobe_events work
-	if [ "$1" = on ]; then
-		if [ "$2" = c ]; then
-			work=ib_cm:cm_work_handler # iw_cm has one too
-		else
-			work=$(awk '$3 ~ /timer3run.*MadIntake/ { print "rcm:" $3; exit }' /proc/kallsyms)
-		fi
-		[ -n "$work" ] || return 1
-		# Plain int3 probes: optimizing them patches kernel text from a
-		# background worker, which TCG's other vCPU can trip over.
-		echo 0 > /proc/sys/debug/kprobes-optimization
-		echo 'p:rcmb/handler rcm_sample_rdma:server_handler event=+0($arg2):u32' >> $k &&
-			echo 'r:rcmb/handled rcm_sample_rdma:server_handler' >> $k &&
-			echo 'p:rcmb/accept rdma_accept' >> $k &&
-			echo 'p:rcmb/create_qp rdma_create_qp' >> $k &&
-			echo 'r:rcmb/created_qp rdma_create_qp' >> $k &&
-			echo "p:rcmb/work $work" >> $k &&
-			echo 'p:rcmb/path ib_init_ah_attr_from_wc' >> $k &&
-			echo 'r:rcmb/pathed ib_init_ah_attr_from_wc' >> $k &&
-			echo 'p:rcmb/ah rdma_create_ah' >> $k &&
-			echo 'r:rcmb/ahed rdma_create_ah' >> $k &&
-			echo 'p:rcmb/post ib_post_send_mad' >> $k &&
-			echo 1 > $TRACE/events/rcmb/enable
+	local work
+	[ "$1" = on ] || { probe_group off rcmb; return; }
+	if [ "$2" = c ]; then
+		work=ib_cm:cm_work_handler # iw_cm has one too
 	else
-		[ -d $TRACE/events/rcmb ] || return 0
-		echo 0 > $TRACE/events/rcmb/enable
-		for e in $(sed -n 's|^[pr][0-9]*:rcmb/\([^ ]*\) .*|\1|p' $k); do
-			echo "-:rcmb/$e" >> $k
-		done
+		work=$(awk '$3 ~ /timer3run.*MadIntake/ { print "rcm:" $3; exit }' /proc/kallsyms)
 	fi
+	[ -n "$work" ] || return 1
+	probe_group on rcmb p:handler 'rcm_sample_rdma:server_handler event=+0($arg2):u32' \
+		r:handled rcm_sample_rdma:server_handler p:accept rdma_accept \
+		p:create_qp rdma_create_qp r:created_qp rdma_create_qp p:work "$work" \
+		p:path ib_init_ah_attr_from_wc r:pathed ib_init_ah_attr_from_wc \
+		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
 }
 
 # Kprobes on the client sample and the calls its steps make, in the same
@@ -299,40 +306,22 @@ server_probes() { # <on <c|rcm>|off>
 # pending probe may not use; the others resolve to the CM in place.
 # "off" removes them.
 client_probes() { # <on <c|rcm>|off>
-	local k=$TRACE/kprobe_events cb work
-	if [ "$1" = on ]; then
-		if [ "$2" = c ]; then
-			cb=rdma_cm:addr_handler work=rdma_cm:cma_work_handler
-		else
-			cb=$(awk '$3 ~ /10resolution12address_done/ { print "rcm:" $3; exit }' /proc/kallsyms)
-			work=$(awk '$3 ~ /timer3run.*10CallEvents/ { print "rcm:" $3; exit }' /proc/kallsyms)
-		fi
-		[ -n "$cb" ] && [ -n "$work" ] || return 1
-		echo 0 > /proc/sys/debug/kprobes-optimization
-		echo 'p:rcmc/handler rcm_sample_rdma:client_handler event=+0(%si):u32' >> $k &&
-			echo 'p:rcmc/resolve_addr rdma_resolve_addr' >> $k &&
-			echo 'r:rcmc/resolved_addr rdma_resolve_addr' >> $k &&
-			echo 'p:rcmc/resolve_ip rdma_resolve_ip' >> $k &&
-			echo 'r:rcmc/resolved_ip rdma_resolve_ip' >> $k &&
-			echo 'p:rcmc/addr_work process_one_req' >> $k &&
-			echo "p:rcmc/addr_cb $cb" >> $k &&
-			echo 'p:rcmc/resolve_route rdma_resolve_route' >> $k &&
-			echo 'r:rcmc/resolved_route rdma_resolve_route' >> $k &&
-			echo "p:rcmc/event_work $work" >> $k &&
-			echo 'p:rcmc/connect rdma_connect_locked' >> $k &&
-			echo 'p:rcmc/disconnect rdma_disconnect' >> $k &&
-			echo 'p:rcmc/ah rdma_create_ah' >> $k &&
-			echo 'r:rcmc/ahed rdma_create_ah' >> $k &&
-			echo 'p:rcmc/post ib_post_send_mad' >> $k &&
-			echo 1 > $TRACE/events/rcmc/enable ||
-			{ tail -4 $TRACE/error_log >&2; return 1; }
+	local cb work
+	[ "$1" = on ] || { probe_group off rcmc; return; }
+	if [ "$2" = c ]; then
+		cb=rdma_cm:addr_handler work=rdma_cm:cma_work_handler
 	else
-		[ -d $TRACE/events/rcmc ] || return 0
-		echo 0 > $TRACE/events/rcmc/enable
-		for e in $(sed -n 's|^[pr][0-9]*:rcmc/\([^ ]*\) .*|\1|p' $k); do
-			echo "-:rcmc/$e" >> $k
-		done
+		cb=$(awk '$3 ~ /10resolution12address_done/ { print "rcm:" $3; exit }' /proc/kallsyms)
+		work=$(awk '$3 ~ /timer3run.*10CallEvents/ { print "rcm:" $3; exit }' /proc/kallsyms)
 	fi
+	[ -n "$cb" ] && [ -n "$work" ] || return 1
+	probe_group on rcmc p:handler 'rcm_sample_rdma:client_handler event=+0(%si):u32' \
+		p:resolve_addr rdma_resolve_addr r:resolved_addr rdma_resolve_addr \
+		p:resolve_ip rdma_resolve_ip r:resolved_ip rdma_resolve_ip \
+		p:addr_work process_one_req p:addr_cb "$cb" \
+		p:resolve_route rdma_resolve_route r:resolved_route rdma_resolve_route \
+		p:event_work "$work" p:connect rdma_connect_locked p:disconnect rdma_disconnect \
+		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
 }
 
 # Mean microseconds between markers of this guest's trace that follow
@@ -439,7 +428,7 @@ run_steps() { # <c|rcm> <round>
 	printf '%-4s round %d: steps, idle 3 s: client %s, server %s\n' "$cm" "$2" "$(cpu_delta "$c0" "$c1")" "$(cpu_delta "$p0" "$p1")"
 	for q in 0 1; do
 		peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
-		peer_run "$(declare -f rcm_tracefs mad_trace server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
+		peer_run "$(declare -f rcm_tracefs mad_trace probe_group server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
 			return 1
 		mad_trace on && client_probes on $cm || return 1
 		dmesg -c > /dev/null
@@ -458,7 +447,7 @@ run_steps() { # <c|rcm> <round>
 			client_pairs | mad_steps | sed 's/^/mad /'
 			client_marker_pairs | marker_steps | sed 's/^/mad /'
 			client_probes off
-			peer_run "$(declare -f marker_steps server_pairs server_probes); TRACE=$TRACE
+			peer_run "$(declare -f marker_steps server_pairs probe_group server_probes); TRACE=$TRACE
 				server_pairs | marker_steps; server_probes off; rmmod rcm_sample_rdma" | sed 's/^/mad /'
 		} | while read -r line; do
 			printf '%-4s round %d: steps, %s: %s\n' "$cm" "$2" "$([ $q = 1 ] && echo "with QPs" || echo "no QPs  ")" "$line"

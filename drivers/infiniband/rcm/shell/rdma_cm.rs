@@ -123,13 +123,15 @@ pub(crate) struct KernelHost<'a, Q: RdmaSurface> {
     left: Leftovers,
 }
 
-/// Whether a call hands an event of an id back to its caller instead of
-/// queuing it (see [`RdmaService::call_taking`]).
+/// When [`RdmaService::call_taking`] hands the event back rather than
+/// queuing it.
 #[derive(Clone, Copy)]
-enum Take {
-    Never,
-    Always(RdmaId),
-    IfQuiet(RdmaId),
+pub(crate) enum HandBack {
+    /// Whatever else waits for delivery.
+    Always,
+    /// Only if no event waits for delivery or is being delivered, so
+    /// that it cannot pass an earlier one of its id.
+    IfQuiet,
 }
 
 /// What a call into the core left to do once its lock is released.
@@ -289,34 +291,21 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
-        self.run(cm, qp, Take::Never, f).0
+        self.run(cm, qp, None, f).0
     }
 
     /// As [`Self::call`], but the first event `f` produces for `id` is
-    /// handed back, for the caller to deliver in its own task, instead of
-    /// queued behind every other id's.
+    /// handed back (as `when` allows), for the caller to deliver in its
+    /// own task, instead of queued behind every other id's.
     pub(crate) fn call_taking<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
         id: RdmaId,
+        when: HandBack,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
-        self.run(cm, qp, Take::Always(id), f)
-    }
-
-    /// As [`Self::call_taking`], but the event is handed back only if no
-    /// event waits for delivery or is being delivered, so that it cannot
-    /// pass an earlier one of its id; a caller holding the id's handler
-    /// lock then also delivers it before any later one.
-    pub(crate) fn call_taking_if_quiet<Q: RdmaSurface, R>(
-        &self,
-        cm: &CmService,
-        qp: &Q,
-        id: RdmaId,
-        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
-    ) -> (R, Option<RdmaEvent>) {
-        self.run(cm, qp, Take::IfQuiet(id), f)
+        self.run(cm, qp, Some((id, when)), f)
     }
 
     /// As [`Self::call`], for a call whose result a QP move or iw_cm call
@@ -329,7 +318,7 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> Result<(), RdmaCmError>,
     ) -> Result<(), RdmaCmError> {
-        let (r, _, left) = self.enter(cm, qp, Take::Never, f);
+        let (r, _, left) = self.enter(cm, qp, None, f);
         r.and(self.finish(cm, qp, left))
     }
 
@@ -337,7 +326,7 @@ impl RdmaService {
         &self,
         cm: &CmService,
         qp: &Q,
-        take: Take,
+        take: Option<(RdmaId, HandBack)>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>) {
         let (r, taken, left) = self.enter(cm, qp, take, f);
@@ -351,15 +340,15 @@ impl RdmaService {
         &self,
         cm: &CmService,
         qp: &Q,
-        take: Take,
+        take: Option<(RdmaId, HandBack)>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> (R, Option<RdmaEvent>, Leftovers) {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
         let take_for = match take {
-            Take::Never => None,
-            Take::Always(id) => Some(id),
-            Take::IfQuiet(id) => {
+            None => None,
+            Some((id, HandBack::Always)) => Some(id),
+            Some((id, HandBack::IfQuiet)) => {
                 // Events are queued only under the core's lock. The queue is
                 // read first and the delivering flag under its lock: a task
                 // raises the flag before it takes events, and keeps it up
@@ -467,7 +456,7 @@ impl RdmaService {
         mv: &ReadyMove,
     ) -> Result<(), RdmaCmError> {
         let moved = qp.qp_ready(cm, mv.id, mv.comm, mv.limits, mv.rq_psn);
-        let (r, _, more) = self.enter(cm, qp, Take::Never, |core, host| {
+        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
             core.qp_ready_done(host, *mv, moved)
         });
         r.and(self.finish(cm, qp, more))
@@ -483,7 +472,7 @@ impl RdmaService {
         call: &IwCall,
         e: i32,
     ) -> Result<(), RdmaCmError> {
-        let (r, _, more) = self.enter(cm, qp, Take::Never, |core, host| {
+        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
             core.iw_call_done(host, *call, Err(e))
         });
         r.and(self.finish(cm, qp, more))

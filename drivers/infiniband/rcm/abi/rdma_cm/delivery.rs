@@ -8,17 +8,18 @@
 //! ib_core's address work instead (`addr_done`), beside that delivery, as
 //! the C rdma_cm's handlers run beside each other on several queues.
 
-use super::calls::device_ptr;
+use super::calls::{device_ptr, Host};
 use super::id::{NewId, RdmaIdBox};
 use super::resolve::find_device;
 use super::types::event_status;
-use super::RdmaCmAbi;
+use super::{mirror_at_end, RdmaCmAbi};
 use crate::bindings;
 use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::{EventKind, IdState, RdmaEvent, RdmaId, RdmaQpType, Route};
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::path::{plain_path, record_of};
+use crate::shell::rdma_cm::{HandBack, KernelRdmaCm};
 use crate::shell::CmService;
 use crate::shell::Peer;
 use kernel::prelude::*;
@@ -58,9 +59,34 @@ impl RdmaCmAbi {
         self.deliver_holding(s, b, event);
     }
 
+    /// Runs `f` on the core with `b`'s handler lock taken before the
+    /// core's (the order of the two) and held until the event `f` gives
+    /// `b`'s id, handed back as `when` allows, is delivered here: no later
+    /// event of the id is delivered before it. The id is mirrored as the
+    /// call leaves it (the event is not queued, so no one else does).
+    pub(super) fn call_delivering(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        when: HandBack,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>),
+    ) {
+        b.lock_handler();
+        let (_, event) = self
+            .service
+            .call_taking(s, self, b.core, when, |core, host| {
+                f(core, host);
+                mirror_at_end(core, host, b);
+            });
+        match event {
+            Some(event) => self.deliver_holding(s, b, &event),
+            None => b.unlock_handler(),
+        }
+    }
+
     /// [`Self::deliver_to_box`] for a caller that holds the id's handler
     /// lock; it is released here.
-    pub(super) fn deliver_holding(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
+    fn deliver_holding(&self, s: &CmService, b: &RdmaIdBox, event: &RdmaEvent) {
         if b.destroying() {
             b.unlock_handler();
             return;

@@ -6,7 +6,6 @@
 //! the resolved addresses) and `rdma_set_ib_path`.
 
 use super::id::RdmaIdBox;
-use super::mirror_at_end;
 use super::types::{errno, read_sockaddr_or_unspec, EOPNOTSUPP};
 use super::RdmaCmAbi;
 use crate::abi::service::with_part;
@@ -22,7 +21,7 @@ use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
 use crate::rdma::path::path_record;
 use crate::rdma::resolution::ResolutionHandler;
-use crate::shell::rdma_cm::KernelRdmaCm;
+use crate::shell::rdma_cm::{HandBack, KernelRdmaCm};
 use crate::shell::CmService;
 use crate::shell::Peer;
 use kernel::ffi::{c_int, c_ulong};
@@ -196,19 +195,12 @@ impl RdmaCmAbi {
         });
         // The handler lock before the core's, as 6.12's `addr_handler`: a
         // call the result lets in (RESOLVE_ROUTE) cannot have its event
-        // delivered before this one.
-        b.lock_handler();
-        let (_, event) = self.service.call_taking(s, self, id, |core, host| {
+        // delivered before this one. Without an event the core changed
+        // nothing.
+        self.call_delivering(s, &b, HandBack::Always, |core, host| {
             let _ = core.addr_resolved(host, id, outcome);
             attach_if_taken(core, &b, taken);
-            // The event is handed back, not queued: mirrored here.
-            mirror_at_end(core, host, &b);
         });
-        // Without an event the core changed nothing.
-        match event {
-            Some(event) => self.deliver_holding(s, &b, &event),
-            None => b.unlock_handler(),
-        }
     }
 
     /// `rdma_resolve_route`: a RoCE path from the resolved addresses (the
@@ -270,12 +262,11 @@ impl RdmaCmAbi {
 
     /// Hands the route worked out in the id's own call to the core; its
     /// event goes to the delivery work, or with `in_call` to the id's
-    /// handler here. The handler lock is taken before the core's (the
-    /// order of the two), so no later event of the id is delivered first;
-    /// the event comes back only if none is waiting or being delivered
-    /// (`call_taking_if_quiet`), so it passes no earlier one either. A
-    /// consumer's handler is never called here: its own call may hold
-    /// the locks its handler takes.
+    /// handler here (`call_delivering`: no later event of the id is
+    /// delivered first), and then only if no event is waiting or being
+    /// delivered (`HandBack::IfQuiet`), so it passes no earlier one
+    /// either. A consumer's handler is never called here: its own call
+    /// may hold the locks its handler takes.
     fn route_found(
         &self,
         s: &CmService,
@@ -287,17 +278,9 @@ impl RdmaCmAbi {
             self.call_mirrored(s, b, |core, host| core.route_resolved(host, b.core, route));
             return;
         }
-        b.lock_handler();
-        let (_, event) = self
-            .service
-            .call_taking_if_quiet(s, self, b.core, |core, host| {
-                core.route_resolved(host, b.core, route);
-                mirror_at_end(core, host, b);
-            });
-        match event {
-            Some(event) => self.deliver_holding(s, b, &event),
-            None => b.unlock_handler(),
-        }
+        self.call_delivering(s, b, HandBack::IfQuiet, |core, host| {
+            core.route_resolved(host, b.core, route);
+        });
     }
 
     /// A resolved RoCE id's route: the core builds the path from the id's
