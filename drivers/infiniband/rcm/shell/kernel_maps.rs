@@ -157,6 +157,15 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
         Some(value)
     }
 
+    fn remove_with<R>(&mut self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
+        let entry = self.tree.find_mut(key)?;
+        let r = f(entry.get());
+        // The node is freed with its value in place.
+        drop(entry.remove_node());
+        self.len -= 1;
+        Some(r)
+    }
+
     fn rekey(&mut self, old: &K, new: K) -> bool
     where
         V: Clone,
@@ -181,13 +190,10 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
         self.tree.cursor_lower_bound(from).map(|c| *c.current().0)
     }
 
-    fn first_entry_from(&mut self, from: &K) -> Option<(K, V)>
-    where
-        V: Clone,
-    {
+    fn first_entry_with<R>(&mut self, from: &K, f: impl FnOnce(&K, &V) -> R) -> Option<R> {
         self.tree.cursor_lower_bound(from).map(|c| {
             let (k, v) = c.current();
-            (*k, v.clone())
+            f(k, v)
         })
     }
 

@@ -10,7 +10,7 @@ use crate::abi::rdma_cm::types::ib_qp_type;
 use crate::abi::rdma_cm::RdmaCmAbi;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::rdma_cm::{PortSpace, RdmaId, RdmaQpType};
+use crate::proto::rdma_cm::{PortSpace, RdmaQpType};
 use crate::proto::ucma::{CtxId, FileId};
 use crate::rdma::rdma_event::handler_of;
 use crate::rdma::sync::{wait_until, wake_waiters};
@@ -58,14 +58,14 @@ impl UcmaAbi {
         loop {
             let seen = self.released.load(Ordering::Acquire);
             let held = self.state.lock().table.hold(file, ctx).map_err(errno)?;
-            let Some(id) = held else {
+            let Some(b) = held else {
                 wait_until(&|| self.released.load(Ordering::Acquire) != seen);
                 continue;
             };
-            let Some(b) = s.rdma_cm.id_box(id) else {
+            if b.destroying() {
                 self.release(s, ctx);
                 return Err(code::ENXIO);
-            };
+            }
             return Ok(Held {
                 abi: self,
                 s,
@@ -79,8 +79,8 @@ impl UcmaAbi {
     /// meanwhile, its id is destroyed now (the removal waits for it).
     fn release(&self, s: &UcmaHost<'_>, ctx: CtxId) {
         let closed = self.state.lock().table.unhold(ctx);
-        if let Some(id) = closed {
-            destroy(s, id);
+        if let Some(b) = closed {
+            destroy(s, &b);
         }
         self.released.fetch_add(1, Ordering::AcqRel);
         wake_waiters();
@@ -148,7 +148,7 @@ impl UcmaAbi {
             self.state.lock().table.discard(ctx);
             return Err(e);
         }
-        self.state.lock().table.publish(ctx, b.core);
+        self.state.lock().table.publish(ctx, b);
         Ok(())
     }
 
@@ -176,10 +176,10 @@ impl UcmaAbi {
     /// The end of a context hidden from commands: its rdma_cm id (if it
     /// still has one) is destroyed, which waits for its handler, then the
     /// context goes, and the ids of requests never delivered with it.
-    fn finish_destroy(&self, s: &UcmaHost<'_>, ctx: CtxId, id: Option<RdmaId>) -> u32 {
+    fn finish_destroy(&self, s: &UcmaHost<'_>, ctx: CtxId, id: Option<Arc<RdmaIdBox>>) -> u32 {
         self.wait_idle(ctx);
-        if let Some(id) = id {
-            destroy(s, id);
+        if let Some(b) = id {
+            destroy(s, &b);
         }
         let mut orphans = KVec::new();
         let reported = self.state.lock().table.finish_destroy(ctx, &mut |id| {
@@ -188,8 +188,8 @@ impl UcmaAbi {
                 pr_warn!("ucma: no memory to end a pending request's id\n");
             }
         });
-        for id in orphans {
-            destroy(s, id);
+        for b in orphans {
+            destroy(s, &b);
         }
         reported
     }
@@ -240,8 +240,8 @@ impl UcmaAbi {
 }
 
 /// Destroys an rdma_cm id of the device (if rdma_cm still has it).
-fn destroy(s: &UcmaHost<'_>, id: RdmaId) {
-    if let Some(b) = s.rdma_cm.id_box(id) {
+fn destroy(s: &UcmaHost<'_>, b: &RdmaIdBox) {
+    if let Some(b) = s.rdma_cm.id_box(b.core) {
         s.rdma_cm.destroy_id(s, &b);
     }
 }

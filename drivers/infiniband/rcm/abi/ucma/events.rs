@@ -8,14 +8,17 @@
 
 use super::UcmaAbi;
 use crate::abi::rdma_cm::id::RdmaIdBox;
+use crate::abi::rdma_cm::RdmaCmAbi;
 use crate::abi::service::with_part;
 use crate::bindings;
 use crate::proto::ucma::command::{ConnParam, PrivateData};
 use crate::proto::ucma::event::{EventParam, EventResp, UdEvent, AH_ATTR_SIZE};
+use crate::proto::ucma::layout::response;
 use crate::proto::ucma::table::Refusal;
 use crate::proto::ucma::{CtxId, Ece, FileId, McId};
 use crate::rdma::rdma_event::{EventParams, EventRef, IdEventHandler, USER_AH_SIZE};
 use crate::rdma::ucma_dev::UcmaFile;
+use crate::shell::CmService;
 use kernel::error::code;
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
@@ -37,15 +40,24 @@ impl IdEventHandler for UcmaIdEvents {
     unsafe fn event(id: *mut bindings::rdma_cm_id, ev: EventRef<'_>) -> c_int {
         // SAFETY: an id of rcm's rdma_cm (this function's contract).
         let b = unsafe { RdmaIdBox::from_id(id) };
-        with_part(|_, ucma: &UcmaAbi| ucma.on_event(b, ev)).unwrap_or(0)
+        with_part(|s, ucma: &UcmaAbi| ucma.on_event(s, b, ev)).unwrap_or(0)
     }
 }
 
 impl UcmaAbi {
     /// One event; non-zero makes rdma_cm destroy the id (a refused
     /// request's, or a removed device's).
-    fn on_event(&self, b: &RdmaIdBox, ev: EventRef<'_>) -> c_int {
+    fn on_event(&self, s: &CmService, b: &RdmaIdBox, ev: EventRef<'_>) -> c_int {
         let ctx = CtxId(b.context() as usize as u32);
+        // A new connection's context keeps its box, which its registry
+        // holds (no lookup for other events).
+        let new_box = match ev.raw().event {
+            CONNECT_REQUEST => match s.part::<RdmaCmAbi>().and_then(|r| r.id_box(b.core)) {
+                Some(new_box) => Some(new_box),
+                None => return code::EINVAL.to_errno(),
+            },
+            _ => None,
+        };
         let resp = record(b, ev);
         let mut st = self.state.lock();
         if let Some(mc) = ev.join_context() {
@@ -54,8 +66,8 @@ impl UcmaAbi {
             st.wake(d);
             return 0;
         }
-        match ev.raw().event {
-            CONNECT_REQUEST => match st.table.request(ctx, b.core, resp) {
+        match (ev.raw().event, new_box) {
+            (CONNECT_REQUEST, Some(new_box)) => match st.table.request(ctx, new_box, resp) {
                 Ok(new_ctx) => {
                     b.set_context(ctx_pointer(new_ctx));
                     if let Some(file) = st.table.file_of(ctx) {
@@ -66,7 +78,7 @@ impl UcmaAbi {
                 Err(Refusal::Backlog | Refusal::NoMemory) => code::ENOMEM.to_errno(),
                 Err(Refusal::NoListener) => code::EINVAL.to_errno(),
             },
-            DEVICE_REMOVAL => {
+            (DEVICE_REMOVAL, _) => {
                 let d = st.table.event(ctx, resp);
                 st.wake(d);
                 // The context stays for DESTROY_ID; its id goes now, or
@@ -96,22 +108,26 @@ impl UcmaAbi {
         response: u64,
     ) -> Result {
         let out = UserPtr::try_from(response).map_err(|_| code::EFAULT)?;
+        let mut record = [0u8; response::EVENT];
         loop {
             let reader = f.lock_reader()?;
-            // The surface's lock is held for the look only. An event
-            // already queued (the common case) is taken without the wait's
-            // own look.
-            let peeked = self.state.lock().table.peek(file);
-            let Some((ticket, event)) = peeked else {
+            // The surface's lock is held for the look only, which writes
+            // the record here. An event already queued (the common case)
+            // is taken without the wait's own look.
+            let peeked = self
+                .state
+                .lock()
+                .table
+                .peek(file, |event| event.write_to(&mut record));
+            let Some((ticket, ())) = peeked else {
                 drop(reader);
                 f.wait_event()?;
                 continue;
             };
-            let bytes = event.write();
             let n = usize::try_from(out_len)
                 .unwrap_or(usize::MAX)
-                .min(bytes.len());
-            UserSlice::new(out, n).writer().write_slice(&bytes[..n])?;
+                .min(record.len());
+            UserSlice::new(out, n).writer().write_slice(&record[..n])?;
             // Gone meanwhile only if its context was destroyed: then
             // userspace has a copy of an event of a context it destroyed.
             self.state.lock().table.take(file, ticket);

@@ -21,8 +21,8 @@ pub(crate) mod file;
 mod multicast;
 mod query;
 
+use crate::abi::rdma_cm::id::RdmaIdBox;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::rdma_cm::RdmaId;
 use crate::proto::ucma::table::Delivery;
 use crate::proto::ucma::{FileId, UcmaError, UcmaTable};
 use crate::rdma::ucma_dev::FileWaker;
@@ -32,12 +32,12 @@ use kernel::error::code;
 use kernel::ffi::c_int;
 use kernel::new_mutex;
 use kernel::prelude::*;
-use kernel::sync::Mutex;
+use kernel::sync::{Arc, Mutex};
 
-/// Contexts name their rdma_cm id by the core's number: a command looks
-/// the id up in rdma_cm's registry, so an id destroyed meanwhile is simply
-/// not found.
-type Table = UcmaTable<KernelCollections<Accounted>, RdmaId>;
+/// Contexts keep a reference to their rdma_cm id's box, which a command
+/// holding the context clones: no lookup in rdma_cm's registry per
+/// command. An id rdma_cm destroyed meanwhile shows as destroying.
+type Table = UcmaTable<KernelCollections<Accounted>, Arc<RdmaIdBox>>;
 
 /// What the lock covers.
 struct State {

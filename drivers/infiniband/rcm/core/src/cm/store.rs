@@ -45,6 +45,9 @@ pub trait OrderedMap<K: Ord + Copy, V> {
     fn try_insert(&mut self, key: K, value: V) -> Result<(), InsertError<V>>;
     /// Removes and returns the entry for `key`.
     fn remove(&mut self, key: &K) -> Option<V>;
+    /// Removes the entry for `key`, handing `f` its value before it is
+    /// dropped (nothing of it is moved out).
+    fn remove_with<R>(&mut self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R>;
     /// Moves the entry at `old` to `new` without allocating (the value is
     /// cloned so that an implementation can re-use the entry's memory).
     /// Returns false (and changes nothing) if `old` is absent or `new` is
@@ -57,11 +60,9 @@ pub trait OrderedMap<K: Ord + Copy, V> {
     /// The smallest key not below `from` (`&mut` because the kernel's
     /// tree seeks with a cursor).
     fn first_key_from(&mut self, from: &K) -> Option<K>;
-    /// The entry of the smallest key not below `from`, its value cloned
-    /// (one walk where [`Self::first_key_from`] and a `get` take two).
-    fn first_entry_from(&mut self, from: &K) -> Option<(K, V)>
-    where
-        V: Clone;
+    /// `f` of the entry of the smallest key not below `from` (one walk
+    /// where [`Self::first_key_from`] and a `get` take two).
+    fn first_entry_with<R>(&mut self, from: &K, f: impl FnOnce(&K, &V) -> R) -> Option<R>;
     /// Every key in order, O(1) amortized per step.
     fn keys(&self) -> impl Iterator<Item = K> + '_;
     /// Number of entries.
@@ -206,6 +207,9 @@ pub mod btree {
         fn remove(&mut self, key: &K) -> Option<V> {
             self.map.remove(key)
         }
+        fn remove_with<R>(&mut self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
+            self.map.remove(key).map(|v| f(&v))
+        }
         fn rekey(&mut self, old: &K, new: K) -> bool
         where
             V: Clone,
@@ -230,11 +234,8 @@ pub mod btree {
         fn first_key_from(&mut self, from: &K) -> Option<K> {
             self.map.range(from..).next().map(|(k, _)| *k)
         }
-        fn first_entry_from(&mut self, from: &K) -> Option<(K, V)>
-        where
-            V: Clone,
-        {
-            self.map.range(from..).next().map(|(k, v)| (*k, v.clone()))
+        fn first_entry_with<R>(&mut self, from: &K, f: impl FnOnce(&K, &V) -> R) -> Option<R> {
+            self.map.range(from..).next().map(|(k, v)| f(k, v))
         }
         fn keys(&self) -> impl Iterator<Item = K> + '_ {
             self.map.keys().copied()

@@ -77,15 +77,24 @@ impl EventResp {
     /// [`response::EVENT_MIN`]).
     pub fn write(&self) -> [u8; response::EVENT] {
         let mut out = [0u8; response::EVENT];
-        put(&mut out, at::UID, &self.uid.to_ne_bytes());
-        put(&mut out, at::ID, &self.id.to_ne_bytes());
-        put(&mut out, at::EVENT, &self.event.to_ne_bytes());
-        put(&mut out, at::STATUS, &self.status.to_ne_bytes());
+        self.write_to(&mut out);
+        out
+    }
+
+    /// [`Self::write`] into `out` (every byte of it), where the caller
+    /// keeps the record.
+    pub fn write_to(&self, out: &mut [u8; response::EVENT]) {
+        out.fill(0);
+        let out = out.as_mut_slice();
+        put(out, at::UID, &self.uid.to_ne_bytes());
+        put(out, at::ID, &self.id.to_ne_bytes());
+        put(out, at::EVENT, &self.event.to_ne_bytes());
+        put(out, at::STATUS, &self.status.to_ne_bytes());
         match &self.param {
             EventParam::Conn(c) => {
                 let base = at::PARAM;
-                put(&mut out, base + conn_param::QP_NUM, &c.qp_num.to_ne_bytes());
-                put_private(&mut out, base + conn_param::PRIVATE_DATA, &c.private_data);
+                put(out, base + conn_param::QP_NUM, &c.qp_num.to_ne_bytes());
+                put_private(out, base + conn_param::PRIVATE_DATA, &c.private_data);
                 let bytes = [
                     (conn_param::SRQ, u8::from(c.srq)),
                     (conn_param::RESPONDER_RESOURCES, c.responder_resources),
@@ -95,19 +104,18 @@ impl EventResp {
                     (conn_param::RNR_RETRY_COUNT, c.rnr_retry_count),
                 ];
                 for (field, v) in bytes {
-                    put(&mut out, base + field, &[v]);
+                    put(out, base + field, &[v]);
                 }
             }
             EventParam::Ud(u) => {
-                put(&mut out, at::UD_QP_NUM, &u.qp_num.to_ne_bytes());
-                put(&mut out, at::UD_QKEY, &u.qkey.to_ne_bytes());
-                put(&mut out, at::UD_AH_ATTR, &u.ah_attr);
-                put_private(&mut out, at::UD_PRIVATE_DATA, &u.private_data);
+                put(out, at::UD_QP_NUM, &u.qp_num.to_ne_bytes());
+                put(out, at::UD_QKEY, &u.qkey.to_ne_bytes());
+                put(out, at::UD_AH_ATTR, &u.ah_attr);
+                put_private(out, at::UD_PRIVATE_DATA, &u.private_data);
             }
         }
-        put(&mut out, at::ECE, &self.ece.vendor_id.to_ne_bytes());
-        put(&mut out, at::ECE + 4, &self.ece.attr_mod.to_ne_bytes());
-        out
+        put(out, at::ECE, &self.ece.vendor_id.to_ne_bytes());
+        put(out, at::ECE + 4, &self.ece.attr_mod.to_ne_bytes());
     }
 }
 

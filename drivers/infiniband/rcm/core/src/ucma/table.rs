@@ -21,7 +21,8 @@
 //! steps (outside any lock of the embedding): `unpublish_*` hides the
 //! context or membership from lookups and hands back what to destroy, and
 //! `finish_*` removes it with its events once no more can arrive.
-//! `H` is the embedding's handle of an rdma_cm id.
+//! `H` is the embedding's handle of an rdma_cm id, cloned for each
+//! command that holds its context.
 
 use super::event::EventResp;
 use super::UcmaError;
@@ -54,7 +55,7 @@ enum Life {
     Destroying,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Context<H> {
     file: FileId,
     uid: u64,
@@ -119,7 +120,7 @@ pub enum Refusal {
 }
 
 /// The contexts, memberships and event queues of every open file.
-pub struct UcmaTable<C: Collections, H: Copy> {
+pub struct UcmaTable<C: Collections, H: Clone> {
     contexts: C::Map<CtxId, Context<H>>,
     /// Each file's contexts, for closing a file.
     by_file: C::Map<(FileId, CtxId), ()>,
@@ -135,13 +136,13 @@ pub struct UcmaTable<C: Collections, H: Copy> {
     next_seq: u64,
 }
 
-impl<C: Collections, H: Copy> Default for UcmaTable<C, H> {
+impl<C: Collections, H: Clone> Default for UcmaTable<C, H> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<C: Collections, H: Copy> UcmaTable<C, H> {
+impl<C: Collections, H: Clone> UcmaTable<C, H> {
     /// An empty table.
     pub fn new() -> Self {
         UcmaTable {
@@ -234,8 +235,8 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
     /// What [`Self::find`] answers for the context `c`.
     fn found(c: &Context<H>, file: FileId) -> Result<H, UcmaError> {
         Self::check_visible(c, file)?;
-        match (c.life, c.handle) {
-            (Life::Public, Some(h)) => Ok(h),
+        match (c.life, &c.handle) {
+            (Life::Public, Some(h)) => Ok(h.clone()),
             _ => Err(UcmaError::Gone),
         }
     }
@@ -441,34 +442,45 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
         self.front(file).is_some()
     }
 
-    /// The event GET_EVENT would deliver next on `file`, with its ticket
-    /// for [`UcmaTable::take`]. The copy out happens between the two,
-    /// without the embedding's lock (a faulting buffer stalls only its
-    /// own file's readers).
-    pub fn peek(&mut self, file: FileId) -> Option<(EventTicket, EventResp)> {
+    /// `f` of the event GET_EVENT would deliver next on `file` (which
+    /// writes its record out without moving it), with its ticket for
+    /// [`UcmaTable::take`]. The copy out happens between the two, without
+    /// the embedding's lock (a faulting buffer stalls only its own file's
+    /// readers).
+    pub fn peek<R>(
+        &mut self,
+        file: FileId,
+        f: impl FnOnce(&EventResp) -> R,
+    ) -> Option<(EventTicket, R)> {
         self.events
-            .first_entry_from(&(file, 0))
-            .filter(|(k, _)| k.0 == file)
-            .map(|(k, q)| (EventTicket(k.1), q.resp))
+            .first_entry_with(&(file, 0), |k, q| {
+                (k.0 == file).then(|| (EventTicket(k.1), f(&q.resp)))
+            })
+            .flatten()
     }
 
     /// Delivers the event `ticket` names on `file` (after it was copied
-    /// out): counts it and frees a request's backlog slot. `None` if it
-    /// is no longer queued (its context was destroyed meanwhile, or
-    /// another reader took it).
-    pub fn take(&mut self, file: FileId, ticket: EventTicket) -> Option<EventResp> {
+    /// out): counts it and frees a request's backlog slot. False if it is
+    /// no longer queued (its context was destroyed meanwhile, or another
+    /// reader took it).
+    pub fn take(&mut self, file: FileId, ticket: EventTicket) -> bool {
         let key = (file, ticket.0);
-        let q = self.events.remove(&key)?;
-        if let Some(c) = self.contexts.get_mut(&q.ctx) {
+        let Some((ctx, request, mc)) = self
+            .events
+            .remove_with(&key, |q| (q.ctx, q.new_ctx.is_some(), q.mc))
+        else {
+            return false;
+        };
+        if let Some(c) = self.contexts.get_mut(&ctx) {
             c.events_reported = c.events_reported.wrapping_add(1);
-            if q.new_ctx.is_some() {
+            if request {
                 c.backlog = c.backlog.saturating_add(1);
             }
         }
-        if let Some(m) = q.mc.and_then(|mc| self.memberships.get_mut(&mc)) {
+        if let Some(m) = mc.and_then(|mc| self.memberships.get_mut(&mc)) {
             m.events_reported = m.events_reported.wrapping_add(1);
         }
-        Some(q.resp)
+        true
     }
 
     /// DESTROY_ID, first step: hides `file`'s context `ctx` and hands back
@@ -605,7 +617,7 @@ impl<C: Collections, H: Copy> UcmaTable<C, H> {
         if c.file != file {
             return Err(UcmaError::Invalid);
         }
-        if !matches!((c.life, c.handle), (Life::Public, Some(_))) {
+        if !matches!((c.life, &c.handle), (Life::Public, Some(_))) {
             return Err(UcmaError::Gone);
         }
         let (ctx, group) = (m.ctx, m.group);
