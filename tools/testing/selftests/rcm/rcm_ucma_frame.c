@@ -4,7 +4,8 @@
  * version, and the command frame's errors as the in-tree rdma_ucm gives
  * them (a write shorter than the header, an unknown command, an input
  * beyond the write, GET_OPTION, responses too small, CONNECT shorter than
- * its oldest layout, bad port spaces and families, input that faults),
+ * its oldest layout, bad port spaces and families, input that faults, a
+ * write whose tail past the struct is unmapped),
  * and GET_EVENT / poll on a file with no events.
  *
  * A blocking GET_EVENT with no event waits until a signal interrupts it.
@@ -109,6 +110,15 @@ int main(void)
 		memcpy(at, &hdr, sizeof(hdr));
 		expect_errno(write(fd, at, sizeof(hdr)) < 0 ? errno : 0, EFAULT,
 			     "BIND whose struct faults");
+		/* A write longer than its frame and struct, whose tail lies
+		 * in the unmapped page: only the struct is read, so the
+		 * command runs (and refuses family 0), no fault. */
+		hdr.in = sizeof(bind);
+		at = pages + 4096 - sizeof(hdr) - sizeof(bind);
+		memcpy(at, &hdr, sizeof(hdr));
+		memcpy(at + sizeof(hdr), &bind, sizeof(bind));
+		expect_errno(write(fd, at, sizeof(hdr) + sizeof(bind) + 64) < 0 ? errno : 0,
+			     EINVAL, "BIND whose write runs past its struct into an unmapped page");
 	}
 	close(fd);
 

@@ -28,17 +28,39 @@ impl UcmaAbi {
         if let Some(e) = Header::too_short(len) {
             return Err(errno(e));
         }
-        let mut raw = [0u8; HEADER];
-        UserSlice::new(buf, HEADER).reader().read_slice(&mut raw)?;
-        let header = Header::parse(len, &raw).map_err(errno)?;
-        let want = header.op.input_len(&header).map_err(errno)?;
-        let mut body = [0u8; MAX_INPUT];
-        let body = body.get_mut(..want).ok_or(code::EINVAL)?;
-        // As the in-tree handlers do: the struct is read whatever `in`
-        // says, and a short buffer faults.
-        UserSlice::new(buf.wrapping_add(HEADER), want)
+        let mut frame = [0u8; HEADER + MAX_INPUT];
+        // One copy of what the write holds (librdmacm writes the frame and
+        // the struct, no more). A fault there may lie past what the
+        // in-tree module reads: the frame is then read its way, header
+        // first, then the struct whatever `in` says.
+        let at_once = len.min(frame.len());
+        let whole = frame.get_mut(..at_once).ok_or(code::EINVAL)?;
+        let read = if UserSlice::new(buf, at_once)
             .reader()
-            .read_slice(body)?;
+            .read_slice(whole)
+            .is_ok()
+        {
+            at_once
+        } else {
+            let head = frame.get_mut(..HEADER).ok_or(code::EINVAL)?;
+            UserSlice::new(buf, HEADER).reader().read_slice(head)?;
+            HEADER
+        };
+        let raw: [u8; HEADER] = frame
+            .get(..HEADER)
+            .and_then(|h| h.try_into().ok())
+            .ok_or(code::EINVAL)?;
+        let header = Header::parse(len, &raw).map_err(errno)?;
+        let end = HEADER + header.op.input_len(&header).map_err(errno)?;
+        if end > read {
+            // As the in-tree handlers do: the struct is read whatever `in`
+            // says, and a short buffer faults.
+            let rest = frame.get_mut(read..end).ok_or(code::EINVAL)?;
+            UserSlice::new(buf.wrapping_add(read), rest.len())
+                .reader()
+                .read_slice(rest)?;
+        }
+        let body = frame.get(HEADER..end).ok_or(code::EINVAL)?;
         let cmd = parse(&header, body).map_err(errno)?;
         self.execute(s, f, &header, cmd)?;
         Ok(len)

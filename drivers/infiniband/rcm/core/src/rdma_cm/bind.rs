@@ -8,10 +8,13 @@
 //!
 //! Each port's holders form a list threaded through their records (as the
 //! C code's `hlist`), so a holder costs one record and a port one head.
+//! The records sit in the slots of the holders' rdma_cm ids (as the ids
+//! do, `id_slots.rs`): binding and unbinding walk one tree, the ports'.
 
 use super::addr::SockAddr;
+use super::endpoint::RdmaId;
 use super::port_space::PortSpace;
-use crate::cm::store::{Collections, InsertError, OrderedMap};
+use crate::cm::store::{Collections, OrderedMap, SlotVec};
 
 /// Identifies a network namespace (chosen by the embedding).
 pub type NetId = u64;
@@ -71,6 +74,8 @@ pub enum BindError {
 /// A holder's record.
 #[derive(Clone, Copy, Debug)]
 struct Holder {
+    /// Whose record it is (its slot may be another id's later).
+    id: HolderId,
     port: PortKey,
     src: SockAddr,
     dst: Option<SockAddr>,
@@ -84,7 +89,8 @@ struct Holder {
 pub struct PortTable<C: Collections> {
     /// Each port's first holder.
     heads: C::Map<PortKey, HolderId>,
-    holders: C::Map<HolderId, Holder>,
+    /// By the slot of the holder's id.
+    holders: C::Vec<Option<Holder>>,
     /// The port an ephemeral bind took last (6.12 keeps one for all).
     last_ephemeral: Option<u16>,
 }
@@ -100,7 +106,7 @@ impl<C: Collections> PortTable<C> {
     pub fn new() -> Self {
         PortTable {
             heads: OrderedMap::new_empty(),
-            holders: OrderedMap::new_empty(),
+            holders: SlotVec::new_empty(),
             last_ephemeral: None,
         }
     }
@@ -115,7 +121,7 @@ impl<C: Collections> PortTable<C> {
         local_ports: (u16, u16),
         random: u32,
     ) -> Result<u16, BindError> {
-        if self.holders.get(&holder).is_some() {
+        if self.holder(holder).is_some() {
             return Err(BindError::AlreadyBound);
         }
         if !req.src.is_any_port() {
@@ -160,7 +166,7 @@ impl<C: Collections> PortTable<C> {
     /// Whether `holder` may listen on the port it holds: as a bind without
     /// REUSEADDR (6.12 checks the port again when an id listens).
     pub fn check_listen(&self, holder: HolderId) -> Result<(), BindError> {
-        let Some(h) = self.holders.get(&holder) else {
+        let Some(h) = self.holder(holder) else {
             return Ok(());
         };
         let req = BindRequest {
@@ -178,7 +184,7 @@ impl<C: Collections> PortTable<C> {
     /// Releases the holder's port (the port goes when its last holder
     /// does); `None` if it held none.
     pub fn unbind(&mut self, holder: HolderId) -> Option<PortKey> {
-        let h = self.holders.remove(&holder)?;
+        let h = self.take_holder(holder)?;
         let head = self.heads.get(&h.port).copied();
         if head == Some(holder) {
             match h.next {
@@ -194,7 +200,7 @@ impl<C: Collections> PortTable<C> {
         } else {
             let mut cur = head;
             while let Some(id) = cur {
-                let Some(prev) = self.holders.get_mut(&id) else {
+                let Some(prev) = self.holder_mut(id) else {
                     break;
                 };
                 if prev.next == Some(holder) {
@@ -209,7 +215,7 @@ impl<C: Collections> PortTable<C> {
 
     /// The port a holder holds.
     pub fn port_of(&self, holder: HolderId) -> Option<PortKey> {
-        self.holders.get(&holder).map(|h| h.port)
+        self.holder(holder).map(|h| h.port)
     }
 
     /// Holders of `port`, first bound last.
@@ -217,7 +223,7 @@ impl<C: Collections> PortTable<C> {
         let mut cur = self.heads.get(&port).copied();
         core::iter::from_fn(move || {
             let id = cur?;
-            cur = self.holders.get(&id).and_then(|h| h.next);
+            cur = self.holder(id).and_then(|h| h.next);
             Some(id)
         })
     }
@@ -236,7 +242,7 @@ impl<C: Collections> PortTable<C> {
         reuseaddr: bool,
     ) -> Result<(), BindError> {
         for id in self.holders_of(key).filter(|id| *id != holder) {
-            let Some(cur) = self.holders.get(&id) else {
+            let Some(cur) = self.holder(id) else {
                 continue;
             };
             if reuseaddr && cur.reuseaddr {
@@ -267,7 +273,7 @@ impl<C: Collections> PortTable<C> {
         let port = |a: Option<SockAddr>| a.map_or(0, |a| a.port());
         self.holders_of(key)
             .filter(|id| *id != holder)
-            .filter_map(|id| self.holders.get(&id))
+            .filter_map(|id| self.holder(id))
             .all(|cur| {
                 let (p, q) = (port(req.dst), port(cur.dst));
                 (p != 0 && q != 0 && p != q)
@@ -280,6 +286,7 @@ impl<C: Collections> PortTable<C> {
     fn add(&mut self, holder: HolderId, key: PortKey, req: &BindRequest) -> Result<(), BindError> {
         let next = self.heads.get(&key).copied();
         let record = Holder {
+            id: holder,
             port: key,
             src: req.src.with_port(key.port),
             dst: req.dst,
@@ -287,25 +294,57 @@ impl<C: Collections> PortTable<C> {
             afonly: req.afonly,
             next,
         };
-        match self.holders.try_insert(holder, record) {
-            Ok(()) => {}
-            Err(InsertError::Occupied(_)) => return Err(BindError::AlreadyBound),
-            Err(InsertError::NoMemory(_)) => return Err(BindError::NoMemory),
+        let slot = RdmaId(holder).slot();
+        while self.holders.len() <= slot {
+            self.holders
+                .try_grow(|| None)
+                .map_err(|_| BindError::NoMemory)?;
+        }
+        match self.holders.get_mut(slot) {
+            Some(entry @ None) => *entry = Some(record),
+            // Another live id in the slot cannot be: ids own their slots.
+            Some(Some(_)) | None => return Err(BindError::AlreadyBound),
         }
         match next {
             Some(_) => {
-                if let Some(slot) = self.heads.get_mut(&key) {
-                    *slot = holder;
+                if let Some(head) = self.heads.get_mut(&key) {
+                    *head = holder;
                 }
                 Ok(())
             }
             None => match self.heads.try_insert(key, holder) {
                 Ok(()) => Ok(()),
                 Err(_) => {
-                    self.holders.remove(&holder);
+                    self.take_holder(holder);
                     Err(BindError::NoMemory)
                 }
             },
+        }
+    }
+
+    /// The record of `holder`.
+    fn holder(&self, holder: HolderId) -> Option<&Holder> {
+        self.holders
+            .get(RdmaId(holder).slot())?
+            .as_ref()
+            .filter(|h| h.id == holder)
+    }
+
+    /// The record of `holder`, mutably.
+    fn holder_mut(&mut self, holder: HolderId) -> Option<&mut Holder> {
+        self.holders
+            .get_mut(RdmaId(holder).slot())?
+            .as_mut()
+            .filter(|h| h.id == holder)
+    }
+
+    /// Takes the record of `holder` out.
+    fn take_holder(&mut self, holder: HolderId) -> Option<Holder> {
+        let entry = self.holders.get_mut(RdmaId(holder).slot())?;
+        if entry.as_ref().is_some_and(|h| h.id == holder) {
+            entry.take()
+        } else {
+            None
         }
     }
 }
