@@ -163,14 +163,10 @@ impl CmIdPrivate {
         unsafe { addr_of!((*self.private()).state).read_volatile() }
     }
 
-    /// Marks the id as being destroyed (deliveries stop).
+    /// Writes DESTROYING into the state consumers and nldev read (the
+    /// box keeps the mark deliveries go by).
     pub(crate) fn set_destroying(&self) {
         self.set_kernel_state(bindings::rdma_cm_state_RDMA_CM_DESTROYING);
-    }
-
-    /// Whether the id is being destroyed.
-    pub(crate) fn destroying(&self) -> bool {
-        self.kernel_state() == bindings::rdma_cm_state_RDMA_CM_DESTROYING
     }
 
     /// Writes the addresses consumers read (`route.addr.src_addr` and

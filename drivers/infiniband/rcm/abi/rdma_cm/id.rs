@@ -10,7 +10,7 @@ use crate::proto::cm::CommId;
 use crate::proto::rdma_cm::{IdState, RdmaId};
 use crate::rdma::cm_id::CmIdPrivate;
 pub(crate) use crate::rdma::cm_id::NewId;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -27,6 +27,11 @@ pub(crate) struct RdmaIdBox {
     /// The CM id of the connection ([`NO_COMM`]: none), for calls from
     /// any context (`rdma_notify` from a QP event handler).
     comm: AtomicU64,
+    /// Set once `rdma_destroy_id` (or a handler's non-zero return) began;
+    /// never cleared. The C state says DESTROYING too, but a mirror of
+    /// the core's state (a result still applied under the core's lock)
+    /// writes that field, so deliveries read this flag.
+    destroying: AtomicBool,
 }
 
 /// No CM id.
@@ -50,6 +55,7 @@ impl RdmaIdBox {
                 private <- CmIdPrivate::new(n),
                 core,
                 comm: AtomicU64::new(NO_COMM),
+                destroying: AtomicBool::new(false),
             }? Error),
             // A user's ids count against its memory cgroup.
             GFP_KERNEL_ACCOUNT,
@@ -84,6 +90,24 @@ impl RdmaIdBox {
     /// Mirrors the core's state for ib_core's resource tracking.
     pub(crate) fn set_state(&self, state: IdState) {
         self.private.set_kernel_state(kernel_state(state));
+        // A destroy that began meanwhile keeps its mark: whichever store
+        // comes last, the field ends DESTROYING (each side stores, then
+        // the other reads the flag).
+        if self.destroying.load(Ordering::SeqCst) {
+            self.private.set_destroying();
+        }
+    }
+
+    /// Marks the id as being destroyed: no delivery calls its handler
+    /// from here on (the mark outlives later mirrors of the core's state).
+    pub(crate) fn set_destroying(&self) {
+        self.destroying.store(true, Ordering::SeqCst);
+        self.private.set_destroying();
+    }
+
+    /// Whether the id is being destroyed.
+    pub(crate) fn destroying(&self) -> bool {
+        self.destroying.load(Ordering::SeqCst)
     }
 
     /// Whether the state mirrored last (see `RdmaCmAbi::sync`) is `state`.

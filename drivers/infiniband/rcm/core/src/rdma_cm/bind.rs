@@ -19,7 +19,8 @@ use crate::cm::store::{Collections, OrderedMap, SlotVec};
 /// Identifies a network namespace (chosen by the embedding).
 pub type NetId = u64;
 
-/// Identifies a holder (the rdma_cm id).
+/// Identifies a holder: an rdma_cm id's number ([`RdmaId`]), whose slot
+/// keeps its record.
 pub type HolderId = u64;
 
 /// Ports below this need `CAP_NET_BIND_SERVICE` (`PROT_SOCK`).
@@ -534,5 +535,27 @@ mod tests {
         assert_eq!(t.ports(), 0);
         // the port is free again
         assert_eq!(t.bind(4, &req(v4(0, 7174)), RANGE, 0), Ok(7174));
+    }
+
+    #[test]
+    fn a_slot_serves_the_next_generation_of_its_id() {
+        // Two ids of one slot (the table reuses a destroyed id's slot
+        // with the next generation): the record is the live one's.
+        let (old, new) = (5, (1 << 32) | 5);
+        assert_eq!(RdmaId(old).slot(), RdmaId(new).slot());
+        let mut t = PortTable::<Std>::new();
+        assert_eq!(t.bind(old, &req(v4(1, 7174)), RANGE, 0), Ok(7174));
+        assert_eq!(t.port_of(new), None, "another generation holds nothing");
+        assert_eq!(t.unbind(new), None);
+        // While the old one holds the slot, the new one cannot bind there
+        // (the core unbinds an id before its slot is reused).
+        assert_eq!(
+            t.bind(new, &req(v4(2, 7175)), RANGE, 0),
+            Err(BindError::AlreadyBound)
+        );
+        assert!(t.unbind(old).is_some());
+        assert_eq!(t.bind(new, &req(v4(2, 7175)), RANGE, 0), Ok(7175));
+        assert_eq!(t.port_of(old), None);
+        assert!(t.port_of(new).is_some());
     }
 }

@@ -229,14 +229,14 @@ impl<C: Collections, H: Clone> UcmaTable<C, H> {
     /// closed by device removal `-ENXIO`.
     pub fn find(&self, file: FileId, ctx: CtxId) -> Result<H, UcmaError> {
         let c = self.contexts.get(&ctx).ok_or(UcmaError::NoEntry)?;
-        Self::found(c, file)
+        Self::found(c, file).cloned()
     }
 
     /// What [`Self::find`] answers for the context `c`.
-    fn found(c: &Context<H>, file: FileId) -> Result<H, UcmaError> {
+    fn found(c: &Context<H>, file: FileId) -> Result<&H, UcmaError> {
         Self::check_visible(c, file)?;
         match (c.life, &c.handle) {
-            (Life::Public, Some(h)) => Ok(h.clone()),
+            (Life::Public, Some(h)) => Ok(h),
             _ => Err(UcmaError::Gone),
         }
     }
@@ -248,12 +248,12 @@ impl<C: Collections, H: Clone> UcmaTable<C, H> {
     /// it, and teardown waits for the running one ([`UcmaTable::busy`]).
     pub fn hold(&mut self, file: FileId, ctx: CtxId) -> Result<Option<H>, UcmaError> {
         let c = self.contexts.get_mut(&ctx).ok_or(UcmaError::NoEntry)?;
-        let h = Self::found(c, file)?;
+        Self::found(c, file)?;
         if c.busy {
             return Ok(None);
         }
         c.busy = true;
-        Ok(Some(h))
+        Self::found(c, file).cloned().map(Some)
     }
 
     /// The command holding `ctx` is done. Hands back the rdma_cm id to
