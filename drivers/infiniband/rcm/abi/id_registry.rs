@@ -56,10 +56,11 @@ impl<B: RegisteredId> IdRegistry<B> {
     /// Registers `b` (not registered yet).
     pub(crate) fn insert(&mut self, b: Arc<B>) -> Result {
         if let Some(slot) = B::slot_of(b.key()) {
-            while self.by_slot.len() <= slot {
-                self.by_slot.try_grow(|| None).map_err(|_| ENOMEM)?;
-            }
-            if let Some(entry @ None) = self.by_slot.get_mut(slot) {
+            let entry = self
+                .by_slot
+                .get_mut_growing(slot, || None)
+                .map_err(|_| ENOMEM)?;
+            if entry.is_none() {
                 *entry = Some(b);
                 return Ok(());
             }

@@ -90,6 +90,18 @@ pub trait SlotVec<T> {
     /// Appends at least one element made by `make` (how many is the
     /// implementation's allocation unit), or none and `NoMemory`.
     fn try_grow(&mut self, make: impl FnMut() -> T) -> Result<(), NoMemory>;
+    /// The element at `index`, mutably, the array grown first (by
+    /// elements `make` makes) if it is shorter.
+    fn get_mut_growing(
+        &mut self,
+        index: usize,
+        mut make: impl FnMut() -> T,
+    ) -> Result<&mut T, NoMemory> {
+        while self.len() <= index {
+            self.try_grow(&mut make)?;
+        }
+        self.get_mut(index).ok_or(NoMemory)
+    }
 }
 
 /// The family of maps an [`Endpoint`](super::Endpoint) is built from.

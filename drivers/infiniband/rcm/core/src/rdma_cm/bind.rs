@@ -295,17 +295,15 @@ impl<C: Collections> PortTable<C> {
             afonly: req.afonly,
             next,
         };
-        let slot = RdmaId(holder).slot();
-        while self.holders.len() <= slot {
-            self.holders
-                .try_grow(|| None)
-                .map_err(|_| BindError::NoMemory)?;
-        }
-        match self.holders.get_mut(slot) {
-            Some(entry @ None) => *entry = Some(record),
+        let entry = self
+            .holders
+            .get_mut_growing(RdmaId(holder).slot(), || None)
+            .map_err(|_| BindError::NoMemory)?;
+        if entry.is_some() {
             // Another live id in the slot cannot be: ids own their slots.
-            Some(Some(_)) | None => return Err(BindError::AlreadyBound),
+            return Err(BindError::AlreadyBound);
         }
+        *entry = Some(record);
         match next {
             Some(_) => {
                 if let Some(head) = self.heads.get_mut(&key) {

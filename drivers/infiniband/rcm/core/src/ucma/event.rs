@@ -72,17 +72,10 @@ pub struct EventResp {
 }
 
 impl EventResp {
-    /// Writes the event as `struct rdma_ucm_event_resp`; the caller copies
+    /// Writes the event as `struct rdma_ucm_event_resp` into `out` (every
+    /// byte of it), where the caller keeps the record; the caller copies
     /// out as much as userspace asked for (at least
     /// [`response::EVENT_MIN`]).
-    pub fn write(&self) -> [u8; response::EVENT] {
-        let mut out = [0u8; response::EVENT];
-        self.write_to(&mut out);
-        out
-    }
-
-    /// [`Self::write`] into `out` (every byte of it), where the caller
-    /// keeps the record.
     pub fn write_to(&self, out: &mut [u8; response::EVENT]) {
         out.fill(0);
         let out = out.as_mut_slice();
@@ -143,6 +136,14 @@ const _: () = assert!(at::PARAM + conn_param::VALID == 291);
 mod tests {
     use super::*;
 
+    /// The record of `e`, written over a buffer of 0xFF bytes (so that a
+    /// byte `write_to` left unwritten shows).
+    fn record(e: &EventResp) -> [u8; response::EVENT] {
+        let mut b = [0xFF; response::EVENT];
+        e.write_to(&mut b);
+        b
+    }
+
     fn ne32(b: &[u8], at: usize) -> u32 {
         u32::from_ne_bytes(b[at..at + 4].try_into().unwrap())
     }
@@ -170,7 +171,7 @@ mod tests {
                 attr_mod: 2,
             },
         };
-        let b = e.write();
+        let b = record(&e);
         assert_eq!(u64::from_ne_bytes(b[0..8].try_into().unwrap()), e.uid);
         assert_eq!((ne32(&b, 8), ne32(&b, 12)), (7, 5));
         assert_eq!(ne32(&b, 16) as i32, -110);
@@ -200,7 +201,7 @@ mod tests {
             }),
             ece: Ece::default(),
         };
-        let b = e.write();
+        let b = record(&e);
         assert_eq!((ne32(&b, 20), ne32(&b, 24)), (0xFF_FFFF, 0x0123_4567));
         assert_eq!((b[28], b[59]), (0xAA, 0xBB));
         assert!(b[60..196].iter().all(|&x| x == 9));
