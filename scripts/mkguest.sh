@@ -114,6 +114,11 @@ if [ -f "$RCM_ROOT/out/ibcm-only/drivers/infiniband/rcm/rcm.ko" ]; then
 	cp "$RCM_ROOT/out/ibcm-only/drivers/infiniband/rcm/rcm.ko" \
 		"$stage/usr/lib/rcm/rcm-ibcm-only.ko"
 fi
+# A baseline build of rcm (make bench's A/B of the commands run): another
+# commit's rcm.ko, named by RCM_BENCH_BASELINE_KO.
+if [ -n "${RCM_BENCH_BASELINE_KO:-}" ]; then
+	cp "$RCM_BENCH_BASELINE_KO" "$stage/usr/lib/rcm/rcm-baseline.ko"
+fi
 # Sample consumers: they link against whichever CM the guest runs.
 # and the kselftests' own modules.
 for ko in "$RCM_ROOT"/samples/rcm/*.ko "$RCM_ROOT"/tools/testing/selftests/rcm/modules/*.ko; do

@@ -36,6 +36,10 @@ NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
 # cmtime runs: connections per run.
 CMTIME_POINTS=$(echo "${RCM_BENCH_CMTIME_POINTS:-1000,10000}" | tr , ' ')
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
+# A baseline rcm.ko (RCM_BENCH_BASELINE_KO on the host, put in the image
+# by mkguest.sh): the commands run adds it as stack "base", on its own
+# device as "rcm", and prints rcm/baseline per step (an A/B in one boot).
+BASELINE_KO=/usr/lib/rcm/rcm-baseline.ko
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
 ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,commands,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -56,6 +60,7 @@ switch_cm() {
 	case $1 in
 	rcm) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod /usr/lib/rcm/rcm.ko ucma=1" ;;
 	rcmk) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod /usr/lib/rcm/rcm.ko && insmod \$(modinfo -n rdma_ucm)" ;;
+	base) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod $BASELINE_KO ucma=1" ;;
 	*) echo "rmmod rdma_ucm 2>/dev/null; rmmod rcm && for m in ib_cm rdma_cm rdma_ucm; do modprobe \$m || exit 1; done" ;;
 	esac
 }
@@ -624,9 +629,9 @@ split_parts() {
 	esac
 	# Index 0: the C module's function, 1: rcm's.
 	local u=0 r=0
-	[ "$cm" = rcm ] && u=1
+	[ "$cm" = rcm ] || [ "$cm" = base ] && u=1
 	[ "$cm" = c ] || r=1
-	if [ "$cm" = rcm ]; then
+	if [ "$u" = 1 ]; then
 		echo -n "write=UcmaFileOps5write get_event=UcmaAbi9get_event query=UcmaAbi5query "
 	else
 		echo -n "write=ucma_write get_event=ucma_get_event query=ucma_query "
@@ -680,6 +685,51 @@ profile_split() {
 		'BEGIN { printf "%s %.2f%%\n", head, t ? 100 * i / t : 0 }'
 }
 
+# The functions that spent most of a profiled step's samples themselves,
+# microseconds per id: <cm> <step> <perf.data> (RCM_BENCH_PROFILE_TOP of
+# them; none by default).
+PROFILE_TOP=${RCM_BENCH_PROFILE_TOP:-0}
+profile_top() {
+	local cm=$1 step=$2 data=$3 total
+	[ "$PROFILE_TOP" -gt 0 ] || return 0
+	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
+		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
+	perf report -i "$data" --stdio -n --no-children --sort sym -g none 2> /dev/null | tr -d '\r' |
+		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v top="$PROFILE_TOP" \
+			-v head="$cm  round 1: commands, $step, self us per id:" '
+		!/^#/ && NF >= 4 && shown < top {
+			# A mangled Rust name by its last two identifiers.
+			sym = $NF
+			if (sym ~ /^_R/) {
+				rest = sym
+				# Its last four identifiers (the name of a generic
+				# function comes before those of its arguments):
+				# <length><name>, a name starting with a letter and
+				# the length not part of a back reference ("B1a_");
+				# anything else is stepped over a character at a time.
+				p1 = p2 = p3 = p4 = ""
+				while (match(rest, /[0-9]+[A-Za-z_]/)) {
+					len = substr(rest, RSTART, RLENGTH - 1) + 0
+					part = substr(rest, RSTART + RLENGTH - 1, len)
+					before = RSTART > 1 ? substr(rest, RSTART - 1, 1) : ""
+					if (part ~ /^[A-Za-z]/ && length(part) == len && before != "B") {
+						p4 = p3; p3 = p2; p2 = p1; p1 = part
+						rest = substr(rest, RSTART + RLENGTH - 1 + len)
+					} else {
+						rest = substr(rest, RSTART + 1)
+					}
+				}
+				sym = p1
+				if (p2 != "") sym = p2 "::" sym
+				if (p3 != "") sym = p3 "::" sym
+				if (p4 != "") sym = p4 "::" sym
+			}
+			line = line sprintf("%s %s %.2f", shown ? "," : "", sym, $2 / hz / n * 1e6)
+			shown++
+		}
+		END { print head line }'
+}
+
 # One CM's commands run: <c|rcm|rcmk> <round>.
 run_commands() {
 	local cm=$1 i step ms out
@@ -707,6 +757,7 @@ run_commands() {
 			-o /tmp/perf.data -- "$STEPS_BIN" "$RCM_PEER" "$COMMAND_IDS" "$step" /tmp/perf.ctl /tmp/perf.ack > /dev/null ||
 			return 1
 		profile_split "$cm" "$step" /tmp/perf.data
+		profile_top "$cm" "$step" /tmp/perf.data
 	done
 	rm -f /tmp/perf.data /tmp/perf.ctl /tmp/perf.ack
 }
@@ -732,7 +783,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		if wanted cmtime; then run_cmtime "$cm" "$round" || { echo "$cm cmtime round $round failed"; exit 1; }; fi
 	done
 	if wanted commands; then
-		for cm in c rcm rcmk; do
+		stacks="c rcm rcmk"
+		# The A/B pair alternates its order round by round.
+		if [ -f $BASELINE_KO ]; then
+			((round % 2)) && stacks="c rcmk rcm base" || stacks="c rcmk base rcm"
+		fi
+		for cm in $stacks; do
 			use_cm "$cm" && run_commands "$cm" "$round" || { echo "$cm commands round $round failed"; exit 1; }
 		done
 	fi
@@ -767,6 +823,9 @@ if wanted commands; then
 		ratio "${total[c-commands-$step]}" "${total[rcm-commands-$step]}" "commands, $COMMAND_IDS ids, $step"
 		ratio "${total[c-commands-$step]}" "${total[rcmk-commands-$step]}" "commands, $COMMAND_IDS ids, $step, in-tree rdma_ucm on rcm" |
 			sed 's/^rcm\/C/rcmk\/C/'
+		[ -f $BASELINE_KO ] &&
+			ratio "${total[base-commands-$step]}" "${total[rcm-commands-$step]}" "commands, $COMMAND_IDS ids, $step, against the baseline" |
+			sed 's/^rcm\/C/rcm\/baseline/'
 	done
 fi
 if wanted cmtime; then

@@ -64,20 +64,26 @@ impl RdmaCmAbi {
     /// `b`'s id, handed back as `when` allows, is delivered here: no later
     /// event of the id is delivered before it. The id is mirrored as the
     /// call leaves it (the event is not queued, so no one else does).
-    pub(super) fn call_delivering(
+    /// `then` gets what `f` returned once the core's lock is released,
+    /// before the delivery, still under the handler lock (which a destroy
+    /// of the id takes first).
+    pub(super) fn call_delivering<R>(
         &self,
         s: &CmService,
         b: &RdmaIdBox,
         when: HandBack,
-        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>),
+        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> R,
+        then: impl FnOnce(R),
     ) {
         b.lock_handler();
-        let (_, event) = self
+        let (r, event) = self
             .service
             .call_taking(s, self, b.core, when, |core, host| {
-                f(core, host);
+                let r = f(core, host);
                 mirror_at_end(core, host, b);
+                r
             });
+        then(r);
         match event {
             Some(event) => self.deliver_holding(s, b, &event),
             None => b.unlock_handler(),

@@ -56,13 +56,15 @@ impl Found {
 /// in C yet). An id destroyed meanwhile is not in the core, so nothing
 /// attaches after its destroy has let go of its device.
 pub(super) fn attach_if_taken(core: &KernelRdmaCm, b: &RdmaIdBox, found: Option<Found>) {
-    let Some(found) = found else {
-        return;
-    };
-    let on = core.get(b.core).and_then(|r| r.device()) == Some(found.device);
-    if on && b.device_port().0.is_null() {
+    if let Some(found) = found.filter(|found| taken_by(core, b, found)) {
         found.attach(b);
     }
+}
+
+/// Whether the core put `b`'s id on the device `found` names and the id
+/// has none in C yet.
+fn taken_by(core: &KernelRdmaCm, b: &RdmaIdBox, found: &Found) -> bool {
+    core.get(b.core).and_then(|r| r.device()) == Some(found.device) && b.device_port().0.is_null()
 }
 
 /// The served device and port whose GID table has the id's source
@@ -88,12 +90,16 @@ pub(super) fn find_device(
     b: &RdmaIdBox,
     only: Option<DeviceId>,
 ) -> Result<Found, RdmaCmError> {
-    let devices = s.devices().map_err(|_| RdmaCmError::NoMemory)?;
-    for (id, identity) in devices.iter() {
-        if only.is_some_and(|d| d != *id) {
+    let mut place = 0;
+    while let Some(at) = s.device_at(place) {
+        place += 1;
+        let Some((id, identity)) = at else {
+            continue;
+        };
+        if only.is_some_and(|d| d != id) {
             continue;
         }
-        let ibdev = *identity as *mut bindings::ib_device;
+        let ibdev = identity as *mut bindings::ib_device;
         // SAFETY: a served device stays registered during the call (its
         // removal waits for the client callbacks, which take the service).
         let device = unsafe { Device::from_raw(ibdev) };
@@ -105,7 +111,7 @@ pub(super) fn find_device(
             };
             if let Some(gid) = gid {
                 return Ok(Found {
-                    device: *id,
+                    device: id,
                     ibdev,
                     port,
                     gid,
@@ -196,11 +202,25 @@ impl RdmaCmAbi {
         // The handler lock before the core's, as 6.12's `addr_handler`: a
         // call the result lets in (RESOLVE_ROUTE) cannot have its event
         // delivered before this one. Without an event the core changed
-        // nothing.
-        self.call_delivering(s, &b, HandBack::Always, |core, host| {
-            let _ = core.addr_resolved(host, id, outcome);
-            attach_if_taken(core, &b, taken);
-        });
+        // nothing. The id takes its device once the core's lock is
+        // released (its ib_core tracking entry and GID reference are no
+        // business of the core's), under the handler lock, which a destroy
+        // of the id takes before it lets go of the device; the consumer
+        // hears of the result after.
+        self.call_delivering(
+            s,
+            &b,
+            HandBack::Always,
+            |core, host| {
+                let _ = core.addr_resolved(host, id, outcome);
+                taken.filter(|found| taken_by(core, &b, found))
+            },
+            |taken| {
+                if let Some(found) = taken.filter(|_| !b.destroying()) {
+                    found.attach(&b);
+                }
+            },
+        );
     }
 
     /// `rdma_resolve_route`: a RoCE path from the resolved addresses (the
@@ -278,9 +298,15 @@ impl RdmaCmAbi {
             self.call_mirrored(s, b, |core, host| core.route_resolved(host, b.core, route));
             return;
         }
-        self.call_delivering(s, b, HandBack::IfQuiet, |core, host| {
-            core.route_resolved(host, b.core, route);
-        });
+        self.call_delivering(
+            s,
+            b,
+            HandBack::IfQuiet,
+            |core, host| {
+                core.route_resolved(host, b.core, route);
+            },
+            |()| {},
+        );
     }
 
     /// A resolved RoCE id's route: the core builds the path from the id's

@@ -57,7 +57,7 @@ impl UcmaAbi {
         let ctx = CtxId(ctx);
         loop {
             let seen = self.released.load(Ordering::Acquire);
-            let held = self.state.lock().table.hold(file, ctx).map_err(errno)?;
+            let held = self.contexts.lock().hold(file, ctx).map_err(errno)?;
             let Some(b) = held else {
                 wait_until(&|| self.released.load(Ordering::Acquire) != seen);
                 continue;
@@ -78,7 +78,7 @@ impl UcmaAbi {
     /// A command lets go of `ctx`; if device removal closed the context
     /// meanwhile, its id is destroyed now (the removal waits for it).
     fn release(&self, s: &UcmaHost<'_>, ctx: CtxId) {
-        let closed = self.state.lock().table.unhold(ctx);
+        let closed = self.contexts.lock().unhold(ctx);
         if let Some(b) = closed {
             destroy(s, &b);
         }
@@ -90,7 +90,7 @@ impl UcmaAbi {
     fn wait_idle(&self, ctx: CtxId) {
         loop {
             let seen = self.released.load(Ordering::Acquire);
-            if !self.state.lock().table.busy(ctx) {
+            if !self.contexts.lock().busy(ctx) {
                 return;
             }
             wait_until(&|| self.released.load(Ordering::Acquire) != seen);
@@ -99,9 +99,11 @@ impl UcmaAbi {
 
     /// A new file: named, and reachable by its events.
     pub(super) fn open(&self, f: &UcmaFile) -> Result<FileId> {
-        let mut st = self.state.lock();
-        let file = st.table.open();
-        st.files
+        let file = self.contexts.lock().open();
+        self.queues
+            .lock()
+            .files
+            .0
             .try_insert(file.0, f.waker())
             .map_err(|_| code::ENOMEM)?;
         Ok(file)
@@ -120,10 +122,7 @@ impl UcmaAbi {
         qp_type: RdmaQpType,
     ) -> Result {
         let ctx = self
-            .state
-            .lock()
-            .table
-            .reserve(file, uid)
+            .both(|t, _| t.reserve(file, uid))
             .map_err(|_| code::ENOMEM)?;
         let n = NewId {
             // SAFETY: the caller's namespace lives during its call; the id
@@ -139,16 +138,16 @@ impl UcmaAbi {
         let b = match s.rdma_cm.create_id(s, &n) {
             Ok(b) => b,
             Err(e) => {
-                self.state.lock().table.discard(ctx);
+                self.both(|t, _| t.discard(ctx));
                 return Err(Error::from_errno(e));
             }
         };
         if let Err(e) = copy_out(response, &ctx.0.to_ne_bytes()) {
             s.rdma_cm.destroy_id(s, &b);
-            self.state.lock().table.discard(ctx);
+            self.both(|t, _| t.discard(ctx));
             return Err(e);
         }
-        self.state.lock().table.publish(ctx, b);
+        self.contexts.lock().publish(ctx, b);
         Ok(())
     }
 
@@ -163,12 +162,7 @@ impl UcmaAbi {
         response: u64,
     ) -> Result {
         let ctx = CtxId(ctx);
-        let id = self
-            .state
-            .lock()
-            .table
-            .unpublish(file, ctx)
-            .map_err(errno)?;
+        let id = self.contexts.lock().unpublish(file, ctx).map_err(errno)?;
         let reported = self.finish_destroy(s, ctx, id);
         copy_out(response, &reported.to_ne_bytes())
     }
@@ -182,11 +176,14 @@ impl UcmaAbi {
             destroy(s, &b);
         }
         let mut orphans = KVec::new();
-        let reported = self.state.lock().table.finish_destroy(ctx, &mut |id| {
-            // Destroyed below, without the lock their handlers may wait on.
-            if orphans.push(id, GFP_KERNEL).is_err() {
-                pr_warn!("ucma: no memory to end a pending request's id\n");
-            }
+        let reported = self.both(|t, _| {
+            t.finish_destroy(ctx, &mut |id| {
+                // Destroyed below, without the locks their handlers may
+                // wait on.
+                if orphans.push(id, GFP_KERNEL).is_err() {
+                    pr_warn!("ucma: no memory to end a pending request's id\n");
+                }
+            })
         });
         for b in orphans {
             destroy(s, &b);
@@ -207,14 +204,15 @@ impl UcmaAbi {
         })?;
         // SAFETY: `from` is the open file `filp` holds.
         let from = FileId(unsafe { (*from).token });
-        let r = {
-            let mut st = self.state.lock();
-            let r = st.table.migrate(to, from, CtxId(ctx));
-            if r.is_ok() && st.table.has_event(to) {
-                st.wake_file(to);
+        // The move is one change of the queues, so an event being queued
+        // for the context meanwhile goes wholly before or after it.
+        let r = self.both(|t, files| {
+            let r = t.migrate(to, from, CtxId(ctx));
+            if r.is_ok() && t.queues.has_event(to) {
+                files.wake_file(to);
             }
             r
-        };
+        });
         // SAFETY: taken by `rcm_h_ucma_fget` above.
         unsafe { bindings::rcm_h_ucma_fput(filp) };
         let reported = r.map_err(errno)?;
@@ -225,17 +223,17 @@ impl UcmaAbi {
     pub(super) fn close(&self, s: &UcmaHost<'_>, file: FileId) {
         loop {
             let next = {
-                let mut st = self.state.lock();
-                st.table
+                let mut contexts = self.contexts.lock();
+                contexts
                     .next_context_of(file)
-                    .map(|ctx| (ctx, st.table.unpublish_for_close(ctx)))
+                    .map(|ctx| (ctx, contexts.unpublish_for_close(ctx)))
             };
             let Some((ctx, id)) = next else {
                 break;
             };
             self.finish_destroy(s, ctx, id);
         }
-        self.state.lock().files.remove(&file.0);
+        self.queues.lock().files.0.remove(&file.0);
     }
 }
 

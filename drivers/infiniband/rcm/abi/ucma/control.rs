@@ -106,7 +106,7 @@ impl UcmaAbi {
         } else {
             max
         };
-        self.state.lock().table.set_backlog(CtxId(ctx), backlog);
+        self.queues.lock().queues.set_backlog(CtxId(ctx), backlog);
         let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
         ret(s.rdma_cm.listen(s, &b, backlog))
     }
@@ -132,7 +132,7 @@ impl UcmaAbi {
             r = cm.accept(s, &b, p.as_ref());
         }
         if r == 0 && p.is_some() {
-            self.state.lock().table.set_uid(CtxId(ctx), uid);
+            self.queues.lock().queues.set_uid(CtxId(ctx), uid);
         }
         b.unlock_handler();
         ret(r)

@@ -59,35 +59,37 @@ impl UcmaAbi {
             _ => None,
         };
         let resp = record(b, ev);
-        let mut st = self.state.lock();
         if let Some(mc) = ev.join_context() {
             // The join's context is the membership.
-            let d = st.table.mc_event(McId(mc as u32), resp);
-            st.wake(d);
+            let mut q = self.queues.lock();
+            let d = q.queues.mc_event(McId(mc as u32), resp);
+            q.files.wake(d);
             return 0;
         }
         match (ev.raw().event, new_box) {
-            (CONNECT_REQUEST, Some(new_box)) => match st.table.request(ctx, new_box, resp) {
-                Ok(new_ctx) => {
-                    b.set_context(ctx_pointer(new_ctx));
-                    if let Some(file) = st.table.file_of(ctx) {
-                        st.wake_file(file);
+            // A new context: both halves.
+            (CONNECT_REQUEST, Some(new_box)) => {
+                self.both(|t, files| match t.request(ctx, new_box, resp) {
+                    Ok(new_ctx) => {
+                        b.set_context(ctx_pointer(new_ctx));
+                        if let Some(file) = t.queues.file_of(ctx) {
+                            files.wake_file(file);
+                        }
+                        0
                     }
-                    0
-                }
-                Err(Refusal::Backlog | Refusal::NoMemory) => code::ENOMEM.to_errno(),
-                Err(Refusal::NoListener) => code::EINVAL.to_errno(),
-            },
+                    Err(Refusal::Backlog | Refusal::NoMemory) => code::ENOMEM.to_errno(),
+                    Err(Refusal::NoListener) => code::EINVAL.to_errno(),
+                })
+            }
             (DEVICE_REMOVAL, _) => {
-                let d = st.table.event(ctx, resp);
-                st.wake(d);
+                self.queue_record(ctx, resp);
                 // The context stays for DESTROY_ID; its id goes now, or
-                // when the command using it ends.
-                c_int::from(st.table.close(ctx).is_some())
+                // when the command using it ends (a DESTROY_ID since the
+                // event was queued has taken it already).
+                c_int::from(self.contexts.lock().close(ctx).is_some())
             }
             _ => {
-                let d = st.table.event(ctx, resp);
-                st.wake(d);
+                self.queue_record(ctx, resp);
                 0
             }
         }
@@ -96,9 +98,8 @@ impl UcmaAbi {
     /// GET_EVENT: waits for the file's next event, copies it out, then
     /// counts it as delivered. The copy runs under the file's own reader
     /// lock only: a response buffer whose fault never completes holds up
-    /// this file's readers, not the surface's lock that every command and
-    /// every id's event handler (kernel consumers' deliveries among them)
-    /// take. A copy that faults delivers nothing (6.12 keeps the event).
+    /// this file's readers, not the queues' lock that every id's event
+    /// handler (kernel consumers' deliveries among them) takes. A copy that faults delivers nothing (6.12 keeps the event).
     #[inline(never)]
     pub(super) fn get_event(
         &self,
@@ -111,13 +112,13 @@ impl UcmaAbi {
         let mut record = [0u8; response::EVENT];
         loop {
             let reader = f.lock_reader()?;
-            // The surface's lock is held for the look only, which writes
+            // The queues' lock is held for the look only, which writes
             // the record here. An event already queued (the common case)
             // is taken without the wait's own look.
             let peeked = self
-                .state
+                .queues
                 .lock()
-                .table
+                .queues
                 .peek(file, |event| event.write_to(&mut record));
             let Some((ticket, ())) = peeked else {
                 drop(reader);
@@ -130,7 +131,7 @@ impl UcmaAbi {
             UserSlice::new(out, n).writer().write_slice(&record[..n])?;
             // Gone meanwhile only if its context was destroyed: then
             // userspace has a copy of an event of a context it destroyed.
-            self.state.lock().table.take(file, ticket);
+            self.queues.lock().queues.take(file, ticket);
             return Ok(());
         }
     }
@@ -146,14 +147,20 @@ impl UcmaAbi {
             param: EventParam::Conn(conn(&bindings::rdma_conn_param::default(), &[])),
             ece: Ece::default(),
         };
-        let mut st = self.state.lock();
-        let d = st.table.event(ctx, resp);
-        st.wake(d);
+        self.queue_record(ctx, resp);
+    }
+
+    /// Queues the record of an event of `ctx` on its file, and wakes the
+    /// file's readers.
+    fn queue_record(&self, ctx: CtxId, resp: EventResp) {
+        let mut q = self.queues.lock();
+        let d = q.queues.event(ctx, resp);
+        q.files.wake(d);
     }
 
     /// Whether the file has an event (poll, GET_EVENT's wait).
     pub(super) fn has_event(&self, file: FileId) -> bool {
-        self.state.lock().table.has_event(file)
+        self.queues.lock().queues.has_event(file)
     }
 }
 

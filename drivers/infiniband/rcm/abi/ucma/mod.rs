@@ -7,9 +7,13 @@
 //! (its ids carry the handler of [`events::UcmaIdEvents`]), and maps
 //! errors to the errno of the in-tree module.
 //!
-//! Locking: the table's lock is taken inside an id's handler lock (events)
-//! and never held across a call into rdma_cm that may wait for a handler
-//! (destroy, leave), so teardown is two-step (see the table).
+//! Locking: two locks, taken in this order when both are needed. The
+//! contexts' (`contexts`) is what commands take to hold and let go of a
+//! context; the queues' (`queues`) is what an event takes to be queued
+//! and GET_EVENT to read one, so a command never waits for an event being
+//! queued. Both are taken inside an id's handler lock (events) and never
+//! held across a call into rdma_cm that may wait for a handler (destroy,
+//! leave), so teardown is two-step (see the table).
 //!
 //! The device is registered only with `rcm.ucma=1` (the in-tree rdma_ucm
 //! registers the same name).
@@ -24,7 +28,7 @@ mod query;
 use crate::abi::rdma_cm::id::RdmaIdBox;
 use crate::proto::cm::store::OrderedMap;
 use crate::proto::ucma::table::Delivery;
-use crate::proto::ucma::{FileId, UcmaError, UcmaTable};
+use crate::proto::ucma::{Both, FileId, UcmaContexts, UcmaError, UcmaQueues};
 use crate::rdma::ucma_dev::FileWaker;
 use crate::shell::kernel_maps::{Accounted, KernelCollections, KernelMap};
 use core::sync::atomic::AtomicU64;
@@ -37,16 +41,18 @@ use kernel::sync::{Arc, Mutex};
 /// Contexts keep a reference to their rdma_cm id's box, which a command
 /// holding the context clones: no lookup in rdma_cm's registry per
 /// command. An id rdma_cm destroyed meanwhile shows as destroying.
-type Table = UcmaTable<KernelCollections<Accounted>, Arc<RdmaIdBox>>;
+type Contexts = UcmaContexts<KernelCollections<Accounted>, Arc<RdmaIdBox>>;
 
-/// What the lock covers.
-struct State {
-    table: Table,
-    /// Every open file's waker, from open until release.
-    files: KernelMap<u64, FileWaker>,
+/// What the queues' lock covers.
+struct Queues {
+    queues: UcmaQueues<KernelCollections<Accounted>>,
+    files: Files,
 }
 
-impl State {
+/// Every open file's waker, from open until release.
+struct Files(KernelMap<u64, FileWaker>);
+
+impl Files {
     /// Wakes the readers of a file that was given an event.
     fn wake(&self, delivery: Delivery) {
         if let Delivery::Queued(file) = delivery {
@@ -55,17 +61,22 @@ impl State {
     }
 
     fn wake_file(&self, file: FileId) {
-        if let Some(w) = self.files.get(&file.0) {
+        if let Some(w) = self.0.get(&file.0) {
             w.wake();
         }
     }
 }
 
+/// Both halves of the table under their locks.
+type BothHalves<'a> = Both<'a, KernelCollections<Accounted>, Arc<RdmaIdBox>>;
+
 /// What the surface keeps: every open file's contexts and events.
 #[pin_data]
 pub(crate) struct UcmaAbi {
     #[pin]
-    state: Mutex<State>,
+    contexts: Mutex<Contexts>,
+    #[pin]
+    queues: Mutex<Queues>,
     /// Commands that have let go of their context so far: a teardown
     /// waiting for one sleeps until it changes (its check takes no lock).
     released: AtomicU64,
@@ -75,15 +86,29 @@ impl UcmaAbi {
     /// An empty surface.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(UcmaAbi {
-            state <- new_mutex!(
-                State {
-                    table: UcmaTable::new(),
-                    files: OrderedMap::new_empty(),
+            contexts <- new_mutex!(UcmaContexts::new(), "rcm::ucma_contexts"),
+            queues <- new_mutex!(
+                Queues {
+                    queues: UcmaQueues::new(),
+                    files: Files(OrderedMap::new_empty()),
                 },
-                "rcm::ucma_state"
+                "rcm::ucma_queues"
             ),
             released: AtomicU64::new(0),
         })
+    }
+
+    /// Runs `f` on both halves of the table, their locks taken in order,
+    /// with the files to wake.
+    fn both<R>(&self, f: impl FnOnce(&mut BothHalves<'_>, &Files) -> R) -> R {
+        let mut contexts = self.contexts.lock();
+        let mut q = self.queues.lock();
+        let Queues { queues, files } = &mut *q;
+        let mut both = Both {
+            contexts: &mut contexts,
+            queues,
+        };
+        f(&mut both, files)
     }
 }
 

@@ -32,23 +32,20 @@ impl UcmaAbi {
             return Err(code::EINVAL);
         }
         let mc = self
-            .state
-            .lock()
-            .table
-            .reserve_membership(CtxId(ctx), uid, group)
+            .both(|t, _| t.reserve_membership(CtxId(ctx), uid, group))
             .map_err(|_| code::ENOMEM)?;
         let cm = s.rdma_cm;
         let send_only = mode == JoinMode::SendOnlyFullMember;
         if let Err(e) = ret(cm.join(s, &b, group, send_only, u64::from(mc.0))) {
-            self.state.lock().table.finish_leave(mc);
+            self.both(|t, _| t.finish_leave(mc));
             return Err(e);
         }
         if let Err(e) = copy_out(response, &mc.0.to_ne_bytes()) {
             cm.leave(s, &b, group);
-            self.state.lock().table.finish_leave(mc);
+            self.both(|t, _| t.finish_leave(mc));
             return Err(e);
         }
-        self.state.lock().table.publish_membership(mc);
+        self.contexts.lock().publish_membership(mc);
         Ok(())
     }
 
@@ -59,16 +56,15 @@ impl UcmaAbi {
     pub(super) fn leave(&self, s: &UcmaHost<'_>, file: FileId, mc: u32, response: u64) -> Result {
         let mc = McId(mc);
         let (ctx, group) = self
-            .state
+            .contexts
             .lock()
-            .table
             .unpublish_membership(file, mc)
             .map_err(errno)?;
         // A context destroyed meanwhile has left its groups with its id.
         if let Ok(b) = self.id(s, file, ctx.0) {
             s.rdma_cm.leave(s, &b, group);
         }
-        let reported = self.state.lock().table.finish_leave(mc);
+        let reported = self.both(|t, _| t.finish_leave(mc));
         copy_out(response, &reported.to_ne_bytes())
     }
 }

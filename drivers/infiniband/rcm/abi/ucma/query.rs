@@ -60,7 +60,7 @@ impl UcmaAbi {
                 if out_len < response::QUERY_ADDR_MIN {
                     return Err(code::ENOSPC);
                 }
-                let facts = facts(&b);
+                let facts = facts(&b, kind == QueryKind::Gid);
                 let answer = if kind == QueryKind::Addr {
                     facts.write_addr()
                 } else {
@@ -126,14 +126,15 @@ fn query_path(b: &RdmaIdBox, out_len: usize, response: u64) -> Result {
     copy_out(response, &out[..len])
 }
 
-/// What the core and the id's C fields say about it.
-fn facts(b: &RdmaIdBox) -> IdFacts {
+/// What the core and the id's C fields say about it; its GIDs (zero
+/// otherwise) only `with_gids`, as only QUERY(GID) reports them.
+fn facts(b: &RdmaIdBox, with_gids: bool) -> IdFacts {
     // Fixed at creation: read from the id, not under the core's lock.
     let port_space = port_space(b.port_space()).unwrap_or(PortSpace::Tcp);
     // What the in-tree rdma_ucm reports: the id's own fields (a refused
     // bind leaves the address it asked for there, as in 6.12).
     let (src, dst) = b.addrs();
-    let (sgid, dgid) = b.gids();
+    let (sgid, dgid) = if with_gids { b.gids() } else { (None, None) };
     let (sgid, dgid) = (sgid.unwrap_or_default(), dgid.unwrap_or_default());
     IdFacts {
         src,

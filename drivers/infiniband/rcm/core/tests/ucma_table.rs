@@ -16,8 +16,8 @@ type Table = UcmaTable<Std, u32>;
 
 /// GET_EVENT: the next event of `f`, delivered.
 fn next(t: &mut Table, f: FileId) -> Option<EventResp> {
-    let (ticket, event) = t.peek(f, |e| *e)?;
-    t.take(f, ticket).then_some(event)
+    let (ticket, event) = t.queues.peek(f, |e| *e)?;
+    t.queues.take(f, ticket).then_some(event)
 }
 
 const CONNECT_REQUEST: u32 = 4;
@@ -53,46 +53,46 @@ fn ev(event: u32) -> EventResp {
 }
 
 fn ctx(t: &mut Table, file: FileId, uid: u64, handle: u32) -> CtxId {
-    let c = t.reserve(file, uid).unwrap();
-    t.publish(c, handle);
+    let c = t.both().reserve(file, uid).unwrap();
+    t.contexts.publish(c, handle);
     c
 }
 
 fn destroy(t: &mut Table, file: FileId, c: CtxId) -> (u32, Vec<u32>) {
     let mut released = Vec::new();
-    if let Some(h) = t.unpublish(file, c).unwrap() {
+    if let Some(h) = t.contexts.unpublish(file, c).unwrap() {
         released.push(h);
     }
-    let n = t.finish_destroy(c, &mut |h| released.push(h));
-    t.audit().unwrap();
+    let n = t.both().finish_destroy(c, &mut |h| released.push(h));
+    t.both().audit().unwrap();
     (n, released)
 }
 
 #[test]
 fn events_are_per_file_in_order_and_counted_when_delivered() {
     let mut t = Table::new();
-    let (f1, f2) = (t.open(), t.open());
+    let (f1, f2) = (t.contexts.open(), t.contexts.open());
     let a = ctx(&mut t, f1, 0xA, 1);
     let b = ctx(&mut t, f2, 0xB, 2);
-    assert_eq!(t.event(a, ev(ESTABLISHED)), Delivery::Queued(f1));
-    assert_eq!(t.event(b, ev(ESTABLISHED)), Delivery::Queued(f2));
-    assert_eq!(t.event(a, ev(DISCONNECTED)), Delivery::Queued(f1));
-    let (ticket, first) = t.peek(f1, |e| *e).unwrap();
+    assert_eq!(t.queues.event(a, ev(ESTABLISHED)), Delivery::Queued(f1));
+    assert_eq!(t.queues.event(b, ev(ESTABLISHED)), Delivery::Queued(f2));
+    assert_eq!(t.queues.event(a, ev(DISCONNECTED)), Delivery::Queued(f1));
+    let (ticket, first) = t.queues.peek(f1, |e| *e).unwrap();
     assert_eq!((first.uid, first.id, first.event), (0xA, a.0, ESTABLISHED));
     // Peeking (a copy-out that faults) does not deliver.
-    assert_eq!(t.peek(f1, |e| *e), Some((ticket, first)));
-    assert!(t.take(f1, ticket));
-    assert!(!t.take(f1, ticket), "a ticket delivers once");
-    let (second, event) = t.peek(f1, |e| e.event).unwrap();
+    assert_eq!(t.queues.peek(f1, |e| *e), Some((ticket, first)));
+    assert!(t.queues.take(f1, ticket));
+    assert!(!t.queues.take(f1, ticket), "a ticket delivers once");
+    let (second, event) = t.queues.peek(f1, |e| e.event).unwrap();
     assert_eq!(event, DISCONNECTED);
-    assert!(t.take(f1, second));
-    assert_eq!(t.peek(f1, |e| *e), None);
-    assert!(t.has_event(f2));
+    assert!(t.queues.take(f1, second));
+    assert_eq!(t.queues.peek(f1, |e| *e), None);
+    assert!(t.queues.has_event(f2));
     // One event on b undelivered: destroy reports none and drops it.
     assert_eq!(destroy(&mut t, f2, b), (0, vec![2]));
-    assert!(!t.has_event(f2));
+    assert!(!t.queues.has_event(f2));
     assert_eq!(destroy(&mut t, f1, a), (2, vec![1]));
-    assert_eq!(t.counts(), (0, 0, 0));
+    assert_eq!(t.both().counts(), (0, 0, 0));
 }
 
 #[test]
@@ -101,126 +101,141 @@ fn a_copy_out_racing_a_destroy_delivers_nothing_else() {
     // is destroyed meanwhile: its ticket then takes nothing, and the next
     // event of the file (another context's) stays queued.
     let mut t = Table::new();
-    let f = t.open();
+    let f = t.contexts.open();
     let a = ctx(&mut t, f, 0xA, 1);
     let b = ctx(&mut t, f, 0xB, 2);
-    t.event(a, ev(ESTABLISHED));
-    t.event(b, ev(DISCONNECTED));
-    let (ticket, copied) = t.peek(f, |e| *e).unwrap();
+    t.queues.event(a, ev(ESTABLISHED));
+    t.queues.event(b, ev(DISCONNECTED));
+    let (ticket, copied) = t.queues.peek(f, |e| *e).unwrap();
     assert_eq!(copied.id, a.0);
     assert_eq!(destroy(&mut t, f, a), (0, vec![1]));
-    assert!(!t.take(f, ticket));
+    assert!(!t.queues.take(f, ticket));
     assert_eq!(
         next(&mut t, f).map(|e| (e.id, e.event)),
         Some((b.0, DISCONNECTED))
     );
-    t.audit().unwrap();
+    t.both().audit().unwrap();
 }
 
 #[test]
 fn lookups_give_enoent_einval_enxio() {
     let mut t = Table::new();
-    let (f1, f2) = (t.open(), t.open());
+    let (f1, f2) = (t.contexts.open(), t.contexts.open());
     let a = ctx(&mut t, f1, 1, 10);
-    assert_eq!(t.find(f1, a), Ok(10));
-    assert_eq!(t.find(f2, a), Err(UcmaError::Invalid));
-    assert_eq!(t.find(f1, CtxId(a.0 + 1)), Err(UcmaError::NoEntry));
-    let reserved = t.reserve(f1, 2).unwrap();
-    assert_eq!(t.find(f1, reserved), Err(UcmaError::NoEntry));
-    t.discard(reserved);
+    assert_eq!(t.contexts.find(f1, a), Ok(10));
+    assert_eq!(t.contexts.find(f2, a), Err(UcmaError::Invalid));
+    assert_eq!(t.contexts.find(f1, CtxId(a.0 + 1)), Err(UcmaError::NoEntry));
+    let reserved = t.both().reserve(f1, 2).unwrap();
+    assert_eq!(t.contexts.find(f1, reserved), Err(UcmaError::NoEntry));
+    t.both().discard(reserved);
     // Device removal: the event is queued, the id handed back once;
     // commands then get ENXIO, DESTROY_ID still works.
-    assert_eq!(t.event(a, ev(DEVICE_REMOVAL)), Delivery::Queued(f1));
-    assert_eq!(t.close(a), Some(10));
-    assert_eq!(t.close(a), None);
-    assert_eq!(t.find(f1, a), Err(UcmaError::Gone));
-    assert_eq!(t.migrate(f2, f1, a), Err(UcmaError::Gone));
+    assert_eq!(t.queues.event(a, ev(DEVICE_REMOVAL)), Delivery::Queued(f1));
+    assert_eq!(t.contexts.close(a), Some(10));
+    assert_eq!(t.contexts.close(a), None);
+    assert_eq!(t.contexts.find(f1, a), Err(UcmaError::Gone));
+    assert_eq!(t.both().migrate(f2, f1, a), Err(UcmaError::Gone));
     assert_eq!(destroy(&mut t, f1, a), (0, vec![]));
-    assert_eq!(t.find(f1, a), Err(UcmaError::NoEntry));
-    assert_eq!(t.counts(), (0, 0, 0));
+    assert_eq!(t.contexts.find(f1, a), Err(UcmaError::NoEntry));
+    assert_eq!(t.both().counts(), (0, 0, 0));
 }
 
 #[test]
 fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
     let mut t = Table::new();
-    let f = t.open();
+    let f = t.contexts.open();
     let l = ctx(&mut t, f, 0x11, 1);
-    t.set_backlog(l, 2);
-    let c1 = t.request(l, 100, ev(CONNECT_REQUEST)).unwrap();
-    let c2 = t.request(l, 101, ev(CONNECT_REQUEST)).unwrap();
+    t.queues.set_backlog(l, 2);
+    let c1 = t.both().request(l, 100, ev(CONNECT_REQUEST)).unwrap();
+    let c2 = t.both().request(l, 101, ev(CONNECT_REQUEST)).unwrap();
     assert_eq!(
-        t.request(l, 102, ev(CONNECT_REQUEST)),
+        t.both().request(l, 102, ev(CONNECT_REQUEST)),
         Err(Refusal::Backlog)
     );
     let r = next(&mut t, f).unwrap();
     // The listener's uid, the new context's id.
     assert_eq!((r.uid, r.id, r.event), (0x11, c1.0, CONNECT_REQUEST));
     // Delivery frees a slot.
-    let c3 = t.request(l, 103, ev(CONNECT_REQUEST)).unwrap();
+    let c3 = t.both().request(l, 103, ev(CONNECT_REQUEST)).unwrap();
     // Before ACCEPT the new connection hears nothing.
-    assert_eq!(t.event(c1, ev(ESTABLISHED)), Delivery::Dropped);
-    t.set_uid(c1, 0x77);
-    assert_eq!(t.event(c1, ev(ESTABLISHED)), Delivery::Queued(f));
+    assert_eq!(t.queues.event(c1, ev(ESTABLISHED)), Delivery::Dropped);
+    t.queues.set_uid(c1, 0x77);
+    assert_eq!(t.queues.event(c1, ev(ESTABLISHED)), Delivery::Queued(f));
     // Destroying the listener destroys the connections of its undelivered
     // requests (c2, c3), not the delivered one (c1).
     let (reported, mut released) = destroy(&mut t, f, l);
     released.sort();
     assert_eq!((reported, released), (1, vec![1, 101, 103]));
-    assert_eq!(t.find(f, c2), Err(UcmaError::NoEntry));
-    assert_eq!(t.find(f, c3), Err(UcmaError::NoEntry));
+    assert_eq!(t.contexts.find(f, c2), Err(UcmaError::NoEntry));
+    assert_eq!(t.contexts.find(f, c3), Err(UcmaError::NoEntry));
     assert_eq!(
         next(&mut t, f).map(|e| (e.uid, e.event)),
         Some((0x77, ESTABLISHED))
     );
     assert_eq!(destroy(&mut t, f, c1), (1, vec![100]));
-    assert_eq!(t.counts(), (0, 0, 0));
+    assert_eq!(t.both().counts(), (0, 0, 0));
 }
 
 #[test]
 fn memberships_count_on_both_and_leave_drops_their_events() {
     let mut t = Table::new();
-    let (f, other) = (t.open(), t.open());
+    let (f, other) = (t.contexts.open(), t.contexts.open());
     let c = ctx(&mut t, f, 5, 1);
-    let m1 = t.reserve_membership(c, 0x51, GROUP).unwrap();
+    let m1 = t.both().reserve_membership(c, 0x51, GROUP).unwrap();
     // Not visible until the join started.
-    assert_eq!(t.unpublish_membership(f, m1), Err(UcmaError::NoEntry));
-    t.publish_membership(m1);
-    let m2 = t.reserve_membership(c, 0x52, GROUP).unwrap();
-    t.publish_membership(m2);
-    assert_eq!(t.mc_event(m1, ev(MULTICAST_JOIN)), Delivery::Queued(f));
-    assert_eq!(t.mc_event(m2, ev(MULTICAST_JOIN)), Delivery::Queued(f));
+    assert_eq!(
+        t.contexts.unpublish_membership(f, m1),
+        Err(UcmaError::NoEntry)
+    );
+    t.contexts.publish_membership(m1);
+    let m2 = t.both().reserve_membership(c, 0x52, GROUP).unwrap();
+    t.contexts.publish_membership(m2);
+    assert_eq!(
+        t.queues.mc_event(m1, ev(MULTICAST_JOIN)),
+        Delivery::Queued(f)
+    );
+    assert_eq!(
+        t.queues.mc_event(m2, ev(MULTICAST_JOIN)),
+        Delivery::Queued(f)
+    );
     let j = next(&mut t, f).unwrap();
     assert_eq!((j.uid, j.id), (0x51, m1.0));
-    assert_eq!(t.unpublish_membership(other, m2), Err(UcmaError::Invalid));
-    assert_eq!(t.unpublish_membership(f, McId(99)), Err(UcmaError::NoEntry));
-    assert_eq!(t.unpublish_membership(f, m2), Ok((c, GROUP)));
+    assert_eq!(
+        t.contexts.unpublish_membership(other, m2),
+        Err(UcmaError::Invalid)
+    );
+    assert_eq!(
+        t.contexts.unpublish_membership(f, McId(99)),
+        Err(UcmaError::NoEntry)
+    );
+    assert_eq!(t.contexts.unpublish_membership(f, m2), Ok((c, GROUP)));
     // m2's join event was never delivered.
-    assert_eq!(t.finish_leave(m2), 0);
-    assert!(!t.has_event(f));
-    assert_eq!(t.unpublish_membership(f, m1), Ok((c, GROUP)));
-    assert_eq!(t.finish_leave(m1), 1);
+    assert_eq!(t.both().finish_leave(m2), 0);
+    assert!(!t.queues.has_event(f));
+    assert_eq!(t.contexts.unpublish_membership(f, m1), Ok((c, GROUP)));
+    assert_eq!(t.both().finish_leave(m1), 1);
     // The context counted the delivered multicast event too.
     assert_eq!(destroy(&mut t, f, c), (1, vec![1]));
-    assert_eq!(t.counts(), (0, 0, 0));
+    assert_eq!(t.both().counts(), (0, 0, 0));
 }
 
 #[test]
 fn migrate_moves_the_context_and_its_events_in_order() {
     let mut t = Table::new();
-    let (old, new) = (t.open(), t.open());
+    let (old, new) = (t.contexts.open(), t.contexts.open());
     let a = ctx(&mut t, old, 1, 1);
     let b = ctx(&mut t, old, 2, 2);
     let n = ctx(&mut t, new, 3, 3);
-    t.event(a, ev(ESTABLISHED));
+    t.queues.event(a, ev(ESTABLISHED));
     next(&mut t, old);
-    t.event(n, ev(ESTABLISHED));
-    t.event(a, ev(DISCONNECTED));
-    t.event(b, ev(ESTABLISHED));
-    t.event(a, ev(DEVICE_REMOVAL));
-    assert_eq!(t.migrate(new, old, a), Ok(1));
-    t.audit().unwrap();
-    assert_eq!(t.find(old, a), Err(UcmaError::Invalid));
-    assert_eq!(t.find(new, a), Ok(1));
+    t.queues.event(n, ev(ESTABLISHED));
+    t.queues.event(a, ev(DISCONNECTED));
+    t.queues.event(b, ev(ESTABLISHED));
+    t.queues.event(a, ev(DEVICE_REMOVAL));
+    assert_eq!(t.both().migrate(new, old, a), Ok(1));
+    t.both().audit().unwrap();
+    assert_eq!(t.contexts.find(old, a), Err(UcmaError::Invalid));
+    assert_eq!(t.contexts.find(new, a), Ok(1));
     let order: Vec<_> = std::iter::from_fn(|| next(&mut t, new))
         .map(|e| (e.id, e.event))
         .collect();
@@ -234,34 +249,34 @@ fn migrate_moves_the_context_and_its_events_in_order() {
     );
     assert_eq!(next(&mut t, old).map(|e| e.id), Some(b.0));
     // Migrating to the same file keeps the events and terminates.
-    t.event(b, ev(DISCONNECTED));
-    assert_eq!(t.migrate(old, old, b), Ok(1));
+    t.queues.event(b, ev(DISCONNECTED));
+    assert_eq!(t.both().migrate(old, old, b), Ok(1));
     assert_eq!(next(&mut t, old).map(|e| e.event), Some(DISCONNECTED));
-    t.audit().unwrap();
+    t.both().audit().unwrap();
 }
 
 #[test]
 fn close_destroys_every_context_of_the_file_only() {
     let mut t = Table::new();
-    let (f, keep) = (t.open(), t.open());
+    let (f, keep) = (t.contexts.open(), t.contexts.open());
     let l = ctx(&mut t, f, 1, 1);
-    t.set_backlog(l, 8);
+    t.queues.set_backlog(l, 8);
     for h in 10..14 {
-        t.request(l, h, ev(CONNECT_REQUEST)).unwrap();
+        t.both().request(l, h, ev(CONNECT_REQUEST)).unwrap();
     }
     let k = ctx(&mut t, keep, 2, 2);
     let mut released = Vec::new();
-    while let Some(c) = t.next_context_of(f) {
-        if let Some(h) = t.unpublish_for_close(c) {
+    while let Some(c) = t.contexts.next_context_of(f) {
+        if let Some(h) = t.contexts.unpublish_for_close(c) {
             released.push(h);
         }
-        t.finish_destroy(c, &mut |h| released.push(h));
-        t.audit().unwrap();
+        t.both().finish_destroy(c, &mut |h| released.push(h));
+        t.both().audit().unwrap();
     }
     released.sort();
     assert_eq!(released, vec![1, 10, 11, 12, 13]);
-    assert_eq!(t.counts(), (1, 0, 0));
-    assert_eq!(t.find(keep, k), Ok(2));
+    assert_eq!(t.both().counts(), (1, 0, 0));
+    assert_eq!(t.contexts.find(keep, k), Ok(2));
 }
 
 /// A plain model of one context for the random run.
@@ -287,7 +302,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
             x % n
         };
         let mut t = Table::new();
-        let files: Vec<FileId> = (0..3).map(|_| t.open()).collect();
+        let files: Vec<FileId> = (0..3).map(|_| t.contexts.open()).collect();
         let mut live: Vec<CtxId> = Vec::new();
         let mut model: std::collections::BTreeMap<u32, ModelCtx> = Default::default();
         let mut queues: std::collections::BTreeMap<u64, std::collections::VecDeque<(u32, u64)>> =
@@ -315,7 +330,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
                     let mut e = ev(ESTABLISHED);
                     e.status = stamp as i32;
                     let m = model.get_mut(&c.0).unwrap();
-                    assert_eq!(t.event(c, e), Delivery::Queued(FileId(m.file)));
+                    assert_eq!(t.queues.event(c, e), Delivery::Queued(FileId(m.file)));
                     m.queued.push(stamp);
                     queues.entry(m.file).or_default().push_back((c.0, stamp));
                 }
@@ -336,7 +351,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
                     let c = live[i];
                     let m = model[&c.0].clone();
                     if m.file != f.0 {
-                        assert_eq!(t.unpublish(f, c), Err(UcmaError::Invalid));
+                        assert_eq!(t.contexts.unpublish(f, c), Err(UcmaError::Invalid));
                         continue;
                     }
                     live.swap_remove(i);
@@ -350,7 +365,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
                 5 if !live.is_empty() => {
                     let c = live[rnd(live.len() as u64) as usize];
                     let from = FileId(model[&c.0].file);
-                    assert_eq!(t.migrate(f, from, c), Ok(model[&c.0].delivered));
+                    assert_eq!(t.both().migrate(f, from, c), Ok(model[&c.0].delivered));
                     let moved: Vec<_> = queues
                         .get(&from.0)
                         .map(|q| q.iter().filter(|e| e.0 == c.0).copied().collect())
@@ -363,65 +378,67 @@ fn random_runs_match_a_model_and_leak_nothing() {
                 }
                 _ => {}
             }
-            t.audit().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            t.both()
+                .audit()
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         }
         for &f in &files {
-            while let Some(c) = t.next_context_of(f) {
-                t.unpublish_for_close(c);
-                t.finish_destroy(c, &mut |_| {});
+            while let Some(c) = t.contexts.next_context_of(f) {
+                t.contexts.unpublish_for_close(c);
+                t.both().finish_destroy(c, &mut |_| {});
             }
         }
-        assert_eq!(t.counts(), (0, 0, 0), "seed {seed}: leaked");
+        assert_eq!(t.both().counts(), (0, 0, 0), "seed {seed}: leaked");
     }
 }
 
 #[test]
 fn one_command_at_a_time_per_context_and_teardown_sees_it() {
     let mut t = Table::new();
-    let f = t.open();
-    let c = t.reserve(f, 7).unwrap();
-    t.publish(c, 70);
-    assert_eq!(t.hold(f, c), Ok(Some(70)));
-    assert!(t.busy(c));
+    let f = t.contexts.open();
+    let c = t.both().reserve(f, 7).unwrap();
+    t.contexts.publish(c, 70);
+    assert_eq!(t.contexts.hold(f, c), Ok(Some(70)));
+    assert!(t.contexts.busy(c));
     // A second command waits; another file's is refused as before.
-    assert_eq!(t.hold(f, c), Ok(None));
-    let other = t.open();
-    assert_eq!(t.hold(other, c), Err(UcmaError::Invalid));
+    assert_eq!(t.contexts.hold(f, c), Ok(None));
+    let other = t.contexts.open();
+    assert_eq!(t.contexts.hold(other, c), Err(UcmaError::Invalid));
     // DESTROY_ID hides the context at once and waits for the holder.
-    assert_eq!(t.unpublish(f, c), Ok(Some(70)));
-    assert_eq!(t.hold(f, c), Err(UcmaError::NoEntry));
-    assert!(t.busy(c));
-    assert_eq!(t.unhold(c), None, "DESTROY_ID has the id");
-    assert!(!t.busy(c));
-    t.finish_destroy(c, &mut |_| {});
-    assert!(!t.busy(c));
+    assert_eq!(t.contexts.unpublish(f, c), Ok(Some(70)));
+    assert_eq!(t.contexts.hold(f, c), Err(UcmaError::NoEntry));
+    assert!(t.contexts.busy(c));
+    assert_eq!(t.contexts.unhold(c), None, "DESTROY_ID has the id");
+    assert!(!t.contexts.busy(c));
+    t.both().finish_destroy(c, &mut |_| {});
+    assert!(!t.contexts.busy(c));
 }
 
 #[test]
 fn device_removal_leaves_a_held_id_to_its_command() {
     let mut t = Table::new();
-    let f = t.open();
-    let c = t.reserve(f, 7).unwrap();
-    t.publish(c, 70);
-    assert_eq!(t.hold(f, c), Ok(Some(70)));
+    let f = t.contexts.open();
+    let c = t.both().reserve(f, 7).unwrap();
+    t.contexts.publish(c, 70);
+    assert_eq!(t.contexts.hold(f, c), Ok(Some(70)));
     // The command still uses the id: removal closes the context but
     // leaves the id; the command hands it over when done, once.
-    assert_eq!(t.event(c, ev(DEVICE_REMOVAL)), Delivery::Queued(f));
-    assert_eq!(t.close(c), None);
-    assert_eq!(t.hold(f, c), Err(UcmaError::Gone));
-    assert_eq!(t.unhold(c), Some(70));
-    assert_eq!(t.unhold(c), None);
+    assert_eq!(t.queues.event(c, ev(DEVICE_REMOVAL)), Delivery::Queued(f));
+    assert_eq!(t.contexts.close(c), None);
+    assert_eq!(t.contexts.hold(f, c), Err(UcmaError::Gone));
+    assert_eq!(t.contexts.unhold(c), Some(70));
+    assert_eq!(t.contexts.unhold(c), None);
     // DESTROY_ID then finds no id to destroy.
     assert_eq!(destroy(&mut t, f, c), (0, vec![]));
-    assert_eq!(t.counts(), (0, 0, 0));
+    assert_eq!(t.both().counts(), (0, 0, 0));
     // Closed while held and destroyed before the command ends: DESTROY_ID
     // takes the id, the command's end hands back nothing.
-    let d = t.reserve(f, 8).unwrap();
-    t.publish(d, 80);
-    assert_eq!(t.hold(f, d), Ok(Some(80)));
-    assert_eq!(t.close(d), None);
-    assert_eq!(t.unpublish(f, d), Ok(Some(80)));
-    assert_eq!(t.unhold(d), None);
-    t.finish_destroy(d, &mut |_| {});
-    assert_eq!(t.counts(), (0, 0, 0));
+    let d = t.both().reserve(f, 8).unwrap();
+    t.contexts.publish(d, 80);
+    assert_eq!(t.contexts.hold(f, d), Ok(Some(80)));
+    assert_eq!(t.contexts.close(d), None);
+    assert_eq!(t.contexts.unpublish(f, d), Ok(Some(80)));
+    assert_eq!(t.contexts.unhold(d), None);
+    t.both().finish_destroy(d, &mut |_| {});
+    assert_eq!(t.both().counts(), (0, 0, 0));
 }

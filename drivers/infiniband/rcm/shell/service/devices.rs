@@ -82,6 +82,21 @@ impl CmService {
         self.device_where(|d| d.id == id, |d| d.info)
     }
 
+    /// A device new ids may use, by its place among the served devices:
+    /// id and identity (`ib_device` address). `None` past the last place,
+    /// `Some(None)` for a place that is empty or whose device's removal
+    /// has begun. Walked place by place, the devices take the lock once
+    /// each and no memory (an address result and a bind walk them).
+    pub(crate) fn device_at(&self, place: usize) -> Option<Option<(DeviceId, usize)>> {
+        let devices = self.devices.lock();
+        let slot = devices.get(place)?;
+        Some(
+            slot.as_ref()
+                .filter(|d| !d.going)
+                .map(|d| (d.id, d.identity)),
+        )
+    }
+
     /// The devices new ids may use: id and identity (`ib_device`
     /// address). A device whose removal has begun is not among them.
     pub(crate) fn devices(&self) -> Result<KVec<(DeviceId, usize)>> {

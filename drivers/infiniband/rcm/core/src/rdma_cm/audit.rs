@@ -59,22 +59,15 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             }
             if r.watches_neighbour {
                 watching += 1;
-                let key = r.dst.and_then(|d| d.ip_key());
-                if key.is_none_or(|k| self.watchers.get(&(k, id)).is_none()) {
-                    return fail(id, "watching a neighbour it is not indexed under");
-                }
             }
-            if let Some(dev) = r.device {
+            if r.device.is_some() {
                 on_devices += 1;
-                if !self.devices.holds(dev, id) {
-                    return fail(id, "not in its device's index");
-                }
             }
         }
-        if self.watchers.len() != watching {
-            return fail(RdmaId(0), "neighbour index lists an id not watching");
+        if let Err(what) = self.check_watchers(watching) {
+            return fail(RdmaId(0), what);
         }
-        if let Err(what) = self.devices.check(on_devices) {
+        if let Err(what) = self.check_devices(on_devices) {
             return fail(RdmaId(0), what);
         }
         if self.by_comm.len() != connections {

@@ -10,6 +10,7 @@ use super::addr::{Family, IpKey, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
 use super::devices::DeviceIndex;
 use super::host::{Host, IwOptions};
+use super::id_list::{IdLink, IdList};
 use super::id_slots::IdSlots;
 use super::multicast::{GroupId, Membership};
 use super::port_space::{ib_address_space, PortSpace};
@@ -144,6 +145,11 @@ pub struct Id<A> {
     /// The state DEVICE_REMOVAL interrupted: a resolution then under way
     /// is still the embedding's to cancel when the id is destroyed.
     pub(crate) before_removal: Option<IdState>,
+    /// Its place on its device's list of ids (see `devices`).
+    pub(crate) on_device: IdLink,
+    /// Its place on its neighbour's list of watchers, while
+    /// `watches_neighbour` (see `netevent`).
+    pub(crate) on_watch: IdLink,
 }
 
 impl<A> Id<A> {
@@ -177,6 +183,8 @@ impl<A> Id<A> {
             iw: false,
             watches_neighbour: false,
             before_removal: None,
+            on_device: IdLink::zero(),
+            on_watch: IdLink::zero(),
         }
     }
 }
@@ -259,9 +267,9 @@ pub struct RdmaCm<C: Collections, A> {
     pub(crate) next_group: u32,
     /// The ids on each device, and the devices that are going.
     pub(crate) devices: DeviceIndex<C>,
-    /// The ids that watch their destination's neighbour entry, by its
-    /// address (see `netevent`).
-    pub(crate) watchers: C::Map<(IpKey, RdmaId), ()>,
+    /// The ids that watch their destination's neighbour entry, listed by
+    /// its address (see `netevent`).
+    pub(crate) watchers: C::Map<IpKey, IdList>,
 }
 
 impl<C: Collections, A: Copy + Ord> Default for RdmaCm<C, A> {
@@ -309,12 +317,21 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         }
         let id = self.ids.insert(record)?;
         if let Some(dev) = record.device {
-            if let Err(e) = self.devices.attach(dev, id) {
+            if let Err(e) = self.attach_to(dev, id) {
                 self.ids.remove(&id);
                 return Err(e);
             }
         }
         Ok(id)
+    }
+
+    /// Removes `id` from the table and from the lists it is on; its
+    /// record.
+    pub(crate) fn remove_id(&mut self, id: RdmaId) -> Option<Id<A>> {
+        let rec = self.ids.remove(&id)?;
+        self.off_device(id, &rec);
+        self.unwatch(id, &rec);
+        Some(rec)
     }
 
     /// An id.
@@ -416,7 +433,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             .bind(id.0, &req, cx.local_ports, cx.random)
             .map_err(RdmaCmError::from)?;
         if let Some(dev) = device {
-            if let Err(e) = self.devices.attach(dev, id) {
+            if let Err(e) = self.attach_to(dev, id) {
                 self.ports.unbind(id.0);
                 return Err(e);
             }
@@ -445,13 +462,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             return Err(RdmaCmError::NoSuchId);
         }
         self.leave_all(host, id);
-        let rec = self.ids.remove(&id).ok_or(RdmaCmError::NoSuchId)?;
-        if let Some(dev) = rec.device {
-            self.devices.detach(dev, id);
-        }
-        if let Some(key) = rec.dst.and_then(|d| d.ip_key()) {
-            self.watchers.remove(&(key, id));
-        }
+        let rec = self.remove_id(id).ok_or(RdmaCmError::NoSuchId)?;
         if let Some(holder) = rec.cm_listener {
             self.drop_cm_listener(host, holder);
         }

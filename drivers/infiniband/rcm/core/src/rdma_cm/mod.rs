@@ -16,6 +16,7 @@ mod devices;
 pub mod endpoint;
 pub mod event;
 pub mod host;
+mod id_list;
 mod id_slots;
 pub mod iwarp;
 pub mod multicast;

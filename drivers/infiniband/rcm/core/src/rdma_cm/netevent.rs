@@ -14,31 +14,89 @@
 //! addresses live with the embedding (in the ids' `rdma_dev_addr`), so it
 //! compares them; the core says which ids are concerned and reports.
 
-use super::addr::SockAddr;
-use super::endpoint::{RdmaCm, RdmaId};
+use super::addr::{IpKey, SockAddr};
+use super::endpoint::{Id, RdmaCm, RdmaCmError, RdmaId};
 use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
+use super::id_list::{IdLink, IdList};
 use super::state::IdState;
 use crate::cm::store::{Collections, OrderedMap};
+
+/// An id's link on its neighbour's list of watchers.
+fn watch_link<A>(rec: &mut Id<A>) -> &mut IdLink {
+    &mut rec.on_watch
+}
+
+impl<C: Collections, A: Copy> RdmaCm<C, A> {
+    /// `id` watches the neighbour `key` (at the end of its list; only a
+    /// neighbour no id watched yet needs memory). The record's
+    /// `watches_neighbour` is the caller's to set.
+    pub(crate) fn watch(&mut self, key: IpKey, id: RdmaId) -> Result<(), RdmaCmError> {
+        if self.watchers.get(&key).is_none() {
+            self.watchers
+                .try_insert(key, IdList::default())
+                .map_err(|_| RdmaCmError::NoMemory)?;
+        }
+        let list = self.watchers.get_mut(&key).ok_or(RdmaCmError::NoMemory)?;
+        list.push_back(&mut self.ids, id, watch_link)
+    }
+
+    /// Takes the id `id`, whose record `rec` is (or was until now) in the
+    /// table, off its neighbour's list; a list left empty goes.
+    pub(crate) fn unwatch(&mut self, id: RdmaId, rec: &Id<A>) {
+        if !rec.watches_neighbour {
+            return;
+        }
+        let Some(key) = rec.dst.and_then(|d| d.ip_key()) else {
+            return;
+        };
+        if let Some(list) = self.watchers.get_mut(&key) {
+            list.unlink(&mut self.ids, id, rec.on_watch, watch_link);
+            if list.len() == 0 {
+                self.watchers.remove(&key);
+            }
+        }
+    }
+
+    /// Checks every neighbour's list against the records, which say
+    /// `watching` ids watch (the audit).
+    pub(crate) fn check_watchers(&self, watching: usize) -> Result<(), &'static str> {
+        let mut listed = 0;
+        for key in self.watchers.keys() {
+            if let Some(list) = self.watchers.get(&key) {
+                if list.len() == 0 {
+                    return Err("an empty neighbour list is kept");
+                }
+                listed += list.check(
+                    &self.ids,
+                    |r| r.on_watch,
+                    |r| r.watches_neighbour && r.dst.and_then(|d| d.ip_key()) == Some(key),
+                )? as usize;
+            }
+        }
+        if listed != watching {
+            return Err("neighbour index misses an id watching");
+        }
+        Ok(())
+    }
+}
 
 impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
     /// The ids whose resolved RoCE route goes to the neighbour `ip` (its
     /// port and scope aside): the candidates when that neighbour's
     /// hardware address changes.
     /// Found by their destination's address, whatever other ids exist;
-    /// `each` is called for each (in id order) until it returns false.
+    /// `each` is called for each (in the order they began watching) until
+    /// it returns false.
     pub fn neighbour_watchers(&mut self, ip: SockAddr, mut each: impl FnMut(RdmaId) -> bool) {
         let Some(key) = ip.ip_key() else {
             return;
         };
-        let mut from = RdmaId(0);
-        while let Some((k, id)) = self.watchers.first_key_from(&(key, from)) {
-            if k != key || !each(id) {
+        let mut cur = self.watchers.get(&key).and_then(|l| l.first());
+        while let Some(id) = cur {
+            cur = self.ids.get(&id).and_then(|r| r.on_watch.next());
+            if !each(id) {
                 return;
-            }
-            match id.0.checked_add(1) {
-                Some(next) => from = RdmaId(next),
-                None => return,
             }
         }
     }

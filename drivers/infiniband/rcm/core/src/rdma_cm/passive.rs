@@ -303,7 +303,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         rec.listener = Some(listener);
         let child = self.insert_id(rec)?;
         if self.by_comm.try_insert(comm, child).is_err() {
-            self.ids.remove(&child);
+            self.remove_id(child);
             return Err(RdmaCmError::NoMemory);
         }
         let offset = if ib { 0 } else { CMA_HDR_LEN };

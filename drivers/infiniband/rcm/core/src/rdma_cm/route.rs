@@ -11,7 +11,7 @@ use super::event::{EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
 use super::resolve::ENOMEM;
 use super::state::IdState;
-use crate::cm::store::{Collections, InsertError, OrderedMap};
+use crate::cm::store::Collections;
 use crate::cm::DeviceId;
 use crate::timer::{ack_timeout, IbaTime};
 use crate::wire::req::ReqPath;
@@ -307,9 +307,10 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
             _ => None,
         };
         let outcome = match (outcome, watch) {
-            (Ok(route), Some(key)) => match self.watchers.try_insert((key, id), ()) {
-                Ok(()) | Err(InsertError::Occupied(())) => Ok(route),
-                Err(InsertError::NoMemory(())) => Err(ENOMEM),
+            (Ok(route), Some(_)) if rec.watches_neighbour => Ok(route),
+            (Ok(route), Some(key)) => match self.watch(key, id) {
+                Ok(()) => Ok(route),
+                Err(_) => Err(ENOMEM),
             },
             (other, _) => other,
         };

@@ -11,17 +11,19 @@
 //! shorter than its struct is an error, never a panic.
 
 pub mod command;
+pub mod contexts;
 pub mod event;
 pub mod frame;
 pub mod layout;
 pub mod option;
 pub mod query;
+pub mod queues;
 pub mod table;
 
 pub use command::{Command, ConnParam, Ece, JoinMode, PrivateData, UserAddr};
 pub use frame::{Header, Opcode};
 pub use option::{IdOption, SetOption};
-pub use table::{CtxId, FileId, McId, UcmaTable};
+pub use table::{Both, CtxId, FileId, McId, UcmaContexts, UcmaQueues, UcmaTable};
 
 /// The ABI version the device reports (`abi_version` in sysfs and the
 /// netlink chardev answer).
