@@ -166,6 +166,16 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
         Some(r)
     }
 
+    fn update_with<R>(&mut self, key: &K, f: impl FnOnce(&mut V) -> (R, bool)) -> Option<R> {
+        let mut entry = self.tree.find_mut(key)?;
+        let (r, remove) = f(entry.get_mut());
+        if remove {
+            drop(entry.remove_node());
+            self.len -= 1;
+        }
+        Some(r)
+    }
+
     fn rekey(&mut self, old: &K, new: K) -> bool
     where
         V: Clone,

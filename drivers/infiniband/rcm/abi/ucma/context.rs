@@ -162,16 +162,25 @@ impl UcmaAbi {
         response: u64,
     ) -> Result {
         let ctx = CtxId(ctx);
-        let id = self.contexts.lock().unpublish(file, ctx).map_err(errno)?;
-        let reported = self.finish_destroy(s, ctx, id);
+        let (id, busy) = self.contexts.lock().unpublish(file, ctx).map_err(errno)?;
+        let reported = self.finish_destroy(s, ctx, id, busy);
         copy_out(response, &reported.to_ne_bytes())
     }
 
-    /// The end of a context hidden from commands: its rdma_cm id (if it
-    /// still has one) is destroyed, which waits for its handler, then the
+    /// The end of a context hidden from commands: once no command holds
+    /// it (`busy`: one did as it was hidden), its rdma_cm id (if it still
+    /// has one) is destroyed, which waits for its handler, then the
     /// context goes, and the ids of requests never delivered with it.
-    fn finish_destroy(&self, s: &UcmaHost<'_>, ctx: CtxId, id: Option<Arc<RdmaIdBox>>) -> u32 {
-        self.wait_idle(ctx);
+    fn finish_destroy(
+        &self,
+        s: &UcmaHost<'_>,
+        ctx: CtxId,
+        id: Option<Arc<RdmaIdBox>>,
+        busy: bool,
+    ) -> u32 {
+        if busy {
+            self.wait_idle(ctx);
+        }
         if let Some(b) = id {
             destroy(s, &b);
         }
@@ -228,10 +237,10 @@ impl UcmaAbi {
                     .next_context_of(file)
                     .map(|ctx| (ctx, contexts.unpublish_for_close(ctx)))
             };
-            let Some((ctx, id)) = next else {
+            let Some((ctx, (id, busy))) = next else {
                 break;
             };
-            self.finish_destroy(s, ctx, id);
+            self.finish_destroy(s, ctx, id, busy);
         }
         self.queues.lock().files.0.remove(&file.0);
     }

@@ -60,7 +60,9 @@ fn ctx(t: &mut Table, file: FileId, uid: u64, handle: u32) -> CtxId {
 
 fn destroy(t: &mut Table, file: FileId, c: CtxId) -> (u32, Vec<u32>) {
     let mut released = Vec::new();
-    if let Some(h) = t.contexts.unpublish(file, c).unwrap() {
+    let (held, busy) = t.contexts.unpublish(file, c).unwrap();
+    assert!(!busy, "no command holds a context destroyed here");
+    if let Some(h) = held {
         released.push(h);
     }
     let n = t.both().finish_destroy(c, &mut |h| released.push(h));
@@ -267,7 +269,7 @@ fn close_destroys_every_context_of_the_file_only() {
     let k = ctx(&mut t, keep, 2, 2);
     let mut released = Vec::new();
     while let Some(c) = t.contexts.next_context_of(f) {
-        if let Some(h) = t.contexts.unpublish_for_close(c) {
+        if let (Some(h), _) = t.contexts.unpublish_for_close(c) {
             released.push(h);
         }
         t.both().finish_destroy(c, &mut |h| released.push(h));
@@ -405,7 +407,7 @@ fn one_command_at_a_time_per_context_and_teardown_sees_it() {
     let other = t.contexts.open();
     assert_eq!(t.contexts.hold(other, c), Err(UcmaError::Invalid));
     // DESTROY_ID hides the context at once and waits for the holder.
-    assert_eq!(t.contexts.unpublish(f, c), Ok(Some(70)));
+    assert_eq!(t.contexts.unpublish(f, c), Ok((Some(70), true)));
     assert_eq!(t.contexts.hold(f, c), Err(UcmaError::NoEntry));
     assert!(t.contexts.busy(c));
     assert_eq!(t.contexts.unhold(c), None, "DESTROY_ID has the id");
@@ -437,7 +439,7 @@ fn device_removal_leaves_a_held_id_to_its_command() {
     t.contexts.publish(d, 80);
     assert_eq!(t.contexts.hold(f, d), Ok(Some(80)));
     assert_eq!(t.contexts.close(d), None);
-    assert_eq!(t.contexts.unpublish(f, d), Ok(Some(80)));
+    assert_eq!(t.contexts.unpublish(f, d), Ok((Some(80), true)));
     assert_eq!(t.contexts.unhold(d), None);
     t.both().finish_destroy(d, &mut |_| {});
     assert_eq!(t.both().counts(), (0, 0, 0));

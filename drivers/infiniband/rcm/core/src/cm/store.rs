@@ -48,6 +48,10 @@ pub trait OrderedMap<K: Ord + Copy, V> {
     /// Removes the entry for `key`, handing `f` its value before it is
     /// dropped (nothing of it is moved out).
     fn remove_with<R>(&mut self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R>;
+    /// `f` of the value for `key`, which may change it; the entry is
+    /// removed if `f` says so (one walk where a `get_mut` and a `remove`
+    /// take two).
+    fn update_with<R>(&mut self, key: &K, f: impl FnOnce(&mut V) -> (R, bool)) -> Option<R>;
     /// Moves the entry at `old` to `new` without allocating (the value is
     /// cloned so that an implementation can re-use the entry's memory).
     /// Returns false (and changes nothing) if `old` is absent or `new` is
@@ -221,6 +225,13 @@ pub mod btree {
         }
         fn remove_with<R>(&mut self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
             self.map.remove(key).map(|v| f(&v))
+        }
+        fn update_with<R>(&mut self, key: &K, f: impl FnOnce(&mut V) -> (R, bool)) -> Option<R> {
+            let (r, remove) = f(self.map.get_mut(key)?);
+            if remove {
+                self.map.remove(key);
+            }
+            Some(r)
         }
         fn rekey(&mut self, old: &K, new: K) -> bool
         where

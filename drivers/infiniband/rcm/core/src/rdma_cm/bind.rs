@@ -186,19 +186,20 @@ impl<C: Collections> PortTable<C> {
     /// does); `None` if it held none.
     pub fn unbind(&mut self, holder: HolderId) -> Option<PortKey> {
         let h = self.take_holder(holder)?;
-        let head = self.heads.get(&h.port).copied();
-        if head == Some(holder) {
-            match h.next {
-                Some(next) => {
-                    if let Some(slot) = self.heads.get_mut(&h.port) {
-                        *slot = next;
-                    }
+        // One walk of the ports: the head is this holder (most ports have
+        // one) and goes, or gives way to the next, or stays.
+        let head = self.heads.update_with(&h.port, |head| {
+            let was = *head;
+            match (was == holder, h.next) {
+                (true, Some(next)) => {
+                    *head = next;
+                    (was, false)
                 }
-                None => {
-                    self.heads.remove(&h.port);
-                }
+                (true, None) => (was, true),
+                (false, _) => (was, false),
             }
-        } else {
+        });
+        if head.is_some_and(|head| head != holder) {
             let mut cur = head;
             while let Some(id) = cur {
                 let Some(prev) = self.holder_mut(id) else {

@@ -258,12 +258,13 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     }
 
     /// DESTROY_ID, first step: hides `file`'s context `ctx` and hands back
-    /// its rdma_cm id to destroy (none if device removal already took it).
-    pub fn unpublish(&mut self, file: FileId, ctx: CtxId) -> Result<Option<H>, UcmaError> {
+    /// its rdma_cm id to destroy (none if device removal already took it),
+    /// and whether a command holds it still (see [`Self::busy`]).
+    pub fn unpublish(&mut self, file: FileId, ctx: CtxId) -> Result<(Option<H>, bool), UcmaError> {
         let c = self.contexts.get_mut(&ctx).ok_or(UcmaError::NoEntry)?;
         Self::check_visible(c, file)?;
         c.life = Life::Destroying;
-        Ok(c.handle.take())
+        Ok((c.handle.take(), c.busy))
     }
 
     /// The first context of `file` still to destroy when it closes.
@@ -284,10 +285,12 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
 
     /// Close of a file, per context: like DESTROY_ID without the file
     /// check (the file is going).
-    pub fn unpublish_for_close(&mut self, ctx: CtxId) -> Option<H> {
-        let c = self.contexts.get_mut(&ctx)?;
+    pub fn unpublish_for_close(&mut self, ctx: CtxId) -> (Option<H>, bool) {
+        let Some(c) = self.contexts.get_mut(&ctx) else {
+            return (None, false);
+        };
         c.life = Life::Destroying;
-        c.handle.take()
+        (c.handle.take(), c.busy)
     }
 
     /// A new membership of `ctx` in `group`, not yet visible.

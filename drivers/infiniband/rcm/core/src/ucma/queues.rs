@@ -290,12 +290,15 @@ impl<C: Collections> UcmaQueues<C> {
         true
     }
 
-    /// Removes the first undelivered event of `ctx` on its file numbered
-    /// `from` or later: its number and, for a request, its new
-    /// connection. Its events can only be on its own file: a migration
-    /// moves them.
-    pub(super) fn remove_next_of(&mut self, ctx: CtxId, from: u64) -> Option<(u64, Option<CtxId>)> {
-        let file = self.file_of(ctx)?;
+    /// Removes the first undelivered event of `ctx` on `file` (its own,
+    /// where a migration moves its events) numbered `from` or later: its
+    /// number and, for a request, its new connection.
+    pub(super) fn remove_next_of(
+        &mut self,
+        file: FileId,
+        ctx: CtxId,
+        from: u64,
+    ) -> Option<(u64, Option<CtxId>)> {
         let mut key = self.queued_from(file, from);
         while let Some(k) = key {
             let of_ctx = self
@@ -312,12 +315,13 @@ impl<C: Collections> UcmaQueues<C> {
         None
     }
 
-    /// Removes `ctx`'s recipient (its events are gone); the events it
+    /// Removes `ctx`'s recipient (its events are the caller's to remove
+    /// next, with [`Self::remove_next_of`]): its file and the events it
     /// reported.
-    pub(super) fn remove(&mut self, ctx: CtxId) -> u32 {
+    pub(super) fn remove(&mut self, ctx: CtxId) -> Option<(FileId, u32)> {
         self.recipients
             .remove(&ctx)
-            .map_or(0, |r| r.events_reported)
+            .map(|r| (r.file, r.events_reported))
     }
 
     /// Removes `mc`'s recipient and its undelivered events; the events it

@@ -104,14 +104,17 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
         }) {
             return 0;
         }
+        let Some((file, reported)) = self.queues.remove(ctx) else {
+            return 0;
+        };
         let mut from = 0;
-        while let Some((seq, new_ctx)) = self.queues.remove_next_of(ctx, from) {
+        while let Some((seq, new_ctx)) = self.queues.remove_next_of(file, ctx, from) {
             from = seq.saturating_add(1);
             if let Some(child) = new_ctx {
                 self.destroy_unaccepted(child, release);
             }
         }
-        self.queues.remove(ctx)
+        reported
     }
 
     /// The new connection of a request that was never delivered, unless a
