@@ -326,7 +326,8 @@ impl CmIdPrivate {
         let p = self.private();
         let gid_type = gid.as_attr().gid_type;
         // SAFETY: the id's fields are ours during its own call (or under
-        // the core's lock, which its destroy takes first); the device is
+        // the core's lock, or the address result's hold of its handler
+        // lock, either of which its destroy takes first); the device is
         // registered while an id is on it; the GID reference is handed
         // over, the one it replaces put; the tracking entry was set up at
         // creation, and is added once (a second entry would outlive the

@@ -116,6 +116,10 @@ impl RdmaCmAbi {
     /// registry's reference goes.
     pub(super) fn destroy(&self, s: &CmService, b: &RdmaIdBox) {
         b.set_destroying();
+        // Counted from before the core lets go of the id until its device
+        // is let go of below: a removal that no longer finds the id in the
+        // core waits for that too.
+        self.detaching.fetch_add(1, Ordering::AcqRel);
         let state = self.call(s, |core, host| core.destroy(host, b.core));
         match state {
             Ok(IdState::AddrQuery) => {
@@ -135,6 +139,7 @@ impl RdmaCmAbi {
         // which a delivery or a call may keep after the removal is over.
         b.detach_device();
         drop(self.unregister(b.core));
+        self.detaching.fetch_sub(1, Ordering::AcqRel);
         // A device removal may be waiting for this id.
         self.destroyed.fetch_add(1, Ordering::AcqRel);
         wake_waiters();
@@ -157,7 +162,11 @@ impl RdmaCmAbi {
         let start = now_ms();
         loop {
             let seen = self.destroyed.load(Ordering::Acquire);
-            if !self.read(|core| core.has_ids_on(dev)) {
+            // An id the core no longer has may still hold the device until
+            // its destroy lets go of it.
+            if !self.read(|core| core.has_ids_on(dev))
+                && self.detaching.load(Ordering::Acquire) == 0
+            {
                 break;
             }
             // Sleeps until an id is destroyed (a lock-free check).

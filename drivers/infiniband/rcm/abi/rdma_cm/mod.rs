@@ -68,6 +68,9 @@ pub(crate) struct RdmaCmAbi {
     /// Ids destroyed so far: a device removal sleeps until it changes
     /// (its wake-up check may not take a lock).
     destroyed: AtomicU64,
+    /// Destroys between the core's and the id's letting go of its device
+    /// (a removal waits for none to be left).
+    detaching: AtomicU64,
 }
 
 impl RdmaCmAbi {
@@ -81,6 +84,7 @@ impl RdmaCmAbi {
             igmp_changes <- new_mutex!(KVec::new(), "rcm::rdma_igmp_changes"),
             igmp_applying <- new_mutex!((), "rcm::rdma_igmp_applying"),
             destroyed: AtomicU64::new(0),
+            detaching: AtomicU64::new(0),
         })
     }
 

@@ -82,11 +82,13 @@ impl UcmaAbi {
                 })
             }
             (DEVICE_REMOVAL, _) => {
+                // Closed before the event is queued, so a command after
+                // GET_EVENT gave it out gets `-ENXIO`. The context stays
+                // for DESTROY_ID; its id goes now, or when the command
+                // using it ends.
+                let destroy_now = self.contexts.lock().close(ctx).is_some();
                 self.queue_record(ctx, resp);
-                // The context stays for DESTROY_ID; its id goes now, or
-                // when the command using it ends (a DESTROY_ID since the
-                // event was queued has taken it already).
-                c_int::from(self.contexts.lock().close(ctx).is_some())
+                c_int::from(destroy_now)
             }
             _ => {
                 self.queue_record(ctx, resp);

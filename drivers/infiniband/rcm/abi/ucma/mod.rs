@@ -10,8 +10,10 @@
 //! Locking: two locks, taken in this order when both are needed. The
 //! contexts' (`contexts`) is what commands take to hold and let go of a
 //! context; the queues' (`queues`) is what an event takes to be queued
-//! and GET_EVENT to read one, so a command never waits for an event being
-//! queued. Both are taken inside an id's handler lock (events) and never
+//! and GET_EVENT to read one, so a command's hold and release never wait
+//! for an event being queued (a CONNECT_REQUEST, which makes a context,
+//! takes both; so do CREATE_ID, DESTROY_ID, the joins and MIGRATE_ID).
+//! Both are taken inside an id's handler lock (events) and never
 //! held across a call into rdma_cm that may wait for a handler (destroy,
 //! leave), so teardown is two-step (see the table).
 //!

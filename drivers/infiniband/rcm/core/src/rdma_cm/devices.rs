@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! Which ids are on which device, and which devices are going. Each
 //! device's ids are a list threaded through their records (6.12's
 //! `cma_dev->id_list`, see `id_list`), so a removal tells the ids on its

@@ -5,8 +5,8 @@
 //! whether a command holds it. What events need (the handle userspace
 //! named a context by, the counts, the queues) is in [`super::queues`],
 //! which an embedding locks apart from this, so that a command's hold on
-//! a context never waits for an event being queued (6.12 keeps its
-//! contexts in an xarray apart from each file's event list).
+//! a context never waits for an ordinary event being queued (6.12 keeps
+//! its contexts in an xarray apart from each file's event list).
 //!
 //! `H` is the embedding's handle of an rdma_cm id, cloned for each
 //! command that holds its context.
