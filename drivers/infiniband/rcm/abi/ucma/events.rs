@@ -70,11 +70,9 @@ impl UcmaAbi {
             // A new context: both halves.
             (CONNECT_REQUEST, Some(new_box)) => {
                 self.both(|t, files| match t.request(ctx, new_box, resp) {
-                    Ok(new_ctx) => {
+                    Ok((new_ctx, file)) => {
                         b.set_context(ctx_pointer(new_ctx));
-                        if let Some(file) = t.queues.file_of(ctx) {
-                            files.wake_file(file);
-                        }
+                        files.wake_file(file);
                         0
                     }
                     Err(Refusal::Backlog | Refusal::NoMemory) => code::ENOMEM.to_errno(),
@@ -101,7 +99,8 @@ impl UcmaAbi {
     /// counts it as delivered. The copy runs under the file's own reader
     /// lock only: a response buffer whose fault never completes holds up
     /// this file's readers, not the queues' lock that every id's event
-    /// handler (kernel consumers' deliveries among them) takes. A copy that faults delivers nothing (6.12 keeps the event).
+    /// handler (kernel consumers' deliveries among them) takes. A copy
+    /// that faults delivers nothing (6.12 keeps the event).
     #[inline(never)]
     pub(super) fn get_event(
         &self,

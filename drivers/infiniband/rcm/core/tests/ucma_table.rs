@@ -148,8 +148,9 @@ fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
     let f = t.contexts.open();
     let l = ctx(&mut t, f, 0x11, 1);
     t.queues.set_backlog(l, 2);
-    let c1 = t.both().request(l, 100, ev(CONNECT_REQUEST)).unwrap();
-    let c2 = t.both().request(l, 101, ev(CONNECT_REQUEST)).unwrap();
+    let (c1, queued_on) = t.both().request(l, 100, ev(CONNECT_REQUEST)).unwrap();
+    assert_eq!(queued_on, f, "a request is queued on its listener's file");
+    let (c2, _) = t.both().request(l, 101, ev(CONNECT_REQUEST)).unwrap();
     assert_eq!(
         t.both().request(l, 102, ev(CONNECT_REQUEST)),
         Err(Refusal::Backlog)
@@ -158,7 +159,7 @@ fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
     // The listener's uid, the new context's id.
     assert_eq!((r.uid, r.id, r.event), (0x11, c1.0, CONNECT_REQUEST));
     // Delivery frees a slot.
-    let c3 = t.both().request(l, 103, ev(CONNECT_REQUEST)).unwrap();
+    let (c3, _) = t.both().request(l, 103, ev(CONNECT_REQUEST)).unwrap();
     // Before ACCEPT the new connection hears nothing.
     assert_eq!(t.queues.event(c1, ev(ESTABLISHED)), Delivery::Dropped);
     t.queues.set_uid(c1, 0x77);

@@ -18,6 +18,12 @@ use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
+/// A served device's id and identity, if new ids may use it (its removal
+/// has not begun).
+fn usable(d: &DeviceEntry) -> Option<(DeviceId, usize)> {
+    (!d.going).then_some((d.id, d.identity))
+}
+
 impl CmService {
     /// Registers CM MAD agents on the device's IB/RoCE ports. They hold
     /// references on the service until `remove_device`, which ib_core
@@ -90,11 +96,7 @@ impl CmService {
     pub(crate) fn device_at(&self, place: usize) -> Option<Option<(DeviceId, usize)>> {
         let devices = self.devices.lock();
         let slot = devices.get(place)?;
-        Some(
-            slot.as_ref()
-                .filter(|d| !d.going)
-                .map(|d| (d.id, d.identity)),
-        )
+        Some(slot.as_ref().and_then(usable))
     }
 
     /// The devices new ids may use: id and identity (`ib_device`
@@ -102,8 +104,8 @@ impl CmService {
     pub(crate) fn devices(&self) -> Result<KVec<(DeviceId, usize)>> {
         let devices = self.devices.lock();
         let mut out = KVec::with_capacity(devices.len(), GFP_KERNEL)?;
-        for d in devices.iter().flatten().filter(|d| !d.going) {
-            out.push((d.id, d.identity), GFP_KERNEL)?;
+        for d in devices.iter().flatten().filter_map(usable) {
+            out.push(d, GFP_KERNEL)?;
         }
         Ok(out)
     }

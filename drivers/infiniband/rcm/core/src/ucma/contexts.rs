@@ -227,17 +227,16 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
         self.contexts.get(&ctx).map(|c| c.file)
     }
 
-    /// Whether `ctx` is being destroyed (a request it left undelivered
-    /// must not destroy it a second time).
-    pub(super) fn is_destroying(&self, ctx: CtxId) -> bool {
-        self.contexts
-            .get(&ctx)
-            .is_some_and(|c| c.life == Life::Destroying)
-    }
-
-    /// Takes `ctx`'s rdma_cm id, if it still has one.
-    pub(super) fn take_handle(&mut self, ctx: CtxId) -> Option<H> {
-        self.contexts.get_mut(&ctx)?.handle.take()
+    /// The new connection `ctx` of a request its listener's destroy found
+    /// undelivered: its rdma_cm id (if it still has one) taken, or `None`
+    /// if it is gone or a destroy of its own is under way (which must not
+    /// happen twice).
+    pub(super) fn take_unaccepted(&mut self, ctx: CtxId) -> Option<Option<H>> {
+        let c = self.contexts.get_mut(&ctx)?;
+        if c.life == Life::Destroying {
+            return None;
+        }
+        Some(c.handle.take())
     }
 
     /// DEVICE_REMOVAL was queued (or dropped) for `ctx`: it closes, and

@@ -150,15 +150,16 @@ impl<C: Collections> UcmaQueues<C> {
     }
 
     /// Queues the request `resp` (uid and id filled in) naming the new
-    /// context `new_ctx` on `listener`'s file, taking a backlog slot; the
-    /// new context's events go there too, unnamed until ACCEPT.
+    /// context `new_ctx` on `listener`'s file `file` (as
+    /// [`Self::request_room`] found it), taking a backlog slot; the new
+    /// context's events go there too, unnamed until ACCEPT.
     pub(super) fn request(
         &mut self,
         listener: CtxId,
         new_ctx: CtxId,
+        file: FileId,
         resp: EventResp,
     ) -> Result<(), Refusal> {
-        let (file, _) = self.request_room(listener)?;
         self.add(new_ctx, file, 0).map_err(|_| Refusal::NoMemory)?;
         let queued = Queued {
             ctx: listener,

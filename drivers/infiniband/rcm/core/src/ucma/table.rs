@@ -66,12 +66,13 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
     /// A connection request for listener `listener`: a context for the new
     /// rdma_cm id `handle` (with no uid until ACCEPT), and the event on the
     /// listener's file naming it (`resp`'s uid and id are filled in).
+    /// Returns the new context and that file (whose readers to wake).
     pub fn request(
         &mut self,
         listener: CtxId,
         handle: H,
         mut resp: EventResp,
-    ) -> Result<CtxId, Refusal> {
+    ) -> Result<(CtxId, FileId), Refusal> {
         if !self.contexts.contains(listener) {
             return Err(Refusal::NoListener);
         }
@@ -82,11 +83,11 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
             .map_err(|_| Refusal::NoMemory)?;
         resp.uid = uid;
         resp.id = new_ctx.0;
-        if let Err(e) = self.queues.request(listener, new_ctx, resp) {
+        if let Err(e) = self.queues.request(listener, new_ctx, file, resp) {
             self.contexts.remove(new_ctx, &mut |_| {});
             return Err(e);
         }
-        Ok(new_ctx)
+        Ok((new_ctx, file))
     }
 
     /// DESTROY_ID, last step (its rdma_cm id is destroyed): removes the
@@ -120,10 +121,10 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
     /// The new connection of a request that was never delivered, unless a
     /// destroy of its own is under way.
     fn destroy_unaccepted(&mut self, child: CtxId, release: &mut impl FnMut(H)) {
-        if !self.contexts.contains(child) || self.contexts.is_destroying(child) {
+        let Some(handle) = self.contexts.take_unaccepted(child) else {
             return;
-        }
-        if let Some(h) = self.contexts.take_handle(child) {
+        };
+        if let Some(h) = handle {
             release(h);
         }
         self.remove_context(child, release);
