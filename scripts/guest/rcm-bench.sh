@@ -730,6 +730,45 @@ profile_top() {
 		END { print head line }'
 }
 
+# The functions whose calls (themselves and all they call) took most of a
+# profiled step's samples, microseconds per id: <cm> <step> <perf.data>
+# (RCM_BENCH_PROFILE_INCLUSIVE of them; none by default): where inside a
+# command its time goes.
+PROFILE_INCLUSIVE=${RCM_BENCH_PROFILE_INCLUSIVE:-0}
+profile_inclusive() {
+	local cm=$1 step=$2 data=$3 total
+	[ "$PROFILE_INCLUSIVE" -gt 0 ] || return 0
+	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
+		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
+	perf report -i "$data" --stdio --children --sort sym -g none 2> /dev/null | tr -d '\r' |
+		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v top="$PROFILE_INCLUSIVE" \
+			-v head="$cm  round 1: commands, $step, inclusive us per id:" '
+		!/^#/ && NF >= 4 && shown < top {
+			share = $1
+			sub(/%/, "", share)
+			sym = $NF
+			if (sym ~ /^_R/) {
+				# A mangled Rust name by its last two identifiers.
+				rest = sym; p1 = p2 = ""
+				while (match(rest, /[0-9]+[A-Za-z_]/)) {
+					len = substr(rest, RSTART, RLENGTH - 1) + 0
+					part = substr(rest, RSTART + RLENGTH - 1, len)
+					before = RSTART > 1 ? substr(rest, RSTART - 1, 1) : ""
+					if (part ~ /^[A-Za-z]/ && length(part) == len && before != "B") {
+						p2 = p1; p1 = part
+						rest = substr(rest, RSTART + RLENGTH - 1 + len)
+					} else {
+						rest = substr(rest, RSTART + 1)
+					}
+				}
+				sym = (p2 != "" ? p2 "::" : "") p1
+			}
+			line = line sprintf("%s %s %.2f", shown ? "," : "", sym, share / 100 * total / hz / n * 1e6)
+			shown++
+		}
+		END { print head line }'
+}
+
 # One CM's commands run: <c|rcm|rcmk> <round>.
 run_commands() {
 	local cm=$1 i step ms out
@@ -758,6 +797,7 @@ run_commands() {
 			return 1
 		profile_split "$cm" "$step" /tmp/perf.data
 		profile_top "$cm" "$step" /tmp/perf.data
+		profile_inclusive "$cm" "$step" /tmp/perf.data
 	done
 	rm -f /tmp/perf.data /tmp/perf.ctl /tmp/perf.ack
 }

@@ -99,13 +99,12 @@ impl UcmaAbi {
 
     /// A new file: named, and reachable by its events.
     pub(super) fn open(&self, f: &UcmaFile) -> Result<FileId> {
-        let file = self.contexts.lock().open();
-        self.queues
-            .lock()
-            .files
-            .0
-            .try_insert(file.0, f.waker())
-            .map_err(|_| code::ENOMEM)?;
+        let file = self.contexts.lock().open().map_err(|_| code::ENOMEM)?;
+        let waker = self.queues.lock().files.0.try_insert(file.0, f.waker());
+        if waker.is_err() {
+            self.contexts.lock().forget(file);
+            return Err(code::ENOMEM);
+        }
         Ok(file)
     }
 
@@ -242,7 +241,12 @@ impl UcmaAbi {
             };
             self.finish_destroy(s, ctx, id, busy);
         }
-        self.queues.lock().files.0.remove(&file.0);
+        {
+            let mut q = self.queues.lock();
+            q.files.0.remove(&file.0);
+            q.queues.forget(file);
+        }
+        self.contexts.lock().forget(file);
     }
 }
 

@@ -73,7 +73,10 @@ fn destroy(t: &mut Table, file: FileId, c: CtxId) -> (u32, Vec<u32>) {
 #[test]
 fn events_are_per_file_in_order_and_counted_when_delivered() {
     let mut t = Table::new();
-    let (f1, f2) = (t.contexts.open(), t.contexts.open());
+    let (f1, f2) = (
+        t.contexts.open().expect("a file"),
+        t.contexts.open().expect("a file"),
+    );
     let a = ctx(&mut t, f1, 0xA, 1);
     let b = ctx(&mut t, f2, 0xB, 2);
     assert_eq!(t.queues.event(a, ev(ESTABLISHED)), Delivery::Queued(f1));
@@ -103,7 +106,7 @@ fn a_copy_out_racing_a_destroy_delivers_nothing_else() {
     // is destroyed meanwhile: its ticket then takes nothing, and the next
     // event of the file (another context's) stays queued.
     let mut t = Table::new();
-    let f = t.contexts.open();
+    let f = t.contexts.open().expect("a file");
     let a = ctx(&mut t, f, 0xA, 1);
     let b = ctx(&mut t, f, 0xB, 2);
     t.queues.event(a, ev(ESTABLISHED));
@@ -122,7 +125,10 @@ fn a_copy_out_racing_a_destroy_delivers_nothing_else() {
 #[test]
 fn lookups_give_enoent_einval_enxio() {
     let mut t = Table::new();
-    let (f1, f2) = (t.contexts.open(), t.contexts.open());
+    let (f1, f2) = (
+        t.contexts.open().expect("a file"),
+        t.contexts.open().expect("a file"),
+    );
     let a = ctx(&mut t, f1, 1, 10);
     assert_eq!(t.contexts.find(f1, a), Ok(10));
     assert_eq!(t.contexts.find(f2, a), Err(UcmaError::Invalid));
@@ -145,7 +151,7 @@ fn lookups_give_enoent_einval_enxio() {
 #[test]
 fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
     let mut t = Table::new();
-    let f = t.contexts.open();
+    let f = t.contexts.open().expect("a file");
     let l = ctx(&mut t, f, 0x11, 1);
     t.queues.set_backlog(l, 2);
     let (c1, queued_on) = t.both().request(l, 100, ev(CONNECT_REQUEST)).unwrap();
@@ -182,7 +188,10 @@ fn requests_take_backlog_until_delivered_and_count_on_the_listener() {
 #[test]
 fn memberships_count_on_both_and_leave_drops_their_events() {
     let mut t = Table::new();
-    let (f, other) = (t.contexts.open(), t.contexts.open());
+    let (f, other) = (
+        t.contexts.open().expect("a file"),
+        t.contexts.open().expect("a file"),
+    );
     let c = ctx(&mut t, f, 5, 1);
     let m1 = t.both().reserve_membership(c, 0x51, GROUP).unwrap();
     // Not visible until the join started.
@@ -225,7 +234,10 @@ fn memberships_count_on_both_and_leave_drops_their_events() {
 #[test]
 fn migrate_moves_the_context_and_its_events_in_order() {
     let mut t = Table::new();
-    let (old, new) = (t.contexts.open(), t.contexts.open());
+    let (old, new) = (
+        t.contexts.open().expect("a file"),
+        t.contexts.open().expect("a file"),
+    );
     let a = ctx(&mut t, old, 1, 1);
     let b = ctx(&mut t, old, 2, 2);
     let n = ctx(&mut t, new, 3, 3);
@@ -261,7 +273,10 @@ fn migrate_moves_the_context_and_its_events_in_order() {
 #[test]
 fn close_destroys_every_context_of_the_file_only() {
     let mut t = Table::new();
-    let (f, keep) = (t.contexts.open(), t.contexts.open());
+    let (f, keep) = (
+        t.contexts.open().expect("a file"),
+        t.contexts.open().expect("a file"),
+    );
     let l = ctx(&mut t, f, 1, 1);
     t.queues.set_backlog(l, 8);
     for h in 10..14 {
@@ -305,7 +320,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
             x % n
         };
         let mut t = Table::new();
-        let files: Vec<FileId> = (0..3).map(|_| t.contexts.open()).collect();
+        let files: Vec<FileId> = (0..3).map(|_| t.contexts.open().expect("a file")).collect();
         let mut live: Vec<CtxId> = Vec::new();
         let mut model: std::collections::BTreeMap<u32, ModelCtx> = Default::default();
         let mut queues: std::collections::BTreeMap<u64, std::collections::VecDeque<(u32, u64)>> =
@@ -398,14 +413,14 @@ fn random_runs_match_a_model_and_leak_nothing() {
 #[test]
 fn one_command_at_a_time_per_context_and_teardown_sees_it() {
     let mut t = Table::new();
-    let f = t.contexts.open();
+    let f = t.contexts.open().expect("a file");
     let c = t.both().reserve(f, 7).unwrap();
     t.contexts.publish(c, 70);
     assert_eq!(t.contexts.hold(f, c), Ok(Some(70)));
     assert!(t.contexts.busy(c));
     // A second command waits; another file's is refused as before.
     assert_eq!(t.contexts.hold(f, c), Ok(None));
-    let other = t.contexts.open();
+    let other = t.contexts.open().expect("a file");
     assert_eq!(t.contexts.hold(other, c), Err(UcmaError::Invalid));
     // DESTROY_ID hides the context at once and waits for the holder.
     assert_eq!(t.contexts.unpublish(f, c), Ok((Some(70), true)));
@@ -420,7 +435,7 @@ fn one_command_at_a_time_per_context_and_teardown_sees_it() {
 #[test]
 fn device_removal_leaves_a_held_id_to_its_command() {
     let mut t = Table::new();
-    let f = t.contexts.open();
+    let f = t.contexts.open().expect("a file");
     let c = t.both().reserve(f, 7).unwrap();
     t.contexts.publish(c, 70);
     assert_eq!(t.contexts.hold(f, c), Ok(Some(70)));
@@ -444,4 +459,44 @@ fn device_removal_leaves_a_held_id_to_its_command() {
     assert_eq!(t.contexts.unhold(d), None);
     t.both().finish_destroy(d, &mut |_| {});
     assert_eq!(t.both().counts(), (0, 0, 0));
+}
+
+#[test]
+fn a_ticket_kept_across_a_destroy_takes_no_later_event() {
+    // GET_EVENT copies an event out between peek and take, without the
+    // lock: its context's destroy meanwhile frees the event's slot, and an
+    // event queued next may reuse it. The old ticket must not take that.
+    let mut t = Table::new();
+    let f = t.contexts.open().expect("a file");
+    let (a, b) = (ctx(&mut t, f, 1, 1), ctx(&mut t, f, 2, 2));
+    t.queues.event(a, ev(ESTABLISHED));
+    let (ticket, _) = t.queues.peek(f, |e| e.id).expect("a's event");
+    destroy(&mut t, f, a);
+    // Events come and go until one has reused the slot (free slots are
+    // reused oldest first: a few chunks' worth).
+    for _ in 0..10_000 {
+        t.queues.event(b, ev(DISCONNECTED));
+        assert!(!t.queues.take(f, ticket), "a stale ticket took an event");
+        assert_eq!(
+            next(&mut t, f).map(|e| (e.id, e.event)),
+            Some((b.0, DISCONNECTED))
+        );
+    }
+    t.both().audit().unwrap();
+}
+
+#[test]
+fn a_context_number_names_its_slot_and_comes_back_last() {
+    // Contexts are slots: numbers stay dense (the recipients are indexed
+    // by them), and a freed number is reused only after the free ones
+    // before it, so a stale number does not name the next context.
+    let mut t = Table::new();
+    let f = t.contexts.open().expect("a file");
+    let first: Vec<CtxId> = (0..3).map(|i| ctx(&mut t, f, 1 + i, i as u32)).collect();
+    assert_eq!(first, [CtxId(0), CtxId(1), CtxId(2)]);
+    destroy(&mut t, f, first[1]);
+    let next_one = ctx(&mut t, f, 9, 9);
+    assert_ne!(next_one, first[1], "a freed number came back at once");
+    assert_eq!(t.contexts.find(f, first[1]), Err(UcmaError::NoEntry));
+    t.both().audit().unwrap();
 }

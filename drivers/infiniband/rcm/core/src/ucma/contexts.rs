@@ -8,12 +8,26 @@
 //! a context never waits for an ordinary event being queued (6.12 keeps
 //! its contexts in an xarray apart from each file's event list).
 //!
+//! The contexts are slots of a growable array ([`IdTable`], as rdma_cm
+//! keeps its ids): a context's number is its slot, so a command finds its
+//! context by index, as 6.12 finds it in an xarray, and a new one takes
+//! no allocation of its own once the array has room. Each file's contexts
+//! are a list through their slots, for closing the file.
+//!
 //! `H` is the embedding's handle of an rdma_cm id, cloned for each
 //! command that holds its context.
 
 use super::UcmaError;
-use crate::cm::store::{Collections, InsertError, NoMemory, OrderedMap};
+use crate::cm::store::{Collections, NoMemory, OrderedMap};
+use crate::cm::table::IdTable;
 use crate::rdma_cm::SockAddr;
+
+/// Every bit of a context's number names its slot: userspace's contexts
+/// are 32-bit (6.12's `xa_limit_32b`), and the table sets no other limit
+/// (the memory of a user's contexts is its memory cgroup's). Freed slots
+/// are reused oldest first, so a stale number names a new context only
+/// after every other free slot was taken.
+const CTX_SLOT_BITS: u32 = 32;
 
 /// An open file of the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,6 +62,18 @@ struct Context<H> {
     life: Life,
     /// A command is running on its id (see [`UcmaContexts::hold`]).
     busy: bool,
+    /// Its neighbours in its file's list.
+    prev: Option<CtxId>,
+    next: Option<CtxId>,
+}
+
+/// An open file's contexts: a list through their slots, oldest first (a
+/// file's close destroys a listener before the connections of its
+/// undelivered requests, which its destroy ends with it).
+#[derive(Clone, Copy, Debug, Default)]
+struct FileList {
+    first: Option<CtxId>,
+    last: Option<CtxId>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -60,15 +86,18 @@ struct Membership {
 }
 
 /// Every open file's contexts and memberships.
+///
+/// INVARIANT: each open file's list (its entry in `files`, linked
+/// through the contexts' `prev` and `next`) holds exactly the contexts
+/// whose `file` it is, each once.
 pub struct UcmaContexts<C: Collections, H: Clone> {
-    contexts: C::Map<CtxId, Context<H>>,
-    /// Each file's contexts, for closing a file.
-    by_file: C::Map<(FileId, CtxId), ()>,
+    contexts: IdTable<Context<H>, C, CTX_SLOT_BITS, u32>,
+    /// Each open file's contexts.
+    files: C::Map<FileId, FileList>,
     memberships: C::Map<McId, Membership>,
     /// Each context's memberships (the keys of `memberships`, by context),
     /// so that a destroy finds its own without looking at others'.
     memberships_of: C::Map<(CtxId, McId), ()>,
-    next_ctx: u32,
     next_mc: u32,
     next_file: u64,
 }
@@ -83,62 +112,87 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// None.
     pub fn new() -> Self {
         UcmaContexts {
-            contexts: OrderedMap::new_empty(),
-            by_file: OrderedMap::new_empty(),
+            contexts: IdTable::new(0),
+            files: OrderedMap::new_empty(),
             memberships: OrderedMap::new_empty(),
             memberships_of: OrderedMap::new_empty(),
-            next_ctx: 0,
             next_mc: 0,
             next_file: 0,
         }
     }
 
-    /// A new file.
-    pub fn open(&mut self) -> FileId {
+    /// A new file, with no contexts.
+    pub fn open(&mut self) -> Result<FileId, NoMemory> {
+        let file = FileId(self.next_file + 1);
+        self.files
+            .try_insert(file, FileList::default())
+            .map_err(|_| NoMemory)?;
         self.next_file += 1;
-        FileId(self.next_file)
+        Ok(file)
     }
 
-    /// A new context of `file` in `life`. Ids are handed out cyclically
-    /// (as `xa_alloc_cyclic`), so a stale id rarely names a new context.
+    /// The file is closed, its contexts gone ([`Self::next_context_of`]
+    /// found none).
+    pub fn forget(&mut self, file: FileId) {
+        self.files.remove(&file);
+    }
+
+    /// A new context of the open file `file`, in `life`.
     pub(super) fn insert(
         &mut self,
         file: FileId,
         handle: Option<H>,
         life: Life,
     ) -> Result<CtxId, NoMemory> {
-        let mut c = Context {
+        let last = self.files.get(&file).ok_or(NoMemory)?.last;
+        let c = Context {
             file,
             handle,
             life,
             busy: false,
+            prev: last,
+            next: None,
         };
-        // The first free id from the cyclic counter, found by the insert
-        // itself: one walk of the map per id tried.
-        let mut found = None;
-        for _ in 0..=self.contexts.len() {
-            let ctx = CtxId(self.next_ctx);
-            self.next_ctx = self.next_ctx.wrapping_add(1);
-            match self.contexts.try_insert(ctx, c) {
-                Ok(()) => {
-                    found = Some(ctx);
-                    break;
-                }
-                Err(InsertError::Occupied(back)) => c = back,
-                Err(InsertError::NoMemory(_)) => return Err(NoMemory),
+        let ctx = CtxId(self.contexts.try_insert(|_| c).map_err(|_| NoMemory)?);
+        self.link_last(file, ctx);
+        Ok(ctx)
+    }
+
+    /// Puts `ctx` (its `prev` already the file's last) last in `file`'s
+    /// list.
+    fn link_last(&mut self, file: FileId, ctx: CtxId) {
+        let Some(list) = self.files.get_mut(&file) else {
+            return;
+        };
+        let before = list.last.replace(ctx);
+        list.first.get_or_insert(ctx);
+        if let Some(c) = before.and_then(|b| self.contexts.get_mut(b.0)) {
+            c.next = Some(ctx);
+        }
+    }
+
+    /// Takes a context of `file` whose links were `prev` and `next` out of
+    /// the file's list.
+    fn unlink(&mut self, file: FileId, prev: Option<CtxId>, next: Option<CtxId>) {
+        if let Some(list) = self.files.get_mut(&file) {
+            if prev.is_none() {
+                list.first = next;
+            }
+            if next.is_none() {
+                list.last = prev;
             }
         }
-        let ctx = found.ok_or(NoMemory)?;
-        if self.by_file.try_insert((file, ctx), ()).is_err() {
-            self.contexts.remove(&ctx);
-            return Err(NoMemory);
+        if let Some(c) = prev.and_then(|p| self.contexts.get_mut(p.0)) {
+            c.next = next;
         }
-        Ok(ctx)
+        if let Some(c) = next.and_then(|n| self.contexts.get_mut(n.0)) {
+            c.prev = prev;
+        }
     }
 
     /// The context's rdma_cm id exists: commands may use it.
     pub fn publish(&mut self, ctx: CtxId, handle: H) {
-        if let Some(c) = self.contexts.get_mut(&ctx) {
+        if let Some(c) = self.contexts.get_mut(ctx.0) {
             c.handle = Some(handle);
             c.life = Life::Public;
         }
@@ -146,10 +200,10 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
 
     /// Removes `ctx` and its memberships (each handed to `left`).
     pub(super) fn remove(&mut self, ctx: CtxId, left: &mut impl FnMut(McId)) -> bool {
-        let Some(c) = self.contexts.remove(&ctx) else {
+        let Some(c) = self.contexts.remove(ctx.0) else {
             return false;
         };
-        self.by_file.remove(&(c.file, ctx));
+        self.unlink(c.file, c.prev, c.next);
         while let Some(k) = self
             .memberships_of
             .first_key_from(&(ctx, McId(0)))
@@ -166,7 +220,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// unknown (or not visible) `-ENOENT`, another file's `-EINVAL`,
     /// closed by device removal `-ENXIO`.
     pub fn find(&self, file: FileId, ctx: CtxId) -> Result<H, UcmaError> {
-        let c = self.contexts.get(&ctx).ok_or(UcmaError::NoEntry)?;
+        let c = self.contexts.get(ctx.0).ok_or(UcmaError::NoEntry)?;
         Self::found(c, file).cloned()
     }
 
@@ -185,7 +239,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// command at a time per context, as 6.12's per-context mutex makes
     /// it, and teardown waits for the running one ([`Self::busy`]).
     pub fn hold(&mut self, file: FileId, ctx: CtxId) -> Result<Option<H>, UcmaError> {
-        let c = self.contexts.get_mut(&ctx).ok_or(UcmaError::NoEntry)?;
+        let c = self.contexts.get_mut(ctx.0).ok_or(UcmaError::NoEntry)?;
         Self::found(c, file)?;
         if c.busy {
             return Ok(None);
@@ -197,7 +251,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// The command holding `ctx` is done. Hands back the rdma_cm id to
     /// destroy if device removal closed the context meanwhile.
     pub fn unhold(&mut self, ctx: CtxId) -> Option<H> {
-        let c = self.contexts.get_mut(&ctx)?;
+        let c = self.contexts.get_mut(ctx.0)?;
         c.busy = false;
         if c.life == Life::Closed {
             c.handle.take()
@@ -208,7 +262,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
 
     /// Whether a command holds `ctx`.
     pub fn busy(&self, ctx: CtxId) -> bool {
-        self.contexts.get(&ctx).is_some_and(|c| c.busy)
+        self.contexts.get(ctx.0).is_some_and(|c| c.busy)
     }
 
     /// Whether lookups of `file` see the context `c` (public or closed).
@@ -224,7 +278,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
 
     /// The file context `ctx` belongs to.
     pub fn file_of(&self, ctx: CtxId) -> Option<FileId> {
-        self.contexts.get(&ctx).map(|c| c.file)
+        self.contexts.get(ctx.0).map(|c| c.file)
     }
 
     /// The new connection `ctx` of a request its listener's destroy found
@@ -232,7 +286,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// if it is gone or a destroy of its own is under way (which must not
     /// happen twice).
     pub(super) fn take_unaccepted(&mut self, ctx: CtxId) -> Option<Option<H>> {
-        let c = self.contexts.get_mut(&ctx)?;
+        let c = self.contexts.get_mut(ctx.0)?;
         if c.life == Life::Destroying {
             return None;
         }
@@ -245,7 +299,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// destroys it from a work item that waits for the context's
     /// commands).
     pub fn close(&mut self, ctx: CtxId) -> Option<H> {
-        let c = self.contexts.get_mut(&ctx)?;
+        let c = self.contexts.get_mut(ctx.0)?;
         if c.life != Life::Public {
             return None;
         }
@@ -260,7 +314,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// its rdma_cm id to destroy (none if device removal already took it),
     /// and whether a command holds it still (see [`Self::busy`]).
     pub fn unpublish(&mut self, file: FileId, ctx: CtxId) -> Result<(Option<H>, bool), UcmaError> {
-        let c = self.contexts.get_mut(&ctx).ok_or(UcmaError::NoEntry)?;
+        let c = self.contexts.get_mut(ctx.0).ok_or(UcmaError::NoEntry)?;
         Self::check_visible(c, file)?;
         c.life = Life::Destroying;
         Ok((c.handle.take(), c.busy))
@@ -268,16 +322,13 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
 
     /// The first context of `file` still to destroy when it closes.
     pub fn next_context_of(&mut self, file: FileId) -> Option<CtxId> {
-        let mut key = self.by_file.first_key_from(&(file, CtxId(0)));
-        while let Some((f, ctx)) = key.filter(|k| k.0 == file) {
-            match self.contexts.get(&ctx).map(|c| c.life) {
-                Some(Life::Public | Life::Closed) => return Some(ctx),
-                _ => {
-                    key = self
-                        .by_file
-                        .first_key_from(&(f, CtxId(ctx.0.checked_add(1)?)))
-                }
+        let mut at = self.files.get(&file)?.first;
+        while let Some(ctx) = at {
+            let c = self.contexts.get(ctx.0)?;
+            if matches!(c.life, Life::Public | Life::Closed) {
+                return Some(ctx);
             }
+            at = c.next;
         }
         None
     }
@@ -285,7 +336,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// Close of a file, per context: like DESTROY_ID without the file
     /// check (the file is going).
     pub fn unpublish_for_close(&mut self, ctx: CtxId) -> (Option<H>, bool) {
-        let Some(c) = self.contexts.get_mut(&ctx) else {
+        let Some(c) = self.contexts.get_mut(ctx.0) else {
             return (None, false);
         };
         c.life = Life::Destroying;
@@ -331,7 +382,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
             .get(&mc)
             .filter(|m| m.public)
             .ok_or(UcmaError::NoEntry)?;
-        let c = self.contexts.get(&m.ctx).ok_or(UcmaError::NoEntry)?;
+        let c = self.contexts.get(m.ctx.0).ok_or(UcmaError::NoEntry)?;
         if c.file != file {
             return Err(UcmaError::Invalid);
         }
@@ -361,11 +412,17 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
         ctx: CtxId,
     ) -> Result<(), UcmaError> {
         self.find(from, ctx)?;
-        if !self.by_file.rekey(&(from, ctx), (to, ctx)) && from != to {
-            return Err(UcmaError::NoEntry);
+        if from == to {
+            return Ok(());
         }
-        let c = self.contexts.get_mut(&ctx).ok_or(UcmaError::NoEntry)?;
+        let last = self.files.get(&to).ok_or(UcmaError::NoEntry)?.last;
+        let c = self.contexts.get_mut(ctx.0).ok_or(UcmaError::NoEntry)?;
+        let (prev, next) = (c.prev, c.next);
         c.file = to;
+        c.prev = last;
+        c.next = None;
+        self.unlink(from, prev, next);
+        self.link_last(to, ctx);
         Ok(())
     }
 
@@ -377,8 +434,8 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// Every context with its file, in order.
     pub(super) fn files(&self) -> impl Iterator<Item = (CtxId, Option<FileId>)> + '_ {
         self.contexts
-            .keys()
-            .map(|ctx| (ctx, self.contexts.get(&ctx).map(|c| c.file)))
+            .ids()
+            .map(|ctx| (CtxId(ctx), self.contexts.get(ctx).map(|c| c.file)))
     }
 
     /// Every membership with its context, in order.
@@ -390,7 +447,7 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
 
     /// Whether `ctx` exists.
     pub(super) fn contains(&self, ctx: CtxId) -> bool {
-        self.contexts.get(&ctx).is_some()
+        self.contexts.get(ctx.0).is_some()
     }
 
     /// Whether `mc` exists.
@@ -401,13 +458,33 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     /// Checks this half's invariants: each context is listed once under
     /// its file, each membership's context exists and lists it.
     pub(super) fn audit(&self) -> Result<(), &'static str> {
-        if self.by_file.len() != self.contexts.len() {
-            return Err("contexts and file lists differ in size");
-        }
-        for (file, ctx) in self.by_file.keys() {
-            if self.file_of(ctx) != Some(file) {
-                return Err("a context is listed under another file");
+        let mut listed = 0;
+        for file in self.files.keys() {
+            let list = self.files.get(&file).copied().unwrap_or_default();
+            let mut at = list.first;
+            let mut prev = None;
+            while let Some(ctx) = at {
+                let Some(c) = self.contexts.get(ctx.0) else {
+                    return Err("a file lists a context that is gone");
+                };
+                if c.file != file {
+                    return Err("a context is listed under another file");
+                }
+                if c.prev != prev {
+                    return Err("a context's file list is linked wrong");
+                }
+                listed += 1;
+                if listed > self.contexts.len() {
+                    return Err("a file's list has a loop");
+                }
+                (prev, at) = (Some(ctx), c.next);
             }
+            if list.last != prev {
+                return Err("a file's last context is not its list's end");
+            }
+        }
+        if listed != self.contexts.len() {
+            return Err("a context is on no open file's list");
         }
         for (mc, ctx) in self.membership_contexts() {
             let Some(ctx) = ctx.filter(|c| self.contains(*c)) else {

@@ -13,6 +13,7 @@
 pub mod command;
 pub mod contexts;
 pub mod event;
+mod event_queue;
 pub mod frame;
 pub mod layout;
 pub mod option;

@@ -11,7 +11,8 @@
 
 use super::contexts::{CtxId, FileId, McId};
 use super::event::EventResp;
-use crate::cm::store::{Collections, NoMemory, OrderedMap};
+use super::event_queue::EventQueues;
+use crate::cm::store::{Collections, NoMemory, OrderedMap, SlotVec};
 
 /// Where a context's events go.
 #[derive(Clone, Copy, Debug)]
@@ -74,12 +75,16 @@ pub enum Refusal {
 }
 
 /// Every context's and membership's recipient, and every file's queue.
+///
+/// INVARIANT: `recipient_count` counts the `Some` entries of `recipients`.
 pub struct UcmaQueues<C: Collections> {
-    recipients: C::Map<CtxId, Recipient>,
+    /// Indexed by context: a context's number is its slot in the
+    /// contexts' table, so these are as dense as the contexts are.
+    recipients: C::Vec<Option<Recipient>>,
+    recipient_count: usize,
     mc_recipients: C::Map<McId, McRecipient>,
-    /// Each file's queue, in order of `seq`.
-    events: C::Map<(FileId, u64), Queued>,
-    next_seq: u64,
+    /// Each file's queue, in order (a file with a recipient has one).
+    events: EventQueues<Queued, C>,
 }
 
 impl<C: Collections> Default for UcmaQueues<C> {
@@ -92,10 +97,10 @@ impl<C: Collections> UcmaQueues<C> {
     /// None.
     pub fn new() -> Self {
         UcmaQueues {
-            recipients: OrderedMap::new_empty(),
+            recipients: SlotVec::new_empty(),
+            recipient_count: 0,
             mc_recipients: OrderedMap::new_empty(),
-            events: OrderedMap::new_empty(),
-            next_seq: 0,
+            events: EventQueues::new(),
         }
     }
 
@@ -107,7 +112,26 @@ impl<C: Collections> UcmaQueues<C> {
             events_reported: 0,
             backlog: 0,
         };
-        self.recipients.try_insert(ctx, r).map_err(|_| NoMemory)
+        self.events.open(file)?;
+        let slot = self.recipients.get_mut_growing(index(ctx), || None)?;
+        if slot.replace(r).is_none() {
+            self.recipient_count += 1;
+        }
+        Ok(())
+    }
+
+    fn recipient(&self, ctx: CtxId) -> Option<&Recipient> {
+        self.recipients.get(index(ctx)).and_then(Option::as_ref)
+    }
+
+    fn recipient_mut(&mut self, ctx: CtxId) -> Option<&mut Recipient> {
+        self.recipients.get_mut(index(ctx)).and_then(Option::as_mut)
+    }
+
+    fn take_recipient(&mut self, ctx: CtxId) -> Option<Recipient> {
+        let r = self.recipients.get_mut(index(ctx))?.take()?;
+        self.recipient_count -= 1;
+        Some(r)
     }
 
     /// `mc`'s events go to `ctx`'s file, named `uid`.
@@ -127,14 +151,14 @@ impl<C: Collections> UcmaQueues<C> {
 
     /// ACCEPT succeeded: the context takes the caller's handle.
     pub fn set_uid(&mut self, ctx: CtxId, uid: u64) {
-        if let Some(r) = self.recipients.get_mut(&ctx) {
+        if let Some(r) = self.recipient_mut(ctx) {
             r.uid = uid;
         }
     }
 
     /// LISTEN: how many undelivered requests the context may hold.
     pub fn set_backlog(&mut self, ctx: CtxId, backlog: u32) {
-        if let Some(r) = self.recipients.get_mut(&ctx) {
+        if let Some(r) = self.recipient_mut(ctx) {
             r.backlog = backlog;
         }
     }
@@ -142,7 +166,7 @@ impl<C: Collections> UcmaQueues<C> {
     /// The file a request for `listener` would be queued on, if it has
     /// backlog left.
     pub(super) fn request_room(&self, listener: CtxId) -> Result<(FileId, u64), Refusal> {
-        let l = self.recipients.get(&listener).ok_or(Refusal::NoListener)?;
+        let l = self.recipient(listener).ok_or(Refusal::NoListener)?;
         if l.backlog == 0 {
             return Err(Refusal::Backlog);
         }
@@ -168,10 +192,10 @@ impl<C: Collections> UcmaQueues<C> {
             resp,
         };
         if self.enqueue(file, queued).is_err() {
-            self.recipients.remove(&new_ctx);
+            self.take_recipient(new_ctx);
             return Err(Refusal::NoMemory);
         }
-        if let Some(l) = self.recipients.get_mut(&listener) {
+        if let Some(l) = self.recipient_mut(listener) {
             l.backlog = l.backlog.saturating_sub(1);
         }
         Ok(())
@@ -180,7 +204,7 @@ impl<C: Collections> UcmaQueues<C> {
     /// An event for context `ctx` (`resp`'s uid and id are filled in); a
     /// context with no handle yet does not hear it.
     pub fn event(&mut self, ctx: CtxId, mut resp: EventResp) -> Delivery {
-        let Some(r) = self.recipients.get(&ctx) else {
+        let Some(r) = self.recipient(ctx) else {
             return Delivery::Dropped;
         };
         if r.uid == 0 {
@@ -199,7 +223,7 @@ impl<C: Collections> UcmaQueues<C> {
             return Delivery::Dropped;
         };
         let (ctx, uid) = (m.ctx, m.uid);
-        let Some(r) = self.recipients.get(&ctx) else {
+        let Some(r) = self.recipient(ctx) else {
             return Delivery::Dropped;
         };
         if r.uid == 0 {
@@ -225,29 +249,23 @@ impl<C: Collections> UcmaQueues<C> {
     }
 
     fn enqueue(&mut self, file: FileId, q: Queued) -> Result<(), NoMemory> {
-        let seq = self.next_seq;
-        self.events
-            .try_insert((file, seq), q)
-            .map_err(|_| NoMemory)?;
-        self.next_seq += 1;
-        Ok(())
+        self.events.push(file, q).map(|_| ())
     }
 
     /// The file `ctx`'s events go to.
     pub fn file_of(&self, ctx: CtxId) -> Option<FileId> {
-        self.recipients.get(&ctx).map(|r| r.file)
-    }
-
-    /// The first key of `file`'s queue numbered `seq` or later.
-    fn queued_from(&mut self, file: FileId, seq: u64) -> Option<(FileId, u64)> {
-        self.events
-            .first_key_from(&(file, seq))
-            .filter(|k| k.0 == file)
+        self.recipient(ctx).map(|r| r.file)
     }
 
     /// Whether `file` has an event to deliver (poll).
     pub fn has_event(&mut self, file: FileId) -> bool {
-        self.queued_from(file, 0).is_some()
+        self.events.first(file).is_some()
+    }
+
+    /// The file `file` closed: its queue goes (its contexts, and so
+    /// their events, went first).
+    pub fn forget(&mut self, file: FileId) {
+        self.events.forget(file);
     }
 
     /// `f` of the event GET_EVENT would deliver next on `file` (which
@@ -261,10 +279,8 @@ impl<C: Collections> UcmaQueues<C> {
         f: impl FnOnce(&EventResp) -> R,
     ) -> Option<(EventTicket, R)> {
         self.events
-            .first_entry_with(&(file, 0), |k, q| {
-                (k.0 == file).then(|| (EventTicket(k.1), f(&q.resp)))
-            })
-            .flatten()
+            .first(file)
+            .map(|(id, q)| (EventTicket(id), f(&q.resp)))
     }
 
     /// Delivers the event `ticket` names on `file` (after it was copied
@@ -272,14 +288,17 @@ impl<C: Collections> UcmaQueues<C> {
     /// no longer queued (its context was destroyed meanwhile, or another
     /// reader took it).
     pub fn take(&mut self, file: FileId, ticket: EventTicket) -> bool {
-        let key = (file, ticket.0);
-        let Some((ctx, request, mc)) = self
-            .events
-            .remove_with(&key, |q| (q.ctx, q.new_ctx.is_some(), q.mc))
+        if self.events.get(file, ticket.0).is_none() {
+            return false;
+        }
+        let Some(Queued {
+            ctx, new_ctx, mc, ..
+        }) = self.events.remove(ticket.0)
         else {
             return false;
         };
-        if let Some(r) = self.recipients.get_mut(&ctx) {
+        let request = new_ctx.is_some();
+        if let Some(r) = self.recipient_mut(ctx) {
             r.events_reported = r.events_reported.wrapping_add(1);
             if request {
                 r.backlog = r.backlog.saturating_add(1);
@@ -291,37 +310,39 @@ impl<C: Collections> UcmaQueues<C> {
         true
     }
 
-    /// Removes the first undelivered event of `ctx` on `file` (its own,
-    /// where a migration moves its events) numbered `from` or later: its
-    /// number and, for a request, its new connection.
-    pub(super) fn remove_next_of(
-        &mut self,
+    /// The first undelivered event of `ctx` on `file` (its own, where a
+    /// migration moves its events), or with `after` the first one queued
+    /// after that event.
+    pub(super) fn next_event_of(
+        &self,
         file: FileId,
         ctx: CtxId,
-        from: u64,
-    ) -> Option<(u64, Option<CtxId>)> {
-        let mut key = self.queued_from(file, from);
-        while let Some(k) = key {
-            let of_ctx = self
-                .events
-                .get(&k)
-                .filter(|q| q.ctx == ctx)
-                .map(|q| q.new_ctx);
-            if let Some(new_ctx) = of_ctx {
-                self.events.remove(&k);
-                return Some((k.1, new_ctx));
+        after: Option<EventTicket>,
+    ) -> Option<EventTicket> {
+        let mut at = match after {
+            None => self.events.first(file),
+            Some(t) => self.events.after(t.0),
+        };
+        while let Some((id, q)) = at {
+            if q.ctx == ctx {
+                return Some(EventTicket(id));
             }
-            key = self.queued_from(file, k.1.saturating_add(1));
+            at = self.events.after(id);
         }
         None
+    }
+
+    /// Removes the undelivered event `ticket` names; for a request, its
+    /// new connection.
+    pub(super) fn remove_event(&mut self, ticket: EventTicket) -> Option<Option<CtxId>> {
+        self.events.remove(ticket.0).map(|q| q.new_ctx)
     }
 
     /// Removes `ctx`'s recipient (its events are the caller's to remove
     /// next, with [`Self::remove_next_of`]): its file and the events it
     /// reported.
     pub(super) fn remove(&mut self, ctx: CtxId) -> Option<(FileId, u32)> {
-        self.recipients
-            .remove(&ctx)
+        self.take_recipient(ctx)
             .map(|r| (r.file, r.events_reported))
     }
 
@@ -332,42 +353,46 @@ impl<C: Collections> UcmaQueues<C> {
             return 0;
         };
         if let Some(file) = self.file_of(m.ctx) {
-            let mut key = self.queued_from(file, 0);
-            while let Some(k) = key {
-                key = self.queued_from(file, k.1.saturating_add(1));
-                if self.events.get(&k).is_some_and(|q| q.mc == Some(mc)) {
-                    self.events.remove(&k);
+            let mut at = self.events.first(file).map(|(id, _)| id);
+            while let Some(id) = at {
+                let of_mc = self.events.get(file, id).is_some_and(|q| q.mc == Some(mc));
+                at = self.events.after(id).map(|(next, _)| next);
+                if of_mc {
+                    self.events.remove(id);
                 }
             }
         }
         m.events_reported
     }
 
-    /// MIGRATE_ID's part here: `ctx`'s events go to `to` from now on, and
-    /// its undelivered ones move to the end of `to`'s queue, in order.
-    /// Returns the events it reported.
+    /// Makes room for `file`'s queue, so that a migration there cannot
+    /// fail half done.
+    pub(super) fn open(&mut self, file: FileId) -> Result<(), NoMemory> {
+        self.events.open(file)
+    }
+
+    /// MIGRATE_ID's part here: `ctx`'s events go to `to` (made room for
+    /// with [`Self::open`]) from now on, and its undelivered ones move to
+    /// the end of `to`'s queue, in order (its own file's too, as in
+    /// 6.12). Returns the events it reported.
     pub(super) fn move_to(&mut self, to: FileId, ctx: CtxId) -> u32 {
-        let Some(r) = self.recipients.get_mut(&ctx) else {
+        let Some(r) = self.recipient_mut(ctx) else {
             return 0;
         };
         let (from, reported) = (r.file, r.events_reported);
         r.file = to;
-        // Events queued before the move; `to == from` must not revisit
-        // the ones it appends.
-        let end = self.next_seq;
-        let mut key = self.queued_from(from, 0);
-        while let Some(k) = key {
-            if k.1 >= end {
-                break;
-            }
-            key = self.queued_from(from, k.1.saturating_add(1));
-            if self.events.get(&k).is_some_and(|q| q.ctx == ctx) {
-                let seq = self.next_seq;
-                // Re-keying reuses the entry: the move cannot fail for
-                // memory, and the new key is fresh.
-                if self.events.rekey(&k, (to, seq)) {
-                    self.next_seq += 1;
-                }
+        // The walk ends at the event that was last before the move, so
+        // that a move to the same file does not meet the ones it appends.
+        let end = self.events.last(from);
+        let mut at = self.events.first(from).map(|(id, _)| id);
+        while let Some(id) = at {
+            at = if Some(id) == end {
+                None
+            } else {
+                self.events.after(id).map(|(next, _)| next)
+            };
+            if self.events.get(from, id).is_some_and(|q| q.ctx == ctx) {
+                self.events.move_last(id, to);
             }
         }
         reported
@@ -380,7 +405,7 @@ impl<C: Collections> UcmaQueues<C> {
 
     /// Whether no event is queued.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.events.len() == 0
     }
 
     /// Checks this half against the contexts (`file_of` gives a context's
@@ -403,7 +428,7 @@ impl<C: Collections> UcmaQueues<C> {
                 return Err("a context's events go to another file");
             }
         }
-        if n != self.recipients.len() {
+        if n != self.recipient_count {
             return Err("a recipient outlives its context");
         }
         let mut n = 0;
@@ -416,11 +441,8 @@ impl<C: Collections> UcmaQueues<C> {
         if n != self.mc_recipients.len() {
             return Err("a membership recipient outlives its membership");
         }
-        for key in self.events.keys() {
-            let Some(q) = self.events.get(&key) else {
-                return Err("an event key without an event");
-            };
-            if self.file_of(q.ctx) != Some(key.0) {
+        self.events.audit(|file, q| {
+            if self.file_of(q.ctx) != Some(file) {
                 return Err("an event is not on its context's file");
             }
             if q.new_ctx.is_some_and(|n| !contains(n)) {
@@ -429,10 +451,12 @@ impl<C: Collections> UcmaQueues<C> {
             if q.mc.is_some_and(|m| !contains_membership(m)) {
                 return Err("a multicast event outlives its membership");
             }
-            if key.1 >= self.next_seq {
-                return Err("an event is numbered ahead of the queue");
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
+}
+
+/// A context's entry in the recipients.
+fn index(ctx: CtxId) -> usize {
+    ctx.0 as usize
 }

@@ -108,10 +108,13 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
         let Some((file, reported)) = self.queues.remove(ctx) else {
             return 0;
         };
-        let mut from = 0;
-        while let Some((seq, new_ctx)) = self.queues.remove_next_of(file, ctx, from) {
-            from = seq.saturating_add(1);
-            if let Some(child) = new_ctx {
+        // The next event of the context is found before a request's new
+        // connection goes (which removes that one's events, never this
+        // context's), so the walk is one pass over the file's queue.
+        let mut at = self.queues.next_event_of(file, ctx, None);
+        while let Some(t) = at {
+            at = self.queues.next_event_of(file, ctx, Some(t));
+            if let Some(Some(child)) = self.queues.remove_event(t) {
                 self.destroy_unaccepted(child, release);
             }
         }
@@ -157,6 +160,7 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
     /// its undelivered events (appended to `to`'s queue in order).
     /// Returns the events it reported.
     pub fn migrate(&mut self, to: FileId, from: FileId, ctx: CtxId) -> Result<u32, UcmaError> {
+        self.queues.open(to).map_err(|_| UcmaError::NoMemory)?;
         self.contexts.move_to(to, from, ctx)?;
         Ok(self.queues.move_to(to, ctx))
     }
