@@ -154,10 +154,13 @@ impl<C: Collections> PortTable<C> {
                 ps: req.ps,
                 port,
             };
-            if self.heads.get(&key).is_some() && !self.unique(key, holder, req) {
+            // One look at the port: its holders, if any, are checked from
+            // the head it found and the new holder goes before it.
+            let head = self.heads.get(&key).copied();
+            if head.is_some_and(|h| !self.unique(h, holder, req)) {
                 continue;
             }
-            self.add(holder, key, req)?;
+            self.add_before(head, holder, key, req)?;
             self.last_ephemeral = Some(port);
             return Ok(port);
         }
@@ -222,7 +225,12 @@ impl<C: Collections> PortTable<C> {
 
     /// Holders of `port`, first bound last.
     pub fn holders_of(&self, port: PortKey) -> impl Iterator<Item = HolderId> + '_ {
-        let mut cur = self.heads.get(&port).copied();
+        self.holders_from(self.heads.get(&port).copied())
+    }
+
+    /// The holders of a port from its first holder `head` on.
+    fn holders_from(&self, head: Option<HolderId>) -> impl Iterator<Item = HolderId> + '_ {
+        let mut cur = head;
         core::iter::from_fn(move || {
             let id = cur?;
             cur = self.holder(id).and_then(|h| h.next);
@@ -263,17 +271,17 @@ impl<C: Collections> PortTable<C> {
         Ok(())
     }
 
-    /// `cma_port_is_unique`: does `req` differ from every holder of `key`
-    /// in destination port, source address or destination address? An
-    /// unset destination is a wildcard (6.12 zeroes it when it binds), so
-    /// it differs from nothing.
-    fn unique(&self, key: PortKey, holder: HolderId, req: &BindRequest) -> bool {
+    /// `cma_port_is_unique`: does `req` differ from every holder of the
+    /// port whose first holder is `head` in destination port, source
+    /// address or destination address? An unset destination is a wildcard
+    /// (6.12 zeroes it when it binds), so it differs from nothing.
+    fn unique(&self, head: HolderId, holder: HolderId, req: &BindRequest) -> bool {
         let addrs_differ = |a: Option<SockAddr>, b: Option<SockAddr>| match (a, b) {
             (Some(a), Some(b)) => !a.is_any() && !b.is_any() && !a.same_addr(&b),
             _ => false,
         };
         let port = |a: Option<SockAddr>| a.map_or(0, |a| a.port());
-        self.holders_of(key)
+        self.holders_from(Some(head))
             .filter(|id| *id != holder)
             .filter_map(|id| self.holder(id))
             .all(|cur| {
@@ -286,7 +294,18 @@ impl<C: Collections> PortTable<C> {
 
     /// Records `holder` at the head of `key`'s list.
     fn add(&mut self, holder: HolderId, key: PortKey, req: &BindRequest) -> Result<(), BindError> {
-        let next = self.heads.get(&key).copied();
+        let head = self.heads.get(&key).copied();
+        self.add_before(head, holder, key, req)
+    }
+
+    /// Records `holder` at the head of `key`'s list, whose head is `next`.
+    fn add_before(
+        &mut self,
+        next: Option<HolderId>,
+        holder: HolderId,
+        key: PortKey,
+        req: &BindRequest,
+    ) -> Result<(), BindError> {
         let record = Holder {
             id: holder,
             port: key,

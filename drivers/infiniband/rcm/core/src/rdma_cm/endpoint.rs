@@ -382,7 +382,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         dst: Option<SockAddr>,
         cx: &BindContext,
     ) -> Result<u16, RdmaCmError> {
-        let r = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
+        let r = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
         if r.state != IdState::Idle {
             return Err(RdmaCmError::Invalid);
         }
