@@ -423,6 +423,14 @@ fn a_going_device_takes_no_new_id() {
         cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
         id
     });
+    // And one whose result comes only after the removal is over.
+    let later = f.call(CLIENT, |cm, _| {
+        let id = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 10)
+            .unwrap();
+        cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
+        id
+    });
     // The client's device goes: the resolved id hears it; the one still
     // resolving has no device yet.
     assert_eq!(f.call(CLIENT, |cm, h| cm.device_going(h, SIM_DEVICE)), 1);
@@ -463,6 +471,25 @@ fn a_going_device_takes_no_new_id() {
     f.call(CLIENT, |cm, h| cm.destroy(h, c).unwrap());
     assert!(!f.nodes[CLIENT as usize].rdma.has_ids_on(SIM_DEVICE));
     f.call(CLIENT, |cm, _| cm.device_removed(SIM_DEVICE));
+    assert!(f.nodes[CLIENT as usize].rdma.audit().is_ok());
+    // A resolution that found the device before its removal began and
+    // reports after it ended attaches to nothing: the gone device is
+    // still known as gone (its entry would otherwise be made anew).
+    f.call(CLIENT, |cm, h| {
+        cm.addr_resolved(
+            h,
+            later,
+            Ok(rcm_core::rdma_cm::AddrResolution {
+                src,
+                device: Some(SIM_DEVICE),
+            }),
+        )
+    });
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0].1.kind, EventKind::AddrError);
+    assert!(!f.nodes[CLIENT as usize].rdma.has_ids_on(SIM_DEVICE));
+    f.call(CLIENT, |cm, h| cm.destroy(h, later).unwrap());
     assert!(f.nodes[CLIENT as usize].rdma.audit().is_ok());
     // On the server, a wildcard listener is on no device; a request that
     // arrives on a going device makes no id.

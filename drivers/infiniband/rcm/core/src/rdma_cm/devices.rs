@@ -137,10 +137,15 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         told
     }
 
-    /// `dev` is gone (every id on it destroyed): its entry goes.
+    /// `dev` is gone (every id on it destroyed). Its entry stays, marked
+    /// going: a bind or resolution that found the device before its
+    /// removal began and reaches the core after it ended must not make the
+    /// entry anew and attach (the embedding's device numbers are never
+    /// reused, so the mark names this device alone; one entry per removed
+    /// device is what it costs).
     pub fn device_removed(&mut self, dev: DeviceId) {
-        if self.devices.count(dev) == 0 {
-            self.devices.devices.remove(&dev);
+        if let Ok(e) = self.devices.add(dev) {
+            e.going = true;
         }
     }
 
