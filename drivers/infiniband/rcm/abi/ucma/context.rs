@@ -184,17 +184,23 @@ impl UcmaAbi {
             destroy(s, &b);
         }
         let mut orphans = KVec::new();
-        let reported = self.both(|t, _| {
-            t.finish_destroy(ctx, &mut |id| {
-                // Destroyed below, without the locks their handlers may
-                // wait on.
-                if orphans.push(id, GFP_KERNEL).is_err() {
-                    pr_warn!("ucma: no memory to end a pending request's id\n");
-                }
-            })
-        });
-        for b in orphans {
-            destroy(s, &b);
+        // The ids of undelivered requests' connections are destroyed here,
+        // without the locks their handlers may wait on; each one's context
+        // goes after its id (and may hand back ids of its own).
+        let keep = |orphans: &mut KVec<_>, child, id| {
+            if orphans.push((child, id), GFP_KERNEL).is_err() {
+                pr_warn!("ucma: no memory to end a pending request's id\n");
+            }
+        };
+        let reported =
+            self.both(|t, _| t.finish_destroy(ctx, &mut |child, id| keep(&mut orphans, child, id)));
+        while !orphans.is_empty() {
+            for (child, b) in core::mem::replace(&mut orphans, KVec::new()) {
+                destroy(s, &b);
+                self.both(|t, _| {
+                    t.finish_destroy(child, &mut |child, id| keep(&mut orphans, child, id))
+                });
+            }
         }
         reported
     }

@@ -58,6 +58,22 @@ fn ctx(t: &mut Table, file: FileId, uid: u64, handle: u32) -> CtxId {
     c
 }
 
+/// The last step of a destroy, as the device does it: the ids of
+/// undelivered requests' connections it hands back are "destroyed" into
+/// `released`, then their contexts finished too. The events `c` reported.
+fn finish(t: &mut Table, c: CtxId, released: &mut Vec<u32>) -> u32 {
+    let mut orphans = Vec::new();
+    let n = t
+        .both()
+        .finish_destroy(c, &mut |child, h| orphans.push((child, h)));
+    while let Some((child, h)) = orphans.pop() {
+        released.push(h);
+        t.both()
+            .finish_destroy(child, &mut |child, h| orphans.push((child, h)));
+    }
+    n
+}
+
 fn destroy(t: &mut Table, file: FileId, c: CtxId) -> (u32, Vec<u32>) {
     let mut released = Vec::new();
     let (held, busy) = t.contexts.unpublish(file, c).unwrap();
@@ -65,7 +81,7 @@ fn destroy(t: &mut Table, file: FileId, c: CtxId) -> (u32, Vec<u32>) {
     if let Some(h) = held {
         released.push(h);
     }
-    let n = t.both().finish_destroy(c, &mut |h| released.push(h));
+    let n = finish(t, c, &mut released);
     t.both().audit().unwrap();
     (n, released)
 }
@@ -288,7 +304,7 @@ fn close_destroys_every_context_of_the_file_only() {
         if let (Some(h), _) = t.contexts.unpublish_for_close(c) {
             released.push(h);
         }
-        t.both().finish_destroy(c, &mut |h| released.push(h));
+        finish(&mut t, c, &mut released);
         t.both().audit().unwrap();
     }
     released.sort();
@@ -403,7 +419,7 @@ fn random_runs_match_a_model_and_leak_nothing() {
         for &f in &files {
             while let Some(c) = t.contexts.next_context_of(f) {
                 t.contexts.unpublish_for_close(c);
-                t.both().finish_destroy(c, &mut |_| {});
+                finish(&mut t, c, &mut Vec::new());
             }
         }
         assert_eq!(t.both().counts(), (0, 0, 0), "seed {seed}: leaked");
@@ -428,7 +444,7 @@ fn one_command_at_a_time_per_context_and_teardown_sees_it() {
     assert!(t.contexts.busy(c));
     assert_eq!(t.contexts.unhold(c), None, "DESTROY_ID has the id");
     assert!(!t.contexts.busy(c));
-    t.both().finish_destroy(c, &mut |_| {});
+    finish(&mut t, c, &mut Vec::new());
     assert!(!t.contexts.busy(c));
 }
 
@@ -457,7 +473,7 @@ fn device_removal_leaves_a_held_id_to_its_command() {
     assert_eq!(t.contexts.close(d), None);
     assert_eq!(t.contexts.unpublish(f, d), Ok((Some(80), true)));
     assert_eq!(t.contexts.unhold(d), None);
-    t.both().finish_destroy(d, &mut |_| {});
+    finish(&mut t, d, &mut Vec::new());
     assert_eq!(t.both().counts(), (0, 0, 0));
 }
 
@@ -498,5 +514,37 @@ fn a_context_number_names_its_slot_and_comes_back_last() {
     let next_one = ctx(&mut t, f, 9, 9);
     assert_ne!(next_one, first[1], "a freed number came back at once");
     assert_eq!(t.contexts.find(f, first[1]), Err(UcmaError::NoEntry));
+    t.both().audit().unwrap();
+}
+
+#[test]
+fn an_undelivered_connection_keeps_its_number_until_its_id_is_gone() {
+    // A listener's destroy hands back the ids of its undelivered
+    // requests' connections, destroyed after the table's locks. Until
+    // then such an id may still deliver an event, naming the context by
+    // number: that number must not name a new context meanwhile.
+    let mut t = Table::new();
+    let f = t.contexts.open().expect("a file");
+    let l = ctx(&mut t, f, 1, 1);
+    t.queues.set_backlog(l, 4);
+    let (child, _) = t.both().request(l, 10, ev(CONNECT_REQUEST)).unwrap();
+    t.contexts.unpublish(f, l).unwrap();
+    let mut handed = Vec::new();
+    t.both().finish_destroy(l, &mut |c, h| handed.push((c, h)));
+    assert_eq!(handed, [(child, 10)]);
+    // New contexts, enough to go through every free number and more.
+    let mut made = Vec::new();
+    for i in 0..300 {
+        let c = ctx(&mut t, f, 100 + i, 100 + i as u32);
+        assert_ne!(c, child, "a hidden connection's number was reused");
+        made.push(c);
+    }
+    // The late event of the hidden connection's id reaches no one.
+    assert_eq!(t.queues.event(child, ev(DISCONNECTED)), Delivery::Dropped);
+    assert!(next(&mut t, f).is_none());
+    // Its id destroyed, the context goes.
+    t.both().finish_destroy(child, &mut |_, _| {});
+    assert_eq!(t.contexts.find(f, child), Err(UcmaError::NoEntry));
+    assert_eq!(t.both().counts(), (300, 0, 0));
     t.both().audit().unwrap();
 }

@@ -282,14 +282,15 @@ impl<C: Collections, H: Clone> UcmaContexts<C, H> {
     }
 
     /// The new connection `ctx` of a request its listener's destroy found
-    /// undelivered: its rdma_cm id (if it still has one) taken, or `None`
-    /// if it is gone or a destroy of its own is under way (which must not
-    /// happen twice).
+    /// undelivered: hidden, its rdma_cm id (if it still has one) taken, or
+    /// `None` if it is gone or a destroy of its own is under way (which
+    /// must not happen twice).
     pub(super) fn take_unaccepted(&mut self, ctx: CtxId) -> Option<Option<H>> {
         let c = self.contexts.get_mut(ctx.0)?;
         if c.life == Life::Destroying {
             return None;
         }
+        c.life = Life::Destroying;
         Some(c.handle.take())
     }
 

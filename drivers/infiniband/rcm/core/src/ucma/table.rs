@@ -60,7 +60,7 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
 
     /// The context's rdma_cm id could not be created.
     pub fn discard(&mut self, ctx: CtxId) {
-        self.remove_context(ctx, &mut |_| {});
+        self.remove_context(ctx, &mut |_, _| {});
     }
 
     /// A connection request for listener `listener`: a context for the new
@@ -91,14 +91,18 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
     }
 
     /// DESTROY_ID, last step (its rdma_cm id is destroyed): removes the
-    /// context, its undelivered events and memberships, and the new
-    /// connections of its undelivered requests, whose rdma_cm ids go to
-    /// `release`. Returns the events it reported.
-    pub fn finish_destroy(&mut self, ctx: CtxId, release: &mut impl FnMut(H)) -> u32 {
+    /// context, its undelivered events and memberships. The new
+    /// connections of its undelivered requests are hidden and their
+    /// rdma_cm ids go to `release`, with their contexts, which stay until
+    /// the caller has destroyed those ids and finishes them here too:
+    /// until then an event of such an id finds its own context (and is
+    /// dropped, as it has no handle), never a new context that took its
+    /// number. Returns the events it reported.
+    pub fn finish_destroy(&mut self, ctx: CtxId, release: &mut impl FnMut(CtxId, H)) -> u32 {
         self.remove_context(ctx, release)
     }
 
-    fn remove_context(&mut self, ctx: CtxId, release: &mut impl FnMut(H)) -> u32 {
+    fn remove_context(&mut self, ctx: CtxId, release: &mut impl FnMut(CtxId, H)) -> u32 {
         let queues = &mut *self.queues;
         if !self.contexts.remove(ctx, &mut |mc| {
             queues.remove_membership(mc);
@@ -122,15 +126,16 @@ impl<C: Collections, H: Clone> Both<'_, C, H> {
     }
 
     /// The new connection of a request that was never delivered, unless a
-    /// destroy of its own is under way.
-    fn destroy_unaccepted(&mut self, child: CtxId, release: &mut impl FnMut(H)) {
-        let Some(handle) = self.contexts.take_unaccepted(child) else {
-            return;
-        };
-        if let Some(h) = handle {
-            release(h);
+    /// destroy of its own is under way: its id to `release`, or with none
+    /// left (its device's removal took it) the context goes now.
+    fn destroy_unaccepted(&mut self, child: CtxId, release: &mut impl FnMut(CtxId, H)) {
+        match self.contexts.take_unaccepted(child) {
+            Some(Some(h)) => release(child, h),
+            Some(None) => {
+                self.remove_context(child, release);
+            }
+            None => {}
         }
-        self.remove_context(child, release);
     }
 
     /// JOIN, first step: a membership of `ctx` in `group`, named `uid`
