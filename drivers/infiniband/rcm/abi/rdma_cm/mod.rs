@@ -28,13 +28,12 @@ pub(crate) mod types;
 use super::id_registry::IdRegistry;
 use crate::bindings;
 use crate::proto::cm::store::OrderedMap;
-use crate::proto::rdma_cm::{Id, RdmaId};
+use crate::proto::rdma_cm::RdmaId;
 use crate::rdma::iw_cm::IwCmId;
 use crate::rdma::multicast::IgmpChange;
 use crate::rdma::restrack::ListenRow;
 use crate::shell::kernel_maps::KernelMap;
 use crate::shell::rdma_cm::{IdMirror, KernelHost, KernelRdmaCm, RdmaService};
-use crate::shell::Peer;
 use core::sync::atomic::AtomicU64;
 use id::RdmaIdBox;
 use kernel::new_mutex;
@@ -114,10 +113,9 @@ impl RdmaCmAbi {
     }
 
     /// Mirrors the core's view of an id (state, addresses) into the
-    /// fields its consumer and ib_core read; returns that view (None if
-    /// the core has no such id).
-    fn sync(&self, b: &RdmaIdBox) -> Option<Id<Peer>> {
-        self.read(|core| mirror(core, b))
+    /// fields its consumer and ib_core read.
+    fn sync(&self, b: &RdmaIdBox) {
+        self.read(|core| mirror(core, b));
     }
 }
 
@@ -135,14 +133,12 @@ impl IdMirror for RdmaCmAbi {
 /// [`RdmaCmAbi::sync`] under a hold of the core's lock the caller has:
 /// mirrors land in the order of the core's changes, and a call that ends
 /// with one takes the lock once for both.
-fn mirror(core: &KernelRdmaCm, b: &RdmaIdBox) -> Option<Id<Peer>> {
-    let rec = core.get(b.core).copied();
-    if let Some(r) = &rec {
+fn mirror(core: &KernelRdmaCm, b: &RdmaIdBox) {
+    if let Some(r) = core.get(b.core) {
         b.set_state(r.state());
         b.write_addrs(r.src(), r.dst());
         b.set_comm(r.cm());
     }
-    rec
 }
 
 /// [`mirror`] as the last step of a call in `host`, which is told, so

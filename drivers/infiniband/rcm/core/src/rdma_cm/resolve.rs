@@ -62,8 +62,8 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         timeout_ms: u32,
         cx: &BindContext,
     ) -> Result<AddrWork, RdmaCmError> {
-        let r = *self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?;
-        if r.state == IdState::AddrBound {
+        let state = self.ids.get(&id).ok_or(RdmaCmError::NoSuchId)?.state;
+        if state == IdState::AddrBound {
             if let Some(rec) = self.ids.get_mut(&id) {
                 rec.dst = Some(dst);
             }
