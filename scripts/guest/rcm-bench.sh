@@ -100,6 +100,8 @@ run_cm() { # <c|rcm> <round>
 	peer_run "insmod $SAMPLE role=server" > /dev/null || return 1
 	seq=$(measure "$CONNS" 1) || return 1
 	par=$(measure "$CONNS" 50) || return 1
+	cm_share "$cm" "$2" "ib_cm, $CONNS connections one at a time" measure "$CONNS" 1 || return 1
+	cm_share "$cm" "$2" "ib_cm, $CONNS connections 50 at a time" measure "$CONNS" 50 || return 1
 	peer_run 'rmmod rcm_test_conn' > /dev/null
 	awk -v cm="$cm" -v r="$2" -v n="$CONNS" -v s="$seq" -v p="$par" 'BEGIN {
 		printf "%-4s round %d: %d connections one at a time %6d ms (%5.1f/s), 50 at a time %6d ms (%5.1f/s)\n",
@@ -120,6 +122,12 @@ measure_rdma() {
 	rmmod rcm_sample_rdma
 	ms=$(dmesg | sed -n 's/.*client: .*: \([0-9]*\) ms$/\1/p' | tail -1)
 	[ -n "$ms" ] && echo "$ms"
+}
+
+# An rdma_cm run as measure_rdma's, untimed and unmarked (for cm_share).
+rdma_once() { # <connections> <in flight> <qp 0|1>
+	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$1" parallel="$2" qp="$3" &&
+		rmmod rcm_sample_rdma
 }
 
 # The client's mean time per step of the last run (the sample's own
@@ -145,6 +153,77 @@ lock_times() { # <on|off>
 	fi
 }
 LOCK_TIMES=${RCM_BENCH_LOCK_TIMES:-1}
+
+# The bound of a point: one more run of it in round 1 with perf sampling
+# both vCPUs of both guests (cpu-clock at PROFILE_HZ), split by module.
+# The CM's own CPU is the samples in its modules (C: ib_cm, rdma_cm,
+# rdma_ucm, iw_cm; rcm: rcm.ko, with the in-tree rdma_ucm for rcmk), the
+# busy CPU all samples but the idle task's. A CM that cost nothing would
+# leave C's busy CPU without C's CM part, so if the point's time follows
+# its busy CPU it would reach busy / (busy - CM) times C's speed: the
+# ratio printed on C's line. RCM_BENCH_CM_SHARES=0 leaves these runs out.
+CM_SHARES=${RCM_BENCH_CM_SHARES:-1}
+PROFILE_HZ=4000
+
+# "<all samples> <idle samples> <CM samples>" of <perf.data> for the
+# modules <names> (space-separated).
+share_of() {
+	perf report -i "$1" --stdio -n --sort comm,dso 2> /dev/null | tr -d '\r' |
+		awk -v mods=" $2 " '!/^#/ && NF >= 4 && $1 ~ /%$/ {
+			all += $2
+			if ($3 == "swapper") idle += $2
+			# A module as "[name]" or by the path of its file.
+			d = $NF
+			gsub(/\[|\]/, "", d)
+			sub(/.*\//, "", d)
+			sub(/\.ko.*$/, "", d)
+			gsub(/-/, "_", d)
+			if (index(mods, " " d " ")) cm += $2
+		}
+		END { print all + 0, idle + 0, cm + 0 }'
+}
+
+# One profiled run: <cm> <round> <label> <command...> (its output
+# dropped); prints the busy CPU of both guests and the CM's part.
+cm_share() {
+	local cm=$1 r=$2 label=$3 mods here there pid
+	shift 3
+	[ "$CM_SHARES" = 1 ] && [ "$r" = 1 ] && command -v perf > /dev/null || return 0
+	case $cm in
+	c) mods="ib_cm rdma_cm rdma_ucm iw_cm" ;;
+	rcmk) mods="rcm rdma_ucm" ;;
+	*) mods="rcm" ;;
+	esac
+	echo 0 > /proc/sys/kernel/kptr_restrict
+	peer_run "echo 0 > /proc/sys/kernel/kptr_restrict; rm -f /tmp/share.data
+		perf record -q -a -e cpu-clock -F $PROFILE_HZ -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
+		echo \$! > /tmp/share.pid" > /dev/null || return 1
+	rm -f /tmp/share.data
+	perf record -q -a -e cpu-clock -F "$PROFILE_HZ" -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
+	pid=$!
+	# perf's own start, before the run.
+	sleep 1
+	"$@" > /dev/null 2>&1 || { kill -INT $pid; wait $pid; echo "$label: the profiled run failed" >&2; return 1; }
+	kill -INT $pid
+	wait $pid
+	peer_run 'p=$(cat /tmp/share.pid); kill -INT $p; while kill -0 $p 2> /dev/null; do sleep 0.1; done' > /dev/null
+	[ -n "${RCM_BENCH_SHARE_DSOS:-}" ] && perf report -i /tmp/share.data --stdio -n --sort dso 2> /dev/null |
+		grep -v '^#' | head -12 | sed "s/^/$cm  round 1: $label: dso /"
+	here=$(share_of /tmp/share.data "$mods")
+	there=$(peer_run "$(declare -f share_of); share_of /tmp/share.data '$mods'")
+	rm -f /tmp/share.data
+	peer_run 'rm -f /tmp/share.data /tmp/share.pid' > /dev/null
+	awk -v cm="$cm" -v label="$label" -v hz="$PROFILE_HZ" -v a="$here" -v b="$there" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		busy = (x[1] - x[2] + y[1] - y[2]) * 1000 / hz
+		own = (x[3] + y[3]) * 1000 / hz
+		line = sprintf("%-4s round 1: %s, profiled: both guests busy %.0f ms, the CM'\''s own %.0f ms (%.1f%%)",
+			cm, label, busy, own, busy > 0 ? 100 * own / busy : 0)
+		if (cm == "c" && busy > own)
+			line = line sprintf("; a CM that cost nothing: %.2f x C", busy / (busy - own))
+		print line
+	}'
+}
 
 # One rdma_cm point on the CM in place: <c|rcm> <round> <qp 0|1> <point>.
 run_rdma_point() {
@@ -175,6 +254,8 @@ run_rdma_point() {
 	printf '%-4s round %d:   server rxe counters: %s\n' "$cm" "$2" \
 		"$(rxe_changed "$rb" "$(peer_run "$(declare -f rxe_counters); rxe_counters")")"
 	[ -z "$locks" ] || printf '%s\n' "$locks"
+	cm_share "$cm" "$2" "rdma_cm, $n connections, $par in flight, $([ "$q" = 1 ] && echo with || echo no) QPs" \
+		rdma_once "$n" "$par" "$q" || return 1
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 	pair_ms[$cm]=$ms
@@ -499,6 +580,10 @@ run_hold() { # <c|rcm> <round>
 	pcaches=$(slab_growth "$pcaches" "$(peer_run "$(declare -f slab_caches); slab_caches")" "$HOLD_CONNS")
 	wait "$pid" || { dmesg | tail -3 >&2; return 1; }
 	rmmod rcm_sample_rdma
+	# Bring-up and teardown (held for 1 s between, idle).
+	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections up and down" \
+		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=1000 || return 1
+	rmmod rcm_sample_rdma 2> /dev/null
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	ms=$(printf '%s\n' "$line" | sed -n 's/.*: \([0-9]*\) ms, holding$/\1/p')
 	line=$(dmesg | grep 'disconnected at once' | tail -1)
@@ -573,6 +658,16 @@ counters_per_conn() { # <before> <after> <connections>
 # cmtime (rdma-core 44) through librdmacm: the C stack's rdma_ucm or rcm's
 # own device; client here, server on the peer. Prints its per-step times
 # and what each side's CM sent per connection.
+# A cmtime run as run_cmtime's, untimed (for cm_share): <connections>.
+cmtime_once() {
+	peer_start cmtime "timeout 1800 cmtime -b $RCM_PEER -c $1" > /dev/null
+	rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
+	timeout 1800 cmtime -s "$RCM_PEER" -c "$1" > /dev/null 2>&1 || return 1
+	peer_run 'pkill cmtime' > /dev/null
+	peer_wait cmtime 10 > /dev/null
+	return 0
+}
+
 run_cmtime() { # <c|rcm> <round>
 	local cm=$1 n out before after pbefore pafter step ms
 	for n in $CMTIME_POINTS; do
@@ -590,6 +685,7 @@ run_cmtime() { # <c|rcm> <round>
 		peer_wait cmtime 10 > /dev/null
 		after=$(cm_counters)
 		pafter=$(peer_run "$(declare -f cm_counters); cm_counters")
+		cm_share "$cm" "$2" "cmtime -c $n" cmtime_once "$n" || return 1
 		# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
 		while read -r step ms; do
 			printf '%-4s round %d: cmtime -c %5d, %-14s %10.1f ms\n' "$cm" "$2" "$n" "$step" "$ms"
@@ -612,7 +708,6 @@ run_cmtime() { # <c|rcm> <round>
 COMMAND_IDS=${RCM_BENCH_COMMAND_IDS:-10000}
 COMMAND_STEPS="createid resolveaddr resolveroute destroy"
 STEPS_BIN=/kselftest/rcm/rcm_ucma_steps
-PROFILE_HZ=4000
 
 # The functions whose inclusive share splits a profiled step, as
 # "<part>=<symbol>" words: <cm> <step>. rcm's are its mangled Rust names
