@@ -166,21 +166,21 @@ CM_SHARES=${RCM_BENCH_CM_SHARES:-1}
 PROFILE_HZ=4000
 
 # "<all samples> <idle samples> <CM samples>" of <perf.data> for the
-# modules <names> (space-separated).
+# modules <names> (space-separated). perf puts module code under the
+# kernel's own object here, so a sample is the CM's when its function is
+# one /proc/kallsyms lists for a CM module.
 share_of() {
-	perf report -i "$1" --stdio -n --sort comm,dso 2> /dev/null | tr -d '\r' |
-		awk -v mods=" $2 " '!/^#/ && NF >= 4 && $1 ~ /%$/ {
+	awk -v mods=" $2 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' \
+		/proc/kallsyms > /tmp/share.syms
+	perf report -i "$1" --stdio -n --no-children --sort comm,sym 2> /dev/null | tr -d '\r' |
+		awk 'FNR == NR { cm[$1] = 1; next }
+		!/^#/ && NF >= 4 && $1 ~ /%$/ {
 			all += $2
 			if ($3 == "swapper") idle += $2
-			# A module as "[name]" or by the path of its file.
-			d = $NF
-			gsub(/\[|\]/, "", d)
-			sub(/.*\//, "", d)
-			sub(/\.ko.*$/, "", d)
-			gsub(/-/, "_", d)
-			if (index(mods, " " d " ")) cm += $2
+			if ($NF in cm) own += $2
 		}
-		END { print all + 0, idle + 0, cm + 0 }'
+		END { print all + 0, idle + 0, own + 0 }' /tmp/share.syms -
+	rm -f /tmp/share.syms
 }
 
 # One profiled run: <cm> <round> <label> <command...> (its output
@@ -207,8 +207,6 @@ cm_share() {
 	kill -INT $pid
 	wait $pid
 	peer_run 'p=$(cat /tmp/share.pid); kill -INT $p; while kill -0 $p 2> /dev/null; do sleep 0.1; done' > /dev/null
-	[ -n "${RCM_BENCH_SHARE_DSOS:-}" ] && perf report -i /tmp/share.data --stdio -n --sort dso 2> /dev/null |
-		grep -v '^#' | head -12 | sed "s/^/$cm  round 1: $label: dso /"
 	here=$(share_of /tmp/share.data "$mods")
 	there=$(peer_run "$(declare -f share_of); share_of /tmp/share.data '$mods'")
 	rm -f /tmp/share.data
