@@ -100,8 +100,8 @@ run_cm() { # <c|rcm> <round>
 	peer_run "insmod $SAMPLE role=server" > /dev/null || return 1
 	seq=$(measure "$CONNS" 1) || return 1
 	par=$(measure "$CONNS" 50) || return 1
-	cm_share "$cm" "$2" "ib_cm, $CONNS connections one at a time" measure "$CONNS" 1 || return 1
-	cm_share "$cm" "$2" "ib_cm, $CONNS connections 50 at a time" measure "$CONNS" 50 || return 1
+	cm_share "$cm" "$2" "ib_cm, $CONNS connections one at a time" "$CONNS" measure "$CONNS" 1 || return 1
+	cm_share "$cm" "$2" "ib_cm, $CONNS connections 50 at a time" "$CONNS" measure "$CONNS" 50 || return 1
 	peer_run 'rmmod rcm_test_conn' > /dev/null
 	awk -v cm="$cm" -v r="$2" -v n="$CONNS" -v s="$seq" -v p="$par" 'BEGIN {
 		printf "%-4s round %d: %d connections one at a time %6d ms (%5.1f/s), 50 at a time %6d ms (%5.1f/s)\n",
@@ -165,6 +165,9 @@ LOCK_TIMES=${RCM_BENCH_LOCK_TIMES:-1}
 CM_SHARES=${RCM_BENCH_CM_SHARES:-1}
 PROFILE_HZ=4000
 
+# Whether round <r> has the profiled runs.
+shares_on() { [ "$CM_SHARES" = 1 ] && [ "$1" = 1 ] && command -v perf > /dev/null; }
+
 # "<all samples> <idle samples> <CM samples>" of <perf.data> for the
 # modules <names> (space-separated). perf puts module code under the
 # kernel's own object here, so a sample is the CM's when its function is
@@ -183,12 +186,17 @@ share_of() {
 	rm -f /tmp/share.syms
 }
 
-# One profiled run: <cm> <round> <label> <command...> (its output
-# dropped); prints the busy CPU of both guests and the CM's part.
+# One profiled run: <cm> <round> <label> <items> <command...> (its
+# output dropped); prints the busy CPU of both guests and the CM's part,
+# and with RCM_BENCH_SHARE_TOP=N (the run then records call graphs) each
+# guest's N functions that spent the most themselves and the CM's N whose
+# calls took the most, microseconds per item (connection).
+SHARE_TOP=${RCM_BENCH_SHARE_TOP:-0}
 cm_share() {
-	local cm=$1 r=$2 label=$3 mods here there pid
-	shift 3
-	[ "$CM_SHARES" = 1 ] && [ "$r" = 1 ] && command -v perf > /dev/null || return 0
+	local cm=$1 r=$2 label=$3 items=$4 mods here there pid graph=
+	shift 4
+	[ "$SHARE_TOP" -gt 0 ] && graph=-g
+	shares_on "$r" || return 0
 	case $cm in
 	c) mods="ib_cm rdma_cm rdma_ucm iw_cm" ;;
 	rcmk) mods="rcm rdma_ucm" ;;
@@ -196,10 +204,10 @@ cm_share() {
 	esac
 	echo 0 > /proc/sys/kernel/kptr_restrict
 	peer_run "echo 0 > /proc/sys/kernel/kptr_restrict; rm -f /tmp/share.data
-		perf record -q -a -e cpu-clock -F $PROFILE_HZ -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
+		perf record -q -a $graph -e cpu-clock -F $PROFILE_HZ -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
 		echo \$! > /tmp/share.pid" > /dev/null || return 1
 	rm -f /tmp/share.data
-	perf record -q -a -e cpu-clock -F "$PROFILE_HZ" -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
+	perf record -q -a $graph -e cpu-clock -F "$PROFILE_HZ" -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
 	pid=$!
 	# perf's own start, before the run.
 	sleep 1
@@ -209,6 +217,13 @@ cm_share() {
 	peer_run 'p=$(cat /tmp/share.pid); kill -INT $p; while kill -0 $p 2> /dev/null; do sleep 0.1; done' > /dev/null
 	here=$(share_of /tmp/share.data "$mods")
 	there=$(peer_run "$(declare -f share_of); share_of /tmp/share.data '$mods'")
+	if [ "$SHARE_TOP" -gt 0 ]; then
+		symbol_top /tmp/share.data self "$SHARE_TOP" "$items" "$cm  round 1: $label, client self us per item:"
+		symbol_top /tmp/share.data inclusive "$SHARE_TOP" "$items" "$cm  round 1: $label, client CM inclusive us per item:" "$mods"
+		peer_run "$(declare -f symbol_top); PROFILE_HZ=$PROFILE_HZ
+			symbol_top /tmp/share.data self $SHARE_TOP $items '$cm  round 1: $label, server self us per item:'
+			symbol_top /tmp/share.data inclusive $SHARE_TOP $items '$cm  round 1: $label, server CM inclusive us per item:' '$mods'"
+	fi
 	rm -f /tmp/share.data
 	peer_run 'rm -f /tmp/share.data /tmp/share.pid' > /dev/null
 	awk -v cm="$cm" -v label="$label" -v hz="$PROFILE_HZ" -v a="$here" -v b="$there" 'BEGIN {
@@ -225,21 +240,13 @@ cm_share() {
 
 # One rdma_cm point on the CM in place: <c|rcm> <round> <qp 0|1> <point>.
 run_rdma_point() {
-	local cm=$1 q=$3 point=$4 n par ms cb sb rb meter=0 locks=
+	local cm=$1 q=$3 point=$4 n par ms cb sb rb meter=0
 	n=${point%%:*} par=${point##*:}
-	[ "$cm" = rcm ] && [ "$LOCK_TIMES" = 1 ] && meter=1
+	[ "$cm" = rcm ] && [ "$LOCK_TIMES" = 1 ] && [ "$2" = 1 ] && meter=1
 	peer_run "insmod $RDMA_SAMPLE role=server qp=$q" > /dev/null || return 1
 	cb=$(cm_counters); sb=$(peer_run "$(declare -f cm_counters); cm_counters")
 	rb=$(peer_run "$(declare -f rxe_counters); rxe_counters")
-	if [ $meter = 1 ]; then
-		lock_times on
-		peer_run "$(declare -f lock_times); lock_times on" > /dev/null
-	fi
 	ms=$(measure_rdma "$n" "$par" "$q") || return 1
-	if [ $meter = 1 ]; then
-		locks=$(lock_times off | sed "s/^/rcm  round $2:   client lock /"
-			peer_run "$(declare -f lock_times); lock_times off" | sed "s/^/rcm  round $2:   server lock /")
-	fi
 	awk -v cm="$cm" -v r="$2" -v n="$n" -v p="$par" -v q="$q" -v ms="$ms" 'BEGIN {
 		printf "%-4s round %d: rdma_cm, %5d connections, %4d in flight, %s: %7d ms (%6.1f/s)\n",
 			cm, r, n, p, q ? "with QPs" : "no QPs  ", ms, n * 1000 / ms }'
@@ -251,9 +258,22 @@ run_rdma_point() {
 		"$(counters_per_conn "$sb" "$(peer_run "$(declare -f cm_counters); cm_counters")" "$n")"
 	printf '%-4s round %d:   server rxe counters: %s\n' "$cm" "$2" \
 		"$(rxe_changed "$rb" "$(peer_run "$(declare -f rxe_counters); rxe_counters")")"
-	[ -z "$locks" ] || printf '%s\n' "$locks"
-	cm_share "$cm" "$2" "rdma_cm, $n connections, $par in flight, $([ "$q" = 1 ] && echo with || echo no) QPs" \
-		rdma_once "$n" "$par" "$q" || return 1
+	# The meters read the clock three times per acquisition: on for an
+	# untimed run only (the profiled one when there is one).
+	if [ $meter = 1 ]; then
+		lock_times on
+		peer_run "$(declare -f lock_times); lock_times on" > /dev/null
+	fi
+	if shares_on "$2"; then
+		cm_share "$cm" "$2" "rdma_cm, $n connections, $par in flight, $([ "$q" = 1 ] && echo with || echo no) QPs" "$n" \
+			rdma_once "$n" "$par" "$q" || return 1
+	elif [ $meter = 1 ]; then
+		rdma_once "$n" "$par" "$q" > /dev/null 2>&1 || return 1
+	fi
+	if [ $meter = 1 ]; then
+		lock_times off | sed "s/^/rcm  round $2:   client lock (untimed run) /"
+		peer_run "$(declare -f lock_times); lock_times off" | sed "s/^/rcm  round $2:   server lock (untimed run) /"
+	fi
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 	pair_ms[$cm]=$ms
@@ -579,7 +599,7 @@ run_hold() { # <c|rcm> <round>
 	wait "$pid" || { dmesg | tail -3 >&2; return 1; }
 	rmmod rcm_sample_rdma
 	# Bring-up and teardown (held for 1 s between, idle).
-	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections up and down" \
+	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections up and down" "$HOLD_CONNS" \
 		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=1000 || return 1
 	rmmod rcm_sample_rdma 2> /dev/null
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
@@ -683,7 +703,7 @@ run_cmtime() { # <c|rcm> <round>
 		peer_wait cmtime 10 > /dev/null
 		after=$(cm_counters)
 		pafter=$(peer_run "$(declare -f cm_counters); cm_counters")
-		cm_share "$cm" "$2" "cmtime -c $n" cmtime_once "$n" || return 1
+		cm_share "$cm" "$2" "cmtime -c $n" "$n" cmtime_once "$n" || return 1
 		# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
 		while read -r step ms; do
 			printf '%-4s round %d: cmtime -c %5d, %-14s %10.1f ms\n' "$cm" "$2" "$n" "$step" "$ms"
@@ -778,28 +798,35 @@ profile_split() {
 		'BEGIN { printf "%s %.2f%%\n", head, t ? 100 * i / t : 0 }'
 }
 
-# The functions that spent most of a profiled step's samples themselves,
-# microseconds per id: <cm> <step> <perf.data> (RCM_BENCH_PROFILE_TOP of
-# them; none by default).
-PROFILE_TOP=${RCM_BENCH_PROFILE_TOP:-0}
-profile_top() {
-	local cm=$1 step=$2 data=$3 total
-	[ "$PROFILE_TOP" -gt 0 ] || return 0
+# The functions with the most samples of <perf.data>, microseconds per
+# item, on one line after <head>: <perf.data> <self|inclusive> <count>
+# <items> <head> [<modules>]. "self" counts the samples in a function
+# itself, "inclusive" those in it and all it calls (where inside a step
+# its time goes; the data needs call graphs); with <modules>
+# (space-separated) only their functions are listed.
+symbol_top() {
+	local data=$1 children=--no-children total
+	[ "$2" = inclusive ] && children=--children
+	: > /tmp/top.syms
+	[ -n "$6" ] && awk -v mods=" $6 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' \
+		/proc/kallsyms > /tmp/top.syms
 	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
 		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
-	perf report -i "$data" --stdio -n --no-children --sort sym -g none 2> /dev/null | tr -d '\r' |
-		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v top="$PROFILE_TOP" \
-			-v head="$cm  round 1: commands, $step, self us per id:" '
-		!/^#/ && NF >= 4 && shown < top {
-			# A mangled Rust name by its last two identifiers.
+	perf report -i "$data" --stdio -n $children --sort sym -g none 2> /dev/null | tr -d '\r' |
+		awk -v total="$total" -v n="$4" -v hz="$PROFILE_HZ" -v top="$3" -v head="$5" -v only="${6:+1}" '
+		FILENAME == "/tmp/top.syms" { keep[$1] = 1; next }
+		!/^#/ && NF >= 4 && shown < top && (!only || ($NF in keep)) {
+			share = $1
+			sub(/%/, "", share)
 			sym = $NF
 			if (sym ~ /^_R/) {
 				rest = sym
-				# Its last four identifiers (the name of a generic
-				# function comes before those of its arguments):
-				# <length><name>, a name starting with a letter and
-				# the length not part of a back reference ("B1a_");
-				# anything else is stepped over a character at a time.
+				# A mangled Rust name by its last four identifiers (the
+				# name of a generic function comes before those of its
+				# arguments): <length><name>, a name starting with a
+				# letter and the length not part of a back reference
+				# ("B1a_"); anything else is stepped over a character at
+				# a time.
 				p1 = p2 = p3 = p4 = ""
 				while (match(rest, /[0-9]+[A-Za-z_]/)) {
 					len = substr(rest, RSTART, RLENGTH - 1) + 0
@@ -817,49 +844,25 @@ profile_top() {
 				if (p3 != "") sym = p3 "::" sym
 				if (p4 != "") sym = p4 "::" sym
 			}
-			line = line sprintf("%s %s %.2f", shown ? "," : "", sym, $2 / hz / n * 1e6)
-			shown++
-		}
-		END { print head line }'
-}
-
-# The functions whose calls (themselves and all they call) took most of a
-# profiled step's samples, microseconds per id: <cm> <step> <perf.data>
-# (RCM_BENCH_PROFILE_INCLUSIVE of them; none by default): where inside a
-# command its time goes.
-PROFILE_INCLUSIVE=${RCM_BENCH_PROFILE_INCLUSIVE:-0}
-profile_inclusive() {
-	local cm=$1 step=$2 data=$3 total
-	[ "$PROFILE_INCLUSIVE" -gt 0 ] || return 0
-	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
-		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
-	perf report -i "$data" --stdio --children --sort sym -g none 2> /dev/null | tr -d '\r' |
-		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v top="$PROFILE_INCLUSIVE" \
-			-v head="$cm  round 1: commands, $step, inclusive us per id:" '
-		!/^#/ && NF >= 4 && shown < top {
-			share = $1
-			sub(/%/, "", share)
-			sym = $NF
-			if (sym ~ /^_R/) {
-				# A mangled Rust name by its last two identifiers.
-				rest = sym; p1 = p2 = ""
-				while (match(rest, /[0-9]+[A-Za-z_]/)) {
-					len = substr(rest, RSTART, RLENGTH - 1) + 0
-					part = substr(rest, RSTART + RLENGTH - 1, len)
-					before = RSTART > 1 ? substr(rest, RSTART - 1, 1) : ""
-					if (part ~ /^[A-Za-z]/ && length(part) == len && before != "B") {
-						p2 = p1; p1 = part
-						rest = substr(rest, RSTART + RLENGTH - 1 + len)
-					} else {
-						rest = substr(rest, RSTART + 1)
-					}
-				}
-				sym = (p2 != "" ? p2 "::" : "") p1
-			}
 			line = line sprintf("%s %s %.2f", shown ? "," : "", sym, share / 100 * total / hz / n * 1e6)
 			shown++
 		}
-		END { print head line }'
+		END { print head line }' /tmp/top.syms -
+	rm -f /tmp/top.syms
+}
+
+# The functions that spent most of a profiled step's samples themselves
+# (RCM_BENCH_PROFILE_TOP of them), and those whose calls took most
+# (RCM_BENCH_PROFILE_INCLUSIVE), microseconds per id: <cm> <step>
+# <perf.data>. None by default.
+PROFILE_TOP=${RCM_BENCH_PROFILE_TOP:-0}
+PROFILE_INCLUSIVE=${RCM_BENCH_PROFILE_INCLUSIVE:-0}
+profile_top() {
+	[ "$PROFILE_TOP" -gt 0 ] &&
+		symbol_top "$3" self "$PROFILE_TOP" "$COMMAND_IDS" "$1  round 1: commands, $2, self us per id:"
+	[ "$PROFILE_INCLUSIVE" -gt 0 ] &&
+		symbol_top "$3" inclusive "$PROFILE_INCLUSIVE" "$COMMAND_IDS" "$1  round 1: commands, $2, inclusive us per id:"
+	return 0
 }
 
 # One CM's commands run: <c|rcm|rcmk> <round>.
@@ -890,7 +893,6 @@ run_commands() {
 			return 1
 		profile_split "$cm" "$step" /tmp/perf.data
 		profile_top "$cm" "$step" /tmp/perf.data
-		profile_inclusive "$cm" "$step" /tmp/perf.data
 	done
 	rm -f /tmp/perf.data /tmp/perf.ctl /tmp/perf.ack
 }
