@@ -47,6 +47,30 @@ struct Figures {
     /// ones are (under TCG on a busy host a vCPU the host descheduled
     /// stretches a hold it did nothing in).
     long_holds: [u64; LONG_HOLD_BOUNDS.len()],
+    /// Acquisitions and hold time per holder, in order of first
+    /// acquisition: which calls take the lock how often, and for how long.
+    holders: [Holder; HOLDERS],
+    /// Holds by holders that found the table full.
+    other_holds: u64,
+}
+
+/// The holders [`Figures`] tells apart (more are counted together).
+const HOLDERS: usize = 48;
+
+/// How often one holder took a lock and how long it held it.
+#[derive(Clone, Copy)]
+struct Holder {
+    by: &'static str,
+    holds: u64,
+    held_ns: u64,
+}
+
+impl Holder {
+    const NONE: Holder = Holder {
+        by: "",
+        holds: 0,
+        held_ns: 0,
+    };
 }
 
 /// The bounds of [`Figures::long_holds`], in nanoseconds.
@@ -61,8 +85,29 @@ impl Figures {
         longest_hold_ns: 0,
         longest_hold_by: "",
         long_holds: [0; LONG_HOLD_BOUNDS.len()],
+        holders: [Holder::NONE; HOLDERS],
+        other_holds: 0,
     };
+
+    /// Counts a hold of `held` nanoseconds by `by`.
+    fn count_holder(&mut self, by: &'static str, held: u64) {
+        let slot = self
+            .holders
+            .iter_mut()
+            .find(|h| h.holds == 0 || core::ptr::eq(h.by, by) || h.by == by);
+        match slot {
+            Some(h) => {
+                h.by = by;
+                h.holds += 1;
+                h.held_ns = h.held_ns.saturating_add(held);
+            }
+            None => self.other_holds += 1,
+        }
+    }
 }
+
+/// The holders with the most hold time, at most this many per line.
+const HOLDERS_SHOWN: usize = 6;
 
 /// The meter of one lock.
 #[pin_data]
@@ -116,6 +161,7 @@ impl LockMeter {
             f.longest_hold_ns = held;
             f.longest_hold_by = by;
         }
+        f.count_holder(by, held);
     }
 }
 
@@ -124,8 +170,9 @@ fn ns_between(earlier: Ktime, later: Ktime) -> u64 {
 }
 
 /// Shown as one line: acquisitions, mean and longest wait and hold in
-/// nanoseconds, what held it longest, and how many holds took at least
-/// 10 us, 100 us, 1 ms and 10 ms.
+/// nanoseconds, what held it longest, how many holds took at least
+/// 10 us, 100 us, 1 ms and 10 ms, and the holders with the most hold
+/// time (acquisitions and mean hold).
 impl fmt::Display for LockMeter {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
         let f = *self.figures.lock();
@@ -139,12 +186,77 @@ impl fmt::Display for LockMeter {
             f.longest_wait_ns,
             mean(f.held_ns),
             f.longest_hold_ns,
-            f.longest_hold_by,
+            ShortName(f.longest_hold_by),
             f.long_holds[0],
             f.long_holds[1],
             f.long_holds[2],
             f.long_holds[3]
-        )
+        )?;
+        // The holders with the most hold time, largest first.
+        let mut shown = [false; HOLDERS];
+        write!(out, "; most held by")?;
+        for _ in 0..HOLDERS_SHOWN {
+            let next = (0..HOLDERS)
+                .filter(|&i| !shown[i] && f.holders[i].holds > 0)
+                .max_by_key(|&i| f.holders[i].held_ns);
+            let Some(i) = next else {
+                break;
+            };
+            shown[i] = true;
+            let h = &f.holders[i];
+            write!(
+                out,
+                " {} {} x {} ns,",
+                ShortName(h.by),
+                h.holds,
+                h.held_ns / h.holds
+            )?;
+        }
+        write!(out, " others {}", f.other_holds)
+    }
+}
+
+/// A holder's name as `lock_times` shows it: for a closure's type name
+/// (`a::b::<impl X>::call::{{closure}}`), its last two path segments
+/// outside generic arguments (`b::call`); any other name whole.
+struct ShortName(&'static str);
+
+impl fmt::Display for ShortName {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.0;
+        if !name.contains("::") {
+            return out.write_str(name);
+        }
+        // The last two identifiers outside angle brackets, "closure" not
+        // counted.
+        let (mut last, mut before) = (None, None);
+        let (mut depth, mut start, mut prev) = (0usize, None, ' ');
+        for (i, c) in Iterator::chain(name.char_indices(), core::iter::once((name.len(), ' '))) {
+            let after = core::mem::replace(&mut prev, c);
+            let ident = c.is_ascii_alphanumeric() || c == '_';
+            if ident && depth == 0 {
+                start.get_or_insert(i);
+                continue;
+            }
+            if let Some(from) = start.take() {
+                let word = &name[from..i];
+                if word != "closure" {
+                    before = last;
+                    last = Some(word);
+                }
+            }
+            match c {
+                '<' => depth += 1,
+                // Not the arrow of a function type's return.
+                '>' if after != '-' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        match (before, last) {
+            (Some(b), Some(l)) => write!(out, "{b}::{l}"),
+            (None, Some(l)) => out.write_str(l),
+            _ => out.write_str(name),
+        }
     }
 }
 
