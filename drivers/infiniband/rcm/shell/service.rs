@@ -658,19 +658,24 @@ impl TimerHandler for CmService {
     /// Retransmissions, give-ups and TIMEWAIT ends that are due, in
     /// batches whose output has room reserved.
     fn fire(&self) {
+        // Usually one timer is due (a connection's TIMEWAIT ends): room
+        // for one first, a whole batch only once more are due (room for
+        // a batch is beyond the slab caches: pages of their own).
+        let mut batch = 1;
         loop {
-            let Ok(mut outbox) = Outbox::reserve(TIMER_BATCH, GFP_KERNEL) else {
+            let Ok(mut outbox) = Outbox::reserve(batch, GFP_KERNEL) else {
                 self.arm_at(now_ms() + TIMER_RETRY_MS);
                 return;
             };
             let more = self
                 .endpoint
                 .lock()
-                .handle_timeouts(now_ms(), TIMER_BATCH, &mut outbox);
+                .handle_timeouts(now_ms(), batch, &mut outbox);
             self.flush(outbox);
             if !more {
                 return;
             }
+            batch = TIMER_BATCH;
             yield_between_batches();
         }
     }
