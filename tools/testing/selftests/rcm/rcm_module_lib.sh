@@ -60,8 +60,8 @@ ucma_frame_rcm() {
 # /sys/module/rcm/lock_times, rcm's lock meters (make bench reads them):
 # off until 1 is written; then an rping that rcm itself refuses (nobody
 # listens) counts acquisitions of rdma_cm's lock and of the CM endpoint's,
-# with hold times and the longest holder; 0 stops them; other input is
-# refused.
+# with hold times, the longest holder and the holders with the most hold
+# time; 0 stops them; other input is refused.
 lock_times_metered() {
 	local f=/sys/module/rcm/lock_times out rc=0
 	grep -qx 'metering: off' $f || { cat $f; return 1; }
@@ -77,8 +77,8 @@ lock_times_metered() {
 		rc=1
 	fi
 	printf '%s\n' "$out" | grep -qx 'metering: off' &&
-		printf '%s\n' "$out" | grep -Eq '^rdma_cm: [1-9][0-9]* acquisitions, wait mean [0-9]+ ns longest [0-9]+ ns, hold mean [0-9]+ ns longest [1-9][0-9]* ns \(.+\), holds of 10us\+ [0-9]+ 100us\+ [0-9]+ 1ms\+ [0-9]+ 10ms\+ [0-9]+$' &&
-		printf '%s\n' "$out" | grep -Eq '^cm_endpoint: [1-9][0-9]* acquisitions, ' &&
+		printf '%s\n' "$out" | grep -Eq '^rdma_cm: [1-9][0-9]* acquisitions, wait mean [0-9]+ ns longest [0-9]+ ns, hold mean [0-9]+ ns longest [1-9][0-9]* ns \(.+\), holds of 10us\+ [0-9]+ 100us\+ [0-9]+ 1ms\+ [0-9]+ 10ms\+ [0-9]+; most held by ([^,]+ [1-9][0-9]* x [0-9]+ ns, )+others 0$' &&
+		printf '%s\n' "$out" | grep -Eq '^cm_endpoint: [1-9][0-9]* acquisitions, .*; most held by [^,]+ [1-9][0-9]* x [0-9]+ ns,' &&
 		return $rc
 }
 
