@@ -168,13 +168,18 @@ PROFILE_HZ=4000
 # Whether round <r> has the profiled runs.
 shares_on() { [ "$CM_SHARES" = 1 ] && [ "$1" = 1 ] && command -v perf > /dev/null; }
 
+# The functions /proc/kallsyms lists for the modules <names>
+# (space-separated), one per line.
+module_symbols() {
+	awk -v mods=" $1 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' /proc/kallsyms
+}
+
 # "<all samples> <idle samples> <CM samples>" of <perf.data> for the
 # modules <names> (space-separated). perf puts module code under the
 # kernel's own object here, so a sample is the CM's when its function is
 # one /proc/kallsyms lists for a CM module.
 share_of() {
-	awk -v mods=" $2 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' \
-		/proc/kallsyms > /tmp/share.syms
+	module_symbols "$2" > /tmp/share.syms
 	perf report -i "$1" --stdio -n --no-children --sort comm,sym 2> /dev/null | tr -d '\r' |
 		awk 'FNR == NR { cm[$1] = 1; next }
 		!/^#/ && NF >= 4 && $1 ~ /%$/ {
@@ -216,11 +221,11 @@ cm_share() {
 	wait $pid
 	peer_run 'p=$(cat /tmp/share.pid); kill -INT $p; while kill -0 $p 2> /dev/null; do sleep 0.1; done' > /dev/null
 	here=$(share_of /tmp/share.data "$mods")
-	there=$(peer_run "$(declare -f share_of); share_of /tmp/share.data '$mods'")
+	there=$(peer_run "$(declare -f module_symbols share_of); share_of /tmp/share.data '$mods'")
 	if [ "$SHARE_TOP" -gt 0 ]; then
 		symbol_top /tmp/share.data self "$SHARE_TOP" "$items" "$cm  round 1: $label, client self us per item:"
 		symbol_top /tmp/share.data inclusive "$SHARE_TOP" "$items" "$cm  round 1: $label, client CM inclusive us per item:" "$mods"
-		peer_run "$(declare -f symbol_top); PROFILE_HZ=$PROFILE_HZ
+		peer_run "$(declare -f module_symbols symbol_top); PROFILE_HZ=$PROFILE_HZ
 			symbol_top /tmp/share.data self $SHARE_TOP $items '$cm  round 1: $label, server self us per item:'
 			symbol_top /tmp/share.data inclusive $SHARE_TOP $items '$cm  round 1: $label, server CM inclusive us per item:' '$mods'"
 	fi
@@ -808,8 +813,7 @@ symbol_top() {
 	local data=$1 children=--no-children total
 	[ "$2" = inclusive ] && children=--children
 	: > /tmp/top.syms
-	[ -n "$6" ] && awk -v mods=" $6 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' \
-		/proc/kallsyms > /tmp/top.syms
+	[ -n "$6" ] && module_symbols "$6" > /tmp/top.syms
 	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
 		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
 	perf report -i "$data" --stdio -n $children --sort sym -g none 2> /dev/null | tr -d '\r' |
