@@ -21,6 +21,7 @@
 # comma-separated), RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS the
 # sizes.
 . /kselftest/rcm/rcm_nvme_lib.sh
+. /usr/lib/rcm/rcm-bench-trace.sh
 
 SAMPLE=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
 RDMA_SAMPLE=/lib/modules/$(uname -r)/extra/rcm_sample_rdma.ko
@@ -102,6 +103,8 @@ run_cm() { # <c|rcm> <round>
 	par=$(measure "$CONNS" 50) || return 1
 	cm_share "$cm" "$2" "ib_cm, $CONNS connections one at a time" "$CONNS" measure "$CONNS" 1 || return 1
 	cm_share "$cm" "$2" "ib_cm, $CONNS connections 50 at a time" "$CONNS" measure "$CONNS" 50 || return 1
+	count_run "$cm" "$2" "ib_cm, $COUNT_CONNS connections one at a time" "$COUNT_CONNS" measure "$COUNT_CONNS" 1 || return 1
+	count_run "$cm" "$2" "ib_cm, $COUNT_CONNS connections 50 at a time" "$COUNT_CONNS" measure "$COUNT_CONNS" 50 || return 1
 	peer_run 'rmmod rcm_test_conn' > /dev/null
 	awk -v cm="$cm" -v r="$2" -v n="$CONNS" -v s="$seq" -v p="$par" 'BEGIN {
 		printf "%-4s round %d: %d connections one at a time %6d ms (%5.1f/s), 50 at a time %6d ms (%5.1f/s)\n",
@@ -168,27 +171,33 @@ PROFILE_HZ=4000
 # Whether round <r> has the profiled runs.
 shares_on() { [ "$CM_SHARES" = 1 ] && [ "$1" = 1 ] && command -v perf > /dev/null; }
 
-# The functions /proc/kallsyms lists for the modules <names>
-# (space-separated), one per line.
-module_symbols() {
-	awk -v mods=" $1 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' /proc/kallsyms
+# The modules of CM <cm> (C: ib_cm, rdma_cm, rdma_ucm, iw_cm; rcm:
+# rcm.ko, with the in-tree rdma_ucm for rcmk).
+cm_modules() {
+	case $1 in
+	c) echo ib_cm rdma_cm rdma_ucm iw_cm ;;
+	rcmk) echo rcm rdma_ucm ;;
+	*) echo rcm ;;
+	esac
 }
 
-# "<all samples> <idle samples> <CM samples>" of <perf.data> for the
-# modules <names> (space-separated). perf puts module code under the
-# kernel's own object here, so a sample is the CM's when its function is
-# one /proc/kallsyms lists for a CM module.
-share_of() {
-	module_symbols "$2" > /tmp/share.syms
-	perf report -i "$1" --stdio -n --no-children --sort comm,sym 2> /dev/null | tr -d '\r' |
-		awk 'FNR == NR { cm[$1] = 1; next }
-		!/^#/ && NF >= 4 && $1 ~ /%$/ {
-			all += $2
-			if ($3 == "swapper") idle += $2
-			if ($NF in cm) own += $2
-		}
-		END { print all + 0, idle + 0, own + 0 }' /tmp/share.syms -
-	rm -f /tmp/share.syms
+# Work items and lock calls per item (cm_counts) on both guests over one
+# more run in round 1: <cm> <round> <label> <items> <command...> (its
+# output dropped). RCM_BENCH_CM_COUNTS=0 leaves these runs out; they run
+# RCM_BENCH_COUNT_CONNS connections (100).
+CM_COUNTS=${RCM_BENCH_CM_COUNTS:-1}
+COUNT_CONNS=${RCM_BENCH_COUNT_CONNS:-100}
+COUNT_FUNCS="rcm_tracefs module_symbols short_name_awk lock_entries per_item_line module_ranges probe_group cm_counts"
+count_run() {
+	local cm=$1 r=$2 label=$3 items=$4 mods ok=0
+	shift 4
+	[ "$CM_COUNTS" = 1 ] && [ "$r" = 1 ] || return 0
+	mods=$(cm_modules "$cm")
+	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts on '$mods'" > /dev/null &&
+		cm_counts on "$mods" && "$@" > /dev/null 2>&1 && ok=1
+	cm_counts off "$items" "$mods" "$cm  round 1: $label, client"
+	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts off $items '$mods' '$cm  round 1: $label, server'"
+	[ $ok = 1 ] || { echo "$label: the counted run failed" >&2; return 1; }
 }
 
 # One profiled run: <cm> <round> <label> <items> <command...> (its
@@ -202,11 +211,7 @@ cm_share() {
 	shift 4
 	[ "$SHARE_TOP" -gt 0 ] && graph=-g
 	shares_on "$r" || return 0
-	case $cm in
-	c) mods="ib_cm rdma_cm rdma_ucm iw_cm" ;;
-	rcmk) mods="rcm rdma_ucm" ;;
-	*) mods="rcm" ;;
-	esac
+	mods=$(cm_modules "$cm")
 	echo 0 > /proc/sys/kernel/kptr_restrict
 	peer_run "echo 0 > /proc/sys/kernel/kptr_restrict; rm -f /tmp/share.data
 		perf record -q -a $graph -e cpu-clock -F $PROFILE_HZ -o /tmp/share.data > /dev/null 2>&1 < /dev/null &
@@ -225,7 +230,7 @@ cm_share() {
 	if [ "$SHARE_TOP" -gt 0 ]; then
 		symbol_top /tmp/share.data self "$SHARE_TOP" "$items" "$cm  round 1: $label, client self us per item:"
 		symbol_top /tmp/share.data inclusive "$SHARE_TOP" "$items" "$cm  round 1: $label, client CM inclusive us per item:" "$mods"
-		peer_run "$(declare -f module_symbols symbol_top); PROFILE_HZ=$PROFILE_HZ
+		peer_run "$(declare -f module_symbols short_name_awk symbol_top); PROFILE_HZ=$PROFILE_HZ
 			symbol_top /tmp/share.data self $SHARE_TOP $items '$cm  round 1: $label, server self us per item:'
 			symbol_top /tmp/share.data inclusive $SHARE_TOP $items '$cm  round 1: $label, server CM inclusive us per item:' '$mods'"
 	fi
@@ -279,6 +284,10 @@ run_rdma_point() {
 		lock_times off | sed "s/^/rcm  round $2:   client lock (untimed run) /"
 		peer_run "$(declare -f lock_times); lock_times off" | sed "s/^/rcm  round $2:   server lock (untimed run) /"
 	fi
+	if [ "$n" = 1000 ] && [ "$par" -le 100 ]; then
+		count_run "$cm" "$2" "rdma_cm, $COUNT_CONNS connections, $par in flight, $([ "$q" = 1 ] && echo with || echo no) QPs" \
+			"$COUNT_CONNS" rdma_once "$COUNT_CONNS" "$par" "$q" || return 1
+	fi
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	total[$cm-rdma-$q-$point]=$(( ${total[$cm-rdma-$q-$point]:-0} + ms ))
 	pair_ms[$cm]=$ms
@@ -303,166 +312,6 @@ run_rdma_cm_alternating() {
 			done
 		done
 	done
-}
-
-# The MAD layer's tracepoints (the same for both CMs) on this guest:
-# "on" clears the buffer and records posts and receptions, "off" stops.
-TRACE=/sys/kernel/tracing
-mad_trace() { # <on|off>
-	local e v=0
-	rcm_tracefs || return 1
-	echo 0 > $TRACE/tracing_on
-	if [ "$1" = on ]; then
-		v=1
-		echo 16384 > $TRACE/buffer_size_kb
-		echo > $TRACE/trace
-	fi
-	for e in ib_mad_ib_send_mad ib_mad_recv_done_handler; do
-		echo $v > $TRACE/events/ib_mad/$e/enable
-	done
-	echo $v > $TRACE/tracing_on
-}
-
-# Mean microseconds between two MADs of one transaction in this guest's
-# trace, per pair "<rx|tx>:<attr> <rx|tx>:<attr> <label>" on stdin (the
-# first post or reception of each; retransmissions are not steps).
-mad_steps() {
-	awk 'FNR == NR { pair[++np] = $0; next }
-	/ib_mad_recv_done_handler|ib_mad_ib_send_mad/ {
-		dir = /ib_mad_recv_done_handler/ ? "rx" : "tx"
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = substr($i, 1, length($i) - 1)
-			if ($i == "tid") { tid = $(i + 1); sub(/^0x0*/, "", tid) }
-			if ($i == "attr_id") { a = $(i + 1); sub(/^0x0*/, "", a) }
-		}
-		k = dir ":" a " " tid
-		if (!(k in at)) { at[k] = t; tids[tid] = 1 }
-	}
-	END {
-		for (p = 1; p <= np; p++) {
-			split(pair[p], f, " "); label = pair[p]; sub(/^[^ ]+ [^ ]+ /, "", label)
-			sum = 0; n = 0
-			for (tid in tids)
-				if ((f[1] " " tid) in at && (f[2] " " tid) in at) {
-					sum += at[f[2] " " tid] - at[f[1] " " tid]; n++
-				}
-			if (n) printf "%s: %.0f us mean of %d\n", label, sum * 1e6 / n, n
-		}
-	}' - $TRACE/trace
-}
-
-# Adds the kprobes given as "<p|r>:<name> <target>" pairs to the trace
-# group <group> and enables them ("on"; the kernel's complaint on
-# failure), or removes the group ("off"). Plain int3 probes: optimizing
-# them patches kernel text from a background worker, which TCG's other
-# vCPU can trip over.
-probe_group() { # <on|off> <group> [<p|r>:<name> <target> ...]
-	local k=$TRACE/kprobe_events g=$2 e
-	if [ "$1" = on ]; then
-		shift 2
-		echo 0 > /proc/sys/debug/kprobes-optimization
-		while [ $# -ge 2 ]; do
-			echo "${1%%:*}:$g/${1#*:} $2" >> $k || { tail -4 $TRACE/error_log >&2; return 1; }
-			shift 2
-		done
-		echo 1 > $TRACE/events/$g/enable
-	else
-		[ -d $TRACE/events/$g ] || return 0
-		echo 0 > $TRACE/events/$g/enable
-		for e in $(sed -n "s|^[pr][0-9]*:$g/\([^ ]*\) .*|\1|p" $k); do
-			echo "-:$g/$e" >> $k
-		done
-	fi
-}
-
-# Kprobes on the server sample and the CM calls it makes, in the same
-# trace as the MAD tracepoints: its event handler (with the event type)
-# and its return, rdma_accept, and rdma_create_qp and its return; and
-# inside the CM <c|rcm>: its MAD work starting (the C CM's per-MAD work,
-# rcm's intake work), and the ib_core calls both make: the reply path
-# from a received MAD (ib_init_ah_attr_from_wc), the address handle of
-# a send (rdma_create_ah) and the post (ib_post_send_mad). "on" adds and
-# enables them (run after the sample and the CM are loaded, so that the
-# symbols resolve to the CM in place), "off" removes them.
-server_probes() { # <on <c|rcm>|off>
-	local work
-	[ "$1" = on ] || { probe_group off rcmb; return; }
-	if [ "$2" = c ]; then
-		work=ib_cm:cm_work_handler # iw_cm has one too
-	else
-		work=$(awk '$3 ~ /timer3run.*MadIntake/ { print "rcm:" $3; exit }' /proc/kallsyms)
-	fi
-	[ -n "$work" ] || return 1
-	probe_group on rcmb p:handler 'rcm_sample_rdma:server_handler event=+0($arg2):u32' \
-		r:handled rcm_sample_rdma:server_handler p:accept rdma_accept \
-		p:create_qp rdma_create_qp r:created_qp rdma_create_qp p:work "$work" \
-		p:path ib_init_ah_attr_from_wc r:pathed ib_init_ah_attr_from_wc \
-		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
-}
-
-# Kprobes on the client sample and the calls its steps make, in the same
-# trace as the MAD tracepoints: its event handler (with the event type),
-# rdma_resolve_addr and ib_core's rdma_resolve_ip (both with their
-# returns) and ib_core's address work starting (process_one_req), the CM
-# <c|rcm>'s address callback (C's addr_handler, rcm's address_done),
-# rdma_resolve_route and its return, the CM's work that delivers the
-# route's event (C's cma_work_handler; rcm's delivery work items' entry,
-# one function for both, which has the handler inlined), and
-# rdma_connect_locked and rdma_disconnect, and the address handle and
-# post of the MADs they send. The handler's probe waits for
-# the sample to load ("on" comes before insmod), so it reads the event
-# from the second argument's register (x86-64) rather than $arg2, which a
-# pending probe may not use; the others resolve to the CM in place.
-# "off" removes them.
-client_probes() { # <on <c|rcm>|off>
-	local cb work
-	[ "$1" = on ] || { probe_group off rcmc; return; }
-	if [ "$2" = c ]; then
-		cb=rdma_cm:addr_handler work=rdma_cm:cma_work_handler
-	else
-		cb=$(awk '$3 ~ /10resolution12address_done/ { print "rcm:" $3; exit }' /proc/kallsyms)
-		work=$(awk '$3 ~ /timer3run.*10CallEvents/ { print "rcm:" $3; exit }' /proc/kallsyms)
-	fi
-	[ -n "$cb" ] && [ -n "$work" ] || return 1
-	probe_group on rcmc p:handler 'rcm_sample_rdma:client_handler event=+0(%si):u32' \
-		p:resolve_addr rdma_resolve_addr r:resolved_addr rdma_resolve_addr \
-		p:resolve_ip rdma_resolve_ip r:resolved_ip rdma_resolve_ip \
-		p:addr_work process_one_req p:addr_cb "$cb" \
-		p:resolve_route rdma_resolve_route r:resolved_route rdma_resolve_route \
-		p:event_work "$work" p:connect rdma_connect_locked p:disconnect rdma_disconnect \
-		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
-}
-
-# Mean microseconds between markers of this guest's trace that follow
-# each other, per pair "<start> <end> <label>" on stdin, for connections
-# made one at a time: each <end> closes the last <start> not yet closed.
-# Markers: rx:<attr> / tx:<attr> (a CM MAD received / posted; attr in hex
-# without leading zeros), handler:<event>, handled:<event of that call>,
-# and the other probes of server_probes by name (a kprobe's line: "<name>:
-# (<symbol>...").
-marker_steps() {
-	awk 'FNR == NR { n = split($0, f, " "); np++; from[np] = f[1]; to[np] = f[2]
-		label[np] = $0; sub(/^[^ ]+ [^ ]+ /, "", label[np]); next }
-	{
-		m = ""
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = substr($i, 1, length($i) - 1)
-			if ($i == "attr_id") { a = $(i + 1); sub(/^0x0*/, "", a) }
-			if ($i ~ /^event=/) ev = substr($i, 7)
-		}
-		if (/ib_mad_recv_done_handler/) m = "rx:" a
-		else if (/ib_mad_ib_send_mad/) m = "tx:" a
-		else if (/ handler: /) { m = "handler:" ev; last = ev }
-		else if (/ handled: /) m = "handled:" last
-		else if (match($0, / [a-z_]+: \(/))
-			m = substr($0, RSTART + 1, RLENGTH - 4)
-		if (m == "") next
-		for (p = 1; p <= np; p++) {
-			if (m == to[p] && (p in open)) { sum[p] += t - open[p]; cnt[p]++; delete open[p] }
-			if (m == from[p]) open[p] = t
-		}
-	}
-	END { for (p = 1; p <= np; p++) if (cnt[p]) printf "%s: %.0f us mean of %d\n", label[p], sum[p] * 1e6 / cnt[p], cnt[p] }' - $TRACE/trace
 }
 
 # One connection's life in steps, <conns> one at a time without and with
@@ -801,58 +650,6 @@ profile_split() {
 		}'
 	awk -v i="$idle" -v t="$total" -v head="$cm  round 1: commands, $step, idle:" \
 		'BEGIN { printf "%s %.2f%%\n", head, t ? 100 * i / t : 0 }'
-}
-
-# The functions with the most samples of <perf.data>, microseconds per
-# item, on one line after <head>: <perf.data> <self|inclusive> <count>
-# <items> <head> [<modules>]. "self" counts the samples in a function
-# itself, "inclusive" those in it and all it calls (where inside a step
-# its time goes; the data needs call graphs); with <modules>
-# (space-separated) only their functions are listed.
-symbol_top() {
-	local data=$1 children=--no-children total
-	[ "$2" = inclusive ] && children=--children
-	: > /tmp/top.syms
-	[ -n "$6" ] && module_symbols "$6" > /tmp/top.syms
-	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
-		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
-	perf report -i "$data" --stdio -n $children --sort sym -g none 2> /dev/null | tr -d '\r' |
-		awk -v total="$total" -v n="$4" -v hz="$PROFILE_HZ" -v top="$3" -v head="$5" -v only="${6:+1}" '
-		FILENAME == "/tmp/top.syms" { keep[$1] = 1; next }
-		!/^#/ && NF >= 4 && shown < top && (!only || ($NF in keep)) {
-			share = $1
-			sub(/%/, "", share)
-			sym = $NF
-			if (sym ~ /^_R/) {
-				rest = sym
-				# A mangled Rust name by its last four identifiers (the
-				# name of a generic function comes before those of its
-				# arguments): <length><name>, a name starting with a
-				# letter and the length not part of a back reference
-				# ("B1a_"); anything else is stepped over a character at
-				# a time.
-				p1 = p2 = p3 = p4 = ""
-				while (match(rest, /[0-9]+[A-Za-z_]/)) {
-					len = substr(rest, RSTART, RLENGTH - 1) + 0
-					part = substr(rest, RSTART + RLENGTH - 1, len)
-					before = RSTART > 1 ? substr(rest, RSTART - 1, 1) : ""
-					if (part ~ /^[A-Za-z]/ && length(part) == len && before != "B") {
-						p4 = p3; p3 = p2; p2 = p1; p1 = part
-						rest = substr(rest, RSTART + RLENGTH - 1 + len)
-					} else {
-						rest = substr(rest, RSTART + 1)
-					}
-				}
-				sym = p1
-				if (p2 != "") sym = p2 "::" sym
-				if (p3 != "") sym = p3 "::" sym
-				if (p4 != "") sym = p4 "::" sym
-			}
-			line = line sprintf("%s %s %.2f", shown ? "," : "", sym, share / 100 * total / hz / n * 1e6)
-			shown++
-		}
-		END { print head line }' /tmp/top.syms -
-	rm -f /tmp/top.syms
 }
 
 # The functions that spent most of a profiled step's samples themselves

@@ -22,6 +22,9 @@
 //!    the rdma_ucm device's commands; the only code that takes raw
 //!    consumer pointers, mapping errors to errno.
 
+// `CmService`'s pin initializer expands deeper than the default limit.
+#![recursion_limit = "256"]
+
 use abi::ib_cm::IbCm;
 use abi::rdma_cm::RdmaCmAbi;
 use abi::ucma::UcmaAbi;

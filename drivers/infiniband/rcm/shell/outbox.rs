@@ -10,6 +10,11 @@
 //! in the [`EventQueue`]. Once a transition has happened its events are
 //! therefore never lost to memory pressure; a MAD that finds no room is
 //! counted, reported and recovered by the protocol's retransmission.
+//!
+//! Most inputs post a MAD or two and raise no event, so an outbox with room
+//! for one input usually comes back whole once its MADs are posted: the
+//! service keeps a few such [`SpareOutboxes`] and the next input reserves
+//! without allocating.
 
 use super::peer::Peer;
 use crate::proto::cm::{
@@ -17,7 +22,7 @@ use crate::proto::cm::{
 };
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::mad::MAD_SIZE;
-use kernel::alloc::Flags;
+use kernel::alloc::{AllocError, Flags};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
 
@@ -37,11 +42,77 @@ pub(crate) enum Recipient {
 }
 
 /// One MAD to post.
+#[derive(Clone, Copy)]
 pub(crate) struct Outgoing {
     pub(crate) to: Recipient,
     pub(crate) mad: [u8; MAD_SIZE],
     pub(crate) cookie: u64,
     pub(crate) retry: bool,
+}
+
+impl Outgoing {
+    /// What fills a send's room before it is used.
+    const BLANK: Self = Outgoing {
+        to: Recipient::SenderOf(0),
+        mad: [0; MAD_SIZE],
+        cookie: 0,
+        retry: false,
+    };
+}
+
+/// A vector whose room is filled up front, so that emptying it keeps the
+/// room (6.12's `KVec` can neither pop nor truncate). Beyond its room it
+/// grows with `GFP_ATOMIC`, best effort.
+pub(crate) struct Room<T: Copy> {
+    slots: KVec<T>,
+    // INVARIANT: `len <= slots.len()`.
+    len: usize,
+}
+
+impl<T: Copy> Room<T> {
+    fn with_room(n: usize, blank: T, flags: Flags) -> Result<Self> {
+        Ok(Room {
+            slots: KVec::from_elem(blank, n, flags)?,
+            len: 0,
+        })
+    }
+
+    fn new() -> Self {
+        Room {
+            slots: KVec::new(),
+            len: 0,
+        }
+    }
+
+    /// Appends `value`; an error if it found no room.
+    fn push(&mut self, value: T) -> core::result::Result<(), AllocError> {
+        match self.slots.get_mut(self.len) {
+            Some(slot) => *slot = value,
+            None => self.slots.push(value, GFP_ATOMIC)?,
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub(crate) fn as_slice(&self) -> &[T] {
+        self.slots.get(..self.len).unwrap_or(&[])
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        self.slots.get_mut(..self.len).unwrap_or(&mut [])
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// A send's cookie: the comm id and attribute, so that a failed request
@@ -60,14 +131,16 @@ pub(crate) fn cookie_request(cookie: u64) -> Option<(CommId, u16)> {
 
 /// Collects the endpoint's output while it is locked.
 pub(crate) struct Outbox {
-    pub(crate) sends: KVec<Outgoing>,
+    /// The inputs whose output it has room for (0: none reserved).
+    inputs: usize,
+    pub(crate) sends: Room<Outgoing>,
     /// The index in its batch of the received MAD being handled, whose
     /// sender the endpoint's answers go to (`Destination::Sender`).
     pub(crate) handling: Option<usize>,
     /// MADs that found no room (the protocol resends them).
     pub(crate) dropped: u32,
     /// Attributes of received messages that were duplicates.
-    pub(crate) duplicates: KVec<u16>,
+    pub(crate) duplicates: Room<u16>,
     /// Events for consumers, in order.
     events: EventBatch,
     /// The queue node the events will occupy.
@@ -85,10 +158,11 @@ impl Outbox {
     /// expired timers), allocated with `flags`.
     pub(crate) fn reserve(inputs: usize, flags: Flags) -> Result<Self> {
         Ok(Outbox {
-            sends: KVec::with_capacity(inputs * MAX_SENDS_PER_INPUT, flags)?,
+            inputs,
+            sends: Room::with_room(inputs * MAX_SENDS_PER_INPUT, Outgoing::BLANK, flags)?,
             handling: None,
             dropped: 0,
-            duplicates: KVec::with_capacity(inputs, flags)?,
+            duplicates: Room::with_room(inputs, 0, flags)?,
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
             node: Some(RBTreeNodeReservation::new(flags)?),
             lost: 0,
@@ -101,10 +175,11 @@ impl Outbox {
     /// events and drop the outbox).
     pub(crate) fn for_events(inputs: usize, flags: Flags) -> Result<Self> {
         Ok(Outbox {
-            sends: KVec::new(),
+            inputs: 0,
+            sends: Room::new(),
             handling: None,
             dropped: 0,
-            duplicates: KVec::new(),
+            duplicates: Room::new(),
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
             node: Some(RBTreeNodeReservation::new(flags)?),
             lost: 0,
@@ -117,14 +192,71 @@ impl Outbox {
     /// serves emit no events.
     pub(crate) fn unreserved() -> Self {
         Outbox {
-            sends: KVec::new(),
+            inputs: 0,
+            sends: Room::new(),
             handling: None,
             dropped: 0,
-            duplicates: KVec::new(),
+            duplicates: Room::new(),
             events: KVec::new(),
             node: None,
             lost: 0,
             next_deadline: None,
+        }
+    }
+}
+
+impl Outbox {
+    /// Empties a sent outbox with room for one input and makes sure it
+    /// still has room for one input's events (they went to the queue with
+    /// their node), for [`SpareOutboxes`]; `None` if it cannot serve
+    /// again. No lock held (it may allocate).
+    pub(crate) fn into_spare(mut self) -> Option<Self> {
+        if self.inputs != 1 {
+            return None;
+        }
+        self.sends.clear();
+        self.duplicates.clear();
+        self.handling = None;
+        self.dropped = 0;
+        self.lost = 0;
+        self.next_deadline = None;
+        if self.events.capacity() < MAX_EVENTS_PER_INPUT || !self.events.is_empty() {
+            self.events = KVec::with_capacity(MAX_EVENTS_PER_INPUT, GFP_KERNEL).ok()?;
+        }
+        if self.node.is_none() {
+            self.node = Some(RBTreeNodeReservation::new(GFP_KERNEL).ok()?);
+        }
+        Some(self)
+    }
+}
+
+/// Outboxes with room for one input each, emptied after their MADs were
+/// posted, for the next inputs (see the module's comment).
+pub(crate) struct SpareOutboxes([Option<Outbox>; SPARE_OUTBOXES]);
+
+/// How many spare outboxes the service keeps: about as many as inputs run
+/// at once (each spare holds about 2.5 KB).
+const SPARE_OUTBOXES: usize = 4;
+
+impl SpareOutboxes {
+    pub(crate) const fn new() -> Self {
+        SpareOutboxes([const { None }; SPARE_OUTBOXES])
+    }
+
+    /// A spare outbox, if one is kept.
+    pub(crate) fn take(&mut self) -> Option<Outbox> {
+        self.0.iter_mut().find_map(Option::take)
+    }
+
+    /// Keeps `outbox` if there is a free place; hands it back otherwise
+    /// (for the caller to free outside its lock).
+    pub(crate) fn keep(&mut self, outbox: Outbox) -> Option<Outbox> {
+        match self.0.iter_mut().find(|place| place.is_none()) {
+            Some(place) => {
+                *place = Some(outbox);
+                None
+            }
+            None => Some(outbox),
         }
     }
 }
@@ -146,15 +278,14 @@ impl Sink<Peer> for Outbox {
             cookie: cookie(tx.id, peek_attr_id(tx.mad)),
             retry: tx.retry,
         };
-        // Within the reserved room this does not allocate.
-        if self.sends.push(out, GFP_ATOMIC).is_err() {
+        if self.sends.push(out).is_err() {
             self.dropped += 1;
         }
     }
 
     fn duplicate(&mut self, attr_id: u16) {
         // Only a statistic.
-        let _ = self.duplicates.push(attr_id, GFP_ATOMIC);
+        let _ = self.duplicates.push(attr_id);
     }
 
     fn event(&mut self, id: CommId, owner: Owner, event: Event) {

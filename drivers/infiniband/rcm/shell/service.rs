@@ -25,7 +25,7 @@
 use super::intake::{IntakeBuffer, RecentPaths, Senders, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
 use super::lock_meter::{LockMeter, MeteredIrqGuard};
-use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient};
+use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient, SpareOutboxes};
 use super::peer::Peer;
 use crate::new_irq_spinlock;
 use crate::proto::cm::{
@@ -129,6 +129,9 @@ pub(crate) struct CmService {
     /// Events waiting for delivery, in order.
     #[pin]
     events: IrqSpinLock<EventQueue>,
+    /// Outboxes for one input each, kept between inputs (process context).
+    #[pin]
+    spare_outboxes: SpinLock<SpareOutboxes>,
     consumer: Arc<dyn EventConsumer>,
     /// How long `endpoint` is waited for and held.
     #[pin]
@@ -165,6 +168,7 @@ impl CmService {
             delivery_wanted: AtomicBool::new(false),
             departing: AtomicU32::new(0),
             events <- new_irq_spinlock!(EventQueue::new(), "rcm::events"),
+            spare_outboxes <- new_spinlock!(SpareOutboxes::new(), "rcm::spare_outboxes"),
             consumer,
             meter <- LockMeter::new(),
         })
@@ -182,7 +186,7 @@ impl CmService {
         &self,
         op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
     ) -> Result<R, CmError> {
-        let mut outbox = Outbox::reserve(1, GFP_KERNEL).map_err(|_| CmError::NoMemory)?;
+        let mut outbox = self.outbox_for_one().map_err(|_| CmError::NoMemory)?;
         let by = type_name_of_val(&op);
         let r = op(&mut self.endpoint_for_calls(by), &mut outbox);
         self.flush(outbox);
@@ -211,7 +215,7 @@ impl CmService {
         &self,
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
     ) -> (R, Outbox) {
-        let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self.outbox_for_one().unwrap_or_else(|_| Outbox::unreserved());
         let by = type_name_of_val(&op);
         let mut ep = self.endpoint_for_calls(by);
         let r = op(&mut ep, now_ms(), &mut outbox);
@@ -255,7 +259,7 @@ impl CmService {
     /// that takes; goes ahead without memory (its MADs are then best
     /// effort: a DREQ is retransmitted, a lost REJ times out the peer).
     pub(crate) fn destroy(&self, comm: CommId, reject: bool) -> Result<bool, CmError> {
-        let mut outbox = Outbox::reserve(1, GFP_KERNEL).unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self.outbox_for_one().unwrap_or_else(|_| Outbox::unreserved());
         let r = self
             .endpoint
             .lock()
@@ -325,7 +329,11 @@ impl CmService {
         });
         // Without room for their output the MADs are dropped before the
         // core sees them; their senders retransmit.
-        let Ok(mut outbox) = Outbox::reserve(batch.len(), GFP_KERNEL) else {
+        let reserved = match batch.len() {
+            1 => self.outbox_for_one(),
+            n => Outbox::reserve(n, GFP_KERNEL),
+        };
+        let Ok(mut outbox) = reserved else {
             return;
         };
         // Where each MAD's duplicate reports end in `outbox.duplicates`.
@@ -350,7 +358,7 @@ impl CmService {
             outbox.next_deadline = Some(ep.poll_timeout());
         }
         // Answers to senders that were not kept, addressed now, unlocked.
-        for out in outbox.sends.iter_mut() {
+        for out in outbox.sends.as_mut_slice() {
             if let Recipient::SenderOf(index) = out.to {
                 if let Some(peer) = senders.peer(index) {
                     out.to = Recipient::Peer(peer);
@@ -364,7 +372,7 @@ impl CmService {
             for (index, (mad, end)) in batch.iter().zip(duplicates_end).enumerate() {
                 let id = senders.device(index).map(|(id, _)| id);
                 let entry = id.and_then(|id| devices.iter().flatten().find(|d| d.id == id));
-                if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.get(start..end)) {
+                if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.as_slice().get(start..end)) {
                     for attr_id in attrs {
                         d.counters
                             .count(mad.origin.port(), Counter::Duplicate, *attr_id);
@@ -440,7 +448,28 @@ impl CmService {
         if self.departing.load(Ordering::Relaxed) > 0 {
             wake_waiters();
         }
+        self.keep_spare(outbox);
         queued
+    }
+
+    /// Room for one input's output: a spare outbox, else a new one
+    /// (process context).
+    fn outbox_for_one(&self) -> Result<Outbox> {
+        let spare = self.spare_outboxes.lock().take();
+        match spare {
+            Some(outbox) => Ok(outbox),
+            None => Outbox::reserve(1, GFP_KERNEL),
+        }
+    }
+
+    /// Keeps a sent outbox for the next input if it can serve one and
+    /// there is room among the spares; frees it otherwise, unlocked.
+    fn keep_spare(&self, outbox: Outbox) {
+        let Some(spare) = outbox.into_spare() else {
+            return;
+        };
+        let extra = self.spare_outboxes.lock().keep(spare);
+        drop(extra);
     }
 
     /// Posts an outbox's MADs through the agents; the requests (comm id,
@@ -448,7 +477,7 @@ impl CmService {
     fn post(&self, outbox: &Outbox) -> KVec<(CommId, u16)> {
         let mut failed = KVec::new();
         let devices = self.devices.lock();
-        for out in outbox.sends.iter() {
+        for out in outbox.sends.as_slice() {
             // An answer whose sender has no path is not sent (see
             // `handle_mads`); it answers no request of ours.
             let Recipient::Peer(peer) = out.to else {
@@ -663,7 +692,11 @@ impl TimerHandler for CmService {
         // a batch is beyond the slab caches: pages of their own).
         let mut batch = 1;
         loop {
-            let Ok(mut outbox) = Outbox::reserve(batch, GFP_KERNEL) else {
+            let reserved = match batch {
+                1 => self.outbox_for_one(),
+                n => Outbox::reserve(n, GFP_KERNEL),
+            };
+            let Ok(mut outbox) = reserved else {
                 self.arm_at(now_ms() + TIMER_RETRY_MS);
                 return;
             };

@@ -287,8 +287,14 @@ impl IbCm {
             self.delivering[0].store(comm.0, Ordering::Release);
             b
         };
-        sync_id(s, &b);
-        let view = s.read(|ep| ep.get(comm).map(EventContext::of));
+        // The fields the consumer reads and the event's context, under one
+        // hold of the endpoint.
+        let view = s.read(|ep| {
+            ep.get(comm).map(|c| {
+                b.mirror(c);
+                EventContext::of(c)
+            })
+        });
         let gid = b.gid();
         let ret = match view.and_then(|cx| event_params(event, &cx).map(|p| (p, cx))) {
             Some((mut params, cx)) => {

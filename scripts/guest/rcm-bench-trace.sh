@@ -1,0 +1,347 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench's tracing and profiling on a guest (sourced by rcm-bench.sh;
+# the functions travel to the peer with declare -f): the MAD layer's
+# tracepoints and kprobes on the samples' and CMs' calls, the steps read
+# from them, the CM's share of perf's samples and its top functions, and
+# the CM's work items and lock calls per connection.
+
+# The MAD layer's tracepoints (the same for both CMs) on this guest:
+# "on" clears the buffer and records posts and receptions, "off" stops.
+TRACE=/sys/kernel/tracing
+mad_trace() { # <on|off>
+	local e v=0
+	rcm_tracefs || return 1
+	echo 0 > $TRACE/tracing_on
+	if [ "$1" = on ]; then
+		v=1
+		echo 16384 > $TRACE/buffer_size_kb
+		echo > $TRACE/trace
+	fi
+	for e in ib_mad_ib_send_mad ib_mad_recv_done_handler; do
+		echo $v > $TRACE/events/ib_mad/$e/enable
+	done
+	echo $v > $TRACE/tracing_on
+}
+
+# Mean microseconds between two MADs of one transaction in this guest's
+# trace, per pair "<rx|tx>:<attr> <rx|tx>:<attr> <label>" on stdin (the
+# first post or reception of each; retransmissions are not steps).
+mad_steps() {
+	awk 'FNR == NR { pair[++np] = $0; next }
+	/ib_mad_recv_done_handler|ib_mad_ib_send_mad/ {
+		dir = /ib_mad_recv_done_handler/ ? "rx" : "tx"
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = substr($i, 1, length($i) - 1)
+			if ($i == "tid") { tid = $(i + 1); sub(/^0x0*/, "", tid) }
+			if ($i == "attr_id") { a = $(i + 1); sub(/^0x0*/, "", a) }
+		}
+		k = dir ":" a " " tid
+		if (!(k in at)) { at[k] = t; tids[tid] = 1 }
+	}
+	END {
+		for (p = 1; p <= np; p++) {
+			split(pair[p], f, " "); label = pair[p]; sub(/^[^ ]+ [^ ]+ /, "", label)
+			sum = 0; n = 0
+			for (tid in tids)
+				if ((f[1] " " tid) in at && (f[2] " " tid) in at) {
+					sum += at[f[2] " " tid] - at[f[1] " " tid]; n++
+				}
+			if (n) printf "%s: %.0f us mean of %d\n", label, sum * 1e6 / n, n
+		}
+	}' - $TRACE/trace
+}
+
+# Adds the kprobes given as "<p|r>:<name> <target>" pairs to the trace
+# group <group> and enables them ("on"; the kernel's complaint on
+# failure), or removes the group ("off"). Plain int3 probes: optimizing
+# them patches kernel text from a background worker, which TCG's other
+# vCPU can trip over.
+probe_group() { # <on|off> <group> [<p|r>:<name> <target> ...]
+	local k=$TRACE/kprobe_events g=$2 e
+	if [ "$1" = on ]; then
+		shift 2
+		echo 0 > /proc/sys/debug/kprobes-optimization
+		while [ $# -ge 2 ]; do
+			echo "${1%%:*}:$g/${1#*:} $2" >> $k || { tail -4 $TRACE/error_log >&2; return 1; }
+			shift 2
+		done
+		echo 1 > $TRACE/events/$g/enable
+	else
+		[ -d $TRACE/events/$g ] || return 0
+		echo 0 > $TRACE/events/$g/enable
+		for e in $(sed -n "s|^[pr][0-9]*:$g/\([^ ]*\) .*|\1|p" $k); do
+			echo "-:$g/$e" >> $k
+		done
+	fi
+}
+
+# Kprobes on the server sample and the CM calls it makes, in the same
+# trace as the MAD tracepoints: its event handler (with the event type)
+# and its return, rdma_accept, and rdma_create_qp and its return; and
+# inside the CM <c|rcm>: its MAD work starting (the C CM's per-MAD work,
+# rcm's intake work), and the ib_core calls both make: the reply path
+# from a received MAD (ib_init_ah_attr_from_wc), the address handle of
+# a send (rdma_create_ah) and the post (ib_post_send_mad). "on" adds and
+# enables them (run after the sample and the CM are loaded, so that the
+# symbols resolve to the CM in place), "off" removes them.
+server_probes() { # <on <c|rcm>|off>
+	local work
+	[ "$1" = on ] || { probe_group off rcmb; return; }
+	if [ "$2" = c ]; then
+		work=ib_cm:cm_work_handler # iw_cm has one too
+	else
+		work=$(awk '$3 ~ /timer3run.*MadIntake/ { print "rcm:" $3; exit }' /proc/kallsyms)
+	fi
+	[ -n "$work" ] || return 1
+	probe_group on rcmb p:handler 'rcm_sample_rdma:server_handler event=+0($arg2):u32' \
+		r:handled rcm_sample_rdma:server_handler p:accept rdma_accept \
+		p:create_qp rdma_create_qp r:created_qp rdma_create_qp p:work "$work" \
+		p:path ib_init_ah_attr_from_wc r:pathed ib_init_ah_attr_from_wc \
+		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
+}
+
+# Kprobes on the client sample and the calls its steps make, in the same
+# trace as the MAD tracepoints: its event handler (with the event type),
+# rdma_resolve_addr and ib_core's rdma_resolve_ip (both with their
+# returns) and ib_core's address work starting (process_one_req), the CM
+# <c|rcm>'s address callback (C's addr_handler, rcm's address_done),
+# rdma_resolve_route and its return, the CM's work that delivers the
+# route's event (C's cma_work_handler; rcm's delivery work items' entry,
+# one function for both, which has the handler inlined), and
+# rdma_connect_locked and rdma_disconnect, and the address handle and
+# post of the MADs they send. The handler's probe waits for
+# the sample to load ("on" comes before insmod), so it reads the event
+# from the second argument's register (x86-64) rather than $arg2, which a
+# pending probe may not use; the others resolve to the CM in place.
+# "off" removes them.
+client_probes() { # <on <c|rcm>|off>
+	local cb work
+	[ "$1" = on ] || { probe_group off rcmc; return; }
+	if [ "$2" = c ]; then
+		cb=rdma_cm:addr_handler work=rdma_cm:cma_work_handler
+	else
+		cb=$(awk '$3 ~ /10resolution12address_done/ { print "rcm:" $3; exit }' /proc/kallsyms)
+		work=$(awk '$3 ~ /timer3run.*10CallEvents/ { print "rcm:" $3; exit }' /proc/kallsyms)
+	fi
+	[ -n "$cb" ] && [ -n "$work" ] || return 1
+	probe_group on rcmc p:handler 'rcm_sample_rdma:client_handler event=+0(%si):u32' \
+		p:resolve_addr rdma_resolve_addr r:resolved_addr rdma_resolve_addr \
+		p:resolve_ip rdma_resolve_ip r:resolved_ip rdma_resolve_ip \
+		p:addr_work process_one_req p:addr_cb "$cb" \
+		p:resolve_route rdma_resolve_route r:resolved_route rdma_resolve_route \
+		p:event_work "$work" p:connect rdma_connect_locked p:disconnect rdma_disconnect \
+		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
+}
+
+# Mean microseconds between markers of this guest's trace that follow
+# each other, per pair "<start> <end> <label>" on stdin, for connections
+# made one at a time: each <end> closes the last <start> not yet closed.
+# Markers: rx:<attr> / tx:<attr> (a CM MAD received / posted; attr in hex
+# without leading zeros), handler:<event>, handled:<event of that call>,
+# and the other probes of server_probes by name (a kprobe's line: "<name>:
+# (<symbol>...").
+marker_steps() {
+	awk 'FNR == NR { n = split($0, f, " "); np++; from[np] = f[1]; to[np] = f[2]
+		label[np] = $0; sub(/^[^ ]+ [^ ]+ /, "", label[np]); next }
+	{
+		m = ""
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = substr($i, 1, length($i) - 1)
+			if ($i == "attr_id") { a = $(i + 1); sub(/^0x0*/, "", a) }
+			if ($i ~ /^event=/) ev = substr($i, 7)
+		}
+		if (/ib_mad_recv_done_handler/) m = "rx:" a
+		else if (/ib_mad_ib_send_mad/) m = "tx:" a
+		else if (/ handler: /) { m = "handler:" ev; last = ev }
+		else if (/ handled: /) m = "handled:" last
+		else if (match($0, / [a-z_]+: \(/))
+			m = substr($0, RSTART + 1, RLENGTH - 4)
+		if (m == "") next
+		for (p = 1; p <= np; p++) {
+			if (m == to[p] && (p in open)) { sum[p] += t - open[p]; cnt[p]++; delete open[p] }
+			if (m == from[p]) open[p] = t
+		}
+	}
+	END { for (p = 1; p <= np; p++) if (cnt[p]) printf "%s: %.0f us mean of %d\n", label[p], sum[p] * 1e6 / cnt[p], cnt[p] }' - $TRACE/trace
+}
+
+# The functions /proc/kallsyms lists for the modules <names>
+# (space-separated), one per line.
+module_symbols() {
+	awk -v mods=" $1 " 'NF >= 4 { m = $4; gsub(/\[|\]/, "", m); if (index(mods, " " m " ")) print $3 }' /proc/kallsyms
+}
+
+# "<all samples> <idle samples> <CM samples>" of <perf.data> for the
+# modules <names> (space-separated). perf puts module code under the
+# kernel's own object here, so a sample is the CM's when its function is
+# one /proc/kallsyms lists for a CM module.
+share_of() {
+	module_symbols "$2" > /tmp/share.syms
+	perf report -i "$1" --stdio -n --no-children --sort comm,sym 2> /dev/null | tr -d '\r' |
+		awk 'FNR == NR { cm[$1] = 1; next }
+		!/^#/ && NF >= 4 && $1 ~ /%$/ {
+			all += $2
+			if ($3 == "swapper") idle += $2
+			if ($NF in cm) own += $2
+		}
+		END { print all + 0, idle + 0, own + 0 }' /tmp/share.syms -
+	rm -f /tmp/share.syms
+}
+
+# The functions with the most samples of <perf.data>, microseconds per
+# item, on one line after <head>: <perf.data> <self|inclusive> <count>
+# <items> <head> [<modules>]. "self" counts the samples in a function
+# itself, "inclusive" those in it and all it calls (where inside a step
+# its time goes; the data needs call graphs); with <modules>
+# (space-separated) only their functions are listed.
+symbol_top() {
+	local data=$1 children=--no-children total
+	[ "$2" = inclusive ] && children=--children
+	: > /tmp/top.syms
+	[ -n "$6" ] && module_symbols "$6" > /tmp/top.syms
+	total=$(perf report -i "$data" --stdio -n --no-children --sort comm -g none 2> /dev/null |
+		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2 } END { print s + 0 }')
+	perf report -i "$data" --stdio -n $children --sort sym -g none 2> /dev/null | tr -d '\r' |
+		awk -v total="$total" -v n="$4" -v hz="$PROFILE_HZ" -v top="$3" -v head="$5" -v only="${6:+1}" "$(short_name_awk)"'
+		FILENAME == "/tmp/top.syms" { keep[$1] = 1; next }
+		!/^#/ && NF >= 4 && shown < top && (!only || ($NF in keep)) {
+			share = $1
+			sub(/%/, "", share)
+			sym = short_name($NF)
+			line = line sprintf("%s %s %.2f", shown ? "," : "", sym, share / 100 * total / hz / n * 1e6)
+			shown++
+		}
+		END { print head line }' /tmp/top.syms -
+	rm -f /tmp/top.syms
+}
+
+# An awk function short_name(sym): a mangled Rust name by its last four
+# identifiers (the name of a generic function comes before those of its
+# arguments: <length><name>, a name starting with a letter and the length
+# not part of a back reference, "B1a_"; anything else is stepped over a
+# character at a time); other names as they are.
+short_name_awk() {
+	cat <<'AWK'
+function short_name(sym,    rest, len, part, before, p1, p2, p3, p4) {
+	if (sym !~ /^_R/) return sym
+	rest = sym
+	p1 = p2 = p3 = p4 = ""
+	while (match(rest, /[0-9]+[A-Za-z_]/)) {
+		len = substr(rest, RSTART, RLENGTH - 1) + 0
+		part = substr(rest, RSTART + RLENGTH - 1, len)
+		before = RSTART > 1 ? substr(rest, RSTART - 1, 1) : ""
+		if (part ~ /^[A-Za-z]/ && length(part) == len && before != "B") {
+			p4 = p3; p3 = p2; p2 = p1; p1 = part
+			rest = substr(rest, RSTART + RLENGTH - 1 + len)
+		} else {
+			rest = substr(rest, RSTART + 1)
+		}
+	}
+	sym = p1
+	if (p2 != "") sym = p2 "::" sym
+	if (p3 != "") sym = p3 "::" sym
+	if (p4 != "") sym = p4 "::" sym
+	return sym
+}
+AWK
+}
+
+# The kernel's lock entry points whose calls cm_counts counts (mutexes,
+# spinlocks, rwlocks, rw semaphores; Rust's SpinLock goes through
+# rust_helper_spin_lock).
+lock_entries() {
+	echo mutex_lock mutex_lock_interruptible mutex_lock_killable mutex_trylock \
+		_raw_spin_lock _raw_spin_lock_irq _raw_spin_lock_irqsave _raw_spin_lock_bh _raw_spin_trylock \
+		_raw_read_lock _raw_read_lock_irqsave _raw_write_lock _raw_write_lock_irqsave \
+		down_read down_write rust_helper_spin_lock
+}
+
+# "<count> <what>" lines on stdin as one line after <head>: their sum, then
+# the 12 largest, then the rest's sum.
+per_item_line() {
+	sort -nr | awk -v head="$1" '{ all += $1 }
+		NR <= 12 { top = top sprintf(", %s %.2f", $2, $1); next }
+		{ rest += $1 }
+		END { printf "%s %.2f in all%s%s\n", head, all, top, rest > 0 ? sprintf(", others %.2f", rest) : "" }'
+}
+
+# "<base> <end>" of each module in <names> (space-separated) as
+# /proc/modules gives it (its text at the base; the end covers all its
+# memory), one per line.
+module_ranges() {
+	awk -v mods=" $1 " 'index(mods, " " $1 " ") && $6 ~ /^0x/ {
+		printf "%s %s\n", $6, $2 }' /proc/modules |
+		while read -r base size; do printf '%s 0x%x\n' "$base" $((base + size)); done
+}
+
+# The work items and lock calls of the CM on this guest, from the kernel's
+# workqueue tracepoint and kprobes on lock_entries that record their
+# return address: "on <mods>" arms them for the CM's modules <mods>
+# (space-separated; lock shims of the modules, their rcm_h_*_lock
+# functions, are probed too), "off <items> <mods> <head>" disarms them and
+# prints two lines after <head>, per item: the work items the workqueues
+# ran whose function is in <mods> or ib_core (the MAD layer's and the
+# address resolution's, which both CMs use), and the lock calls made from
+# the functions of <mods>, by calling function (a call through a shim
+# counts once, for the shim's caller). A trace that overflowed prints
+# what it lost instead of counts.
+cm_counts() {
+	local what=$1 ranges filter e shims
+	rcm_tracefs || return 1
+	if [ "$what" = on ]; then
+		echo 0 > /proc/sys/kernel/kptr_restrict
+		ranges=$(module_ranges "$2")
+		[ -n "$ranges" ] || return 1
+		filter=$(echo "$ranges" | awk '{ printf "%s(caller >= %s && caller < %s)", NR > 1 ? " || " : "", $1, $2 }')
+		shims=$(module_symbols "$2" | awk '/^rcm_h_/ && /_lock/ && !/unlock|rcu|init/')
+		echo 0 > $TRACE/tracing_on
+		echo 16384 > $TRACE/buffer_size_kb
+		echo > $TRACE/trace
+		probe_group off rcml
+		for e in $(lock_entries) $shims; do
+			grep -q " $e\$" /proc/kallsyms || continue
+			echo "p:rcml/$e $e caller=\$stack0:x64" >> $TRACE/kprobe_events ||
+				{ tail -4 $TRACE/error_log >&2; return 1; }
+			echo "$filter" > $TRACE/events/rcml/$e/filter
+		done
+		echo 0 > /proc/sys/debug/kprobes-optimization
+		echo 1 > $TRACE/events/rcml/enable
+		ranges=$(module_ranges "$2 ib_core")
+		echo "$ranges" | awk '{ printf "%s(function >= %s && function < %s)", NR > 1 ? " || " : "", $1, $2 }' \
+			> $TRACE/events/workqueue/workqueue_execute_start/filter ||
+			echo "cm_counts: the work items unfiltered" >&2
+		echo 1 > $TRACE/events/workqueue/workqueue_execute_start/enable
+		echo 1 > $TRACE/tracing_on
+		return
+	fi
+	echo 0 > $TRACE/tracing_on
+	echo 0 > $TRACE/events/workqueue/workqueue_execute_start/enable
+	echo 0 > $TRACE/events/workqueue/workqueue_execute_start/filter
+	local lost
+	lost=$(cat $TRACE/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
+	if [ "$lost" -gt 0 ]; then
+		echo "$4 the trace lost $lost events (overrun): no counts"
+	else
+		# Work items: "function <name> [<module>]" on each line.
+		sed -n 's/.*workqueue_execute_start: .*function \([^ ]*\) \[\([^]]*\)\].*/\1 \2/p' $TRACE/trace |
+			awk -v n="$2" -v mods=" $3 ib_core " "$(short_name_awk)"'
+			index(mods, " " $2 " ") { c[short_name($1) "[" $2 "]"]++ }
+			END { for (k in c) printf "%.2f %s\n", c[k] / n, k }' | per_item_line "$4 work items per item:"
+		# Lock calls: each caller's address placed among the modules'
+		# functions (addresses of 16 hex digits sort as the numbers do).
+		{
+			awk '$2 ~ /^[tT]$/ && NF >= 4 { print $1, "sym", $3, $4 }' /proc/kallsyms
+			sed -n 's/^.* \([a-zA-Z0-9_]*\): ([^)]*) caller=0x\([0-9a-f]*\)$/\2 call \1/p' $TRACE/trace
+		} | sort -k1,1 | awk -v n="$2" -v mods=" $3 " -v entries=" $(lock_entries) " "$(short_name_awk)"'
+			$2 == "sym" { fn = $3; mod = $4; gsub(/\[|\]/, "", mod); next }
+			# Not a call made inside a probed entry point or shim.
+			$2 == "call" && index(mods, " " mod " ") && !index(entries, " " fn " ") &&
+				!(fn ~ /^rcm_h_/ && fn ~ /_lock/ && fn !~ /unlock|rcu|init/) {
+				c[short_name(fn) ":" $3]++
+			}
+			END { for (k in c) printf "%.2f %s\n", c[k] / n, k }' | per_item_line "$4 lock calls per item:"
+	fi
+	probe_group off rcml
+	echo 1408 > $TRACE/buffer_size_kb
+}
