@@ -274,7 +274,8 @@ def run(args):
         common.append(f"rcmvm.seed={os.environ['RCM_CAMPAIGN_SEED']}")
     for var in ("RCM_BENCH_CONNS", "RCM_BENCH_NVME_CONNECTS", "RCM_BENCH_STEP_CONNS",
                 "RCM_BENCH_HOLD_CONNS", "RCM_BENCH_ROUNDS", "RCM_BENCH_LOCK_TIMES",
-                "RCM_BENCH_CM_SHARES", "RCM_BENCH_SHARE_TOP",
+                "RCM_BENCH_CM_SHARES", "RCM_BENCH_SHARE_TOP", "RCM_BENCH_CM_COUNTS",
+                "RCM_BENCH_COUNT_CONNS",
                 "RCM_BENCH_PROFILE_TOP", "RCM_BENCH_PROFILE_INCLUSIVE",
                 "RCM_BENCH_COMMAND_IDS"):
         if os.environ.get(var, "").isdigit():

@@ -4,7 +4,7 @@
 # the functions travel to the peer with declare -f): the MAD layer's
 # tracepoints and kprobes on the samples' and CMs' calls, the steps read
 # from them, the CM's share of perf's samples and its top functions, and
-# the CM's work items and lock calls per connection.
+# the CM's work items per connection.
 
 # The MAD layer's tracepoints (the same for both CMs) on this guest:
 # "on" clears the buffer and records posts and receptions, "off" stops.
@@ -247,14 +247,22 @@ function short_name(sym,    rest, len, part, before, p1, p2, p3, p4) {
 AWK
 }
 
-# The kernel's lock entry points whose calls cm_counts counts (mutexes,
-# spinlocks, rwlocks, rw semaphores; Rust's SpinLock goes through
-# rust_helper_spin_lock).
-lock_entries() {
-	echo mutex_lock mutex_lock_interruptible mutex_lock_killable mutex_trylock \
-		_raw_spin_lock _raw_spin_lock_irq _raw_spin_lock_irqsave _raw_spin_lock_bh _raw_spin_trylock \
-		_raw_read_lock _raw_read_lock_irqsave _raw_write_lock _raw_write_lock_irqsave \
-		down_read down_write rust_helper_spin_lock
+# The work functions cm_counts counts for CM <c|rcm|rcmk>, as kprobe
+# targets: the C CM's (ib_cm's and iw_cm's cm_work_handler, rdma_cm's
+# works), rcm's work and timer entry points (its Work and Timer callbacks
+# in rust/rdma/timer.rs; functions the compiler found identical share one
+# symbol, such as the two delivery works), and ib_core's that both use (the
+# address resolution's process_one_req, the completion polling of the MAD
+# layer's queues, ib_cq_poll_work).
+work_functions() {
+	local wanted="ib_core:process_one_req ib_core:ib_cq_poll_work"
+	[ "$1" = c ] && wanted="$wanted ib_cm:cm_work_handler iw_cm:cm_work_handler rdma_cm:cma_work_handler
+		rdma_cm:cma_netevent_work_handler rdma_cm:cma_iboe_join_work_handler"
+	# Those loaded, as <module>:<symbol>.
+	awk -v wanted=" $(echo $wanted) " -v rcm="$([ "$1" = c ] || echo 1)" 'NF >= 4 {
+		m = $4; gsub(/\[|\]/, "", m); t = m ":" $3
+		if (index(wanted, " " t " ") || (rcm && m == "rcm" && $3 ~ /5timer(3run|4fire)/)) print t
+	}' /proc/kallsyms | sort -u
 }
 
 # "<count> <what>" lines on stdin as one line after <head>: their sum, then
@@ -263,85 +271,43 @@ per_item_line() {
 	sort -nr | awk -v head="$1" '{ all += $1 }
 		NR <= 12 { top = top sprintf(", %s %.2f", $2, $1); next }
 		{ rest += $1 }
-		END { printf "%s %.2f in all%s%s\n", head, all, top, rest > 0 ? sprintf(", others %.2f", rest) : "" }'
+		END { printf "%s %.2f in all%s%s\n", head, all, top, (rest > 0 ? sprintf(", others %.2f", rest) : "") }'
 }
 
-# "<base> <end>" of each module in <names> (space-separated) as
-# /proc/modules gives it (its text at the base; the end covers all its
-# memory), one per line.
-module_ranges() {
-	awk -v mods=" $1 " 'index(mods, " " $1 " ") && $6 ~ /^0x/ {
-		printf "%s %s\n", $6, $2 }' /proc/modules |
-		while read -r base size; do printf '%s 0x%x\n' "$base" $((base + size)); done
-}
-
-# The work items and lock calls of the CM on this guest, from the kernel's
-# workqueue tracepoint and kprobes on lock_entries that record their
-# return address: "on <mods>" arms them for the CM's modules <mods>
-# (space-separated; lock shims of the modules, their rcm_h_*_lock
-# functions, are probed too), "off <items> <mods> <head>" disarms them and
-# prints two lines after <head>, per item: the work items the workqueues
-# ran whose function is in <mods> or ib_core (the MAD layer's and the
-# address resolution's, which both CMs use), and the lock calls made from
-# the functions of <mods>, by calling function (a call through a shim
-# counts once, for the shim's caller). A trace that overflowed prints
-# what it lost instead of counts.
+# The work items of the CM on this guest, from kprobes on its work
+# functions (work_functions; on the CM's and ib_core's own functions only:
+# armed and removed while they are idle, unlike the kernel's lock or
+# scheduler functions, whose patching TCG's other vCPU trips over, an
+# int3 oops seen on _raw_spin_lock_irqsave): "on <cm>" arms them, "off
+# <items> <head>" removes them and prints after <head> how many times each
+# ran per item, most first. A trace that overflowed says what it lost.
 cm_counts() {
-	local what=$1 ranges filter e shims
+	local f args= n=0 lost
 	rcm_tracefs || return 1
-	if [ "$what" = on ]; then
-		echo 0 > /proc/sys/kernel/kptr_restrict
-		ranges=$(module_ranges "$2")
-		[ -n "$ranges" ] || return 1
-		filter=$(echo "$ranges" | awk '{ printf "%s(caller >= %s && caller < %s)", NR > 1 ? " || " : "", $1, $2 }')
-		shims=$(module_symbols "$2" | awk '/^rcm_h_/ && /_lock/ && !/unlock|rcu|init/')
+	if [ "$1" = on ]; then
 		echo 0 > $TRACE/tracing_on
 		echo 16384 > $TRACE/buffer_size_kb
 		echo > $TRACE/trace
-		probe_group off rcml
-		for e in $(lock_entries) $shims; do
-			grep -q " $e\$" /proc/kallsyms || continue
-			echo "p:rcml/$e $e caller=\$stack0:x64" >> $TRACE/kprobe_events ||
-				{ tail -4 $TRACE/error_log >&2; return 1; }
-			echo "$filter" > $TRACE/events/rcml/$e/filter
+		for f in $(work_functions "$2"); do
+			args="$args p:w$n $f"
+			n=$((n + 1))
 		done
-		echo 0 > /proc/sys/debug/kprobes-optimization
-		echo 1 > $TRACE/events/rcml/enable
-		ranges=$(module_ranges "$2 ib_core")
-		echo "$ranges" | awk '{ printf "%s(function >= %s && function < %s)", NR > 1 ? " || " : "", $1, $2 }' \
-			> $TRACE/events/workqueue/workqueue_execute_start/filter ||
-			echo "cm_counts: the work items unfiltered" >&2
-		echo 1 > $TRACE/events/workqueue/workqueue_execute_start/enable
+		# shellcheck disable=SC2086 # pairs of words
+		probe_group on rcmw $args || return 1
 		echo 1 > $TRACE/tracing_on
 		return
 	fi
 	echo 0 > $TRACE/tracing_on
-	echo 0 > $TRACE/events/workqueue/workqueue_execute_start/enable
-	echo 0 > $TRACE/events/workqueue/workqueue_execute_start/filter
-	local lost
 	lost=$(cat $TRACE/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
 	if [ "$lost" -gt 0 ]; then
-		echo "$4 the trace lost $lost events (overrun): no counts"
+		echo "$3 the trace lost $lost events (overrun): no counts"
 	else
-		# Work items: "function <name> [<module>]" on each line.
-		sed -n 's/.*workqueue_execute_start: .*function \([^ ]*\) \[\([^]]*\)\].*/\1 \2/p' $TRACE/trace |
-			awk -v n="$2" -v mods=" $3 ib_core " "$(short_name_awk)"'
-			index(mods, " " $2 " ") { c[short_name($1) "[" $2 "]"]++ }
-			END { for (k in c) printf "%.2f %s\n", c[k] / n, k }' | per_item_line "$4 work items per item:"
-		# Lock calls: each caller's address placed among the modules'
-		# functions (addresses of 16 hex digits sort as the numbers do).
-		{
-			awk '$2 ~ /^[tT]$/ && NF >= 4 { print $1, "sym", $3, $4 }' /proc/kallsyms
-			sed -n 's/^.* \([a-zA-Z0-9_]*\): ([^)]*) caller=0x\([0-9a-f]*\)$/\2 call \1/p' $TRACE/trace
-		} | sort -k1,1 | awk -v n="$2" -v mods=" $3 " -v entries=" $(lock_entries) " "$(short_name_awk)"'
-			$2 == "sym" { fn = $3; mod = $4; gsub(/\[|\]/, "", mod); next }
-			# Not a call made inside a probed entry point or shim.
-			$2 == "call" && index(mods, " " mod " ") && !index(entries, " " fn " ") &&
-				!(fn ~ /^rcm_h_/ && fn ~ /_lock/ && fn !~ /unlock|rcu|init/) {
-				c[short_name(fn) ":" $3]++
-			}
-			END { for (k in c) printf "%.2f %s\n", c[k] / n, k }' | per_item_line "$4 lock calls per item:"
+		# A kprobe's line: "... w<n>: (<symbol>+0x0/0x<size> [<module>])".
+		sed -n 's/.* w[0-9]*: (\([^+]*\)+.*/\1/p' $TRACE/trace |
+			awk -v n="$2" "$(short_name_awk)"'
+			{ c[short_name($1)]++ }
+			END { for (k in c) printf "%.2f %s\n", c[k] / n, k }' | per_item_line "$3 work items per item:"
 	fi
-	probe_group off rcml
+	probe_group off rcmw
 	echo 1408 > $TRACE/buffer_size_kb
 }

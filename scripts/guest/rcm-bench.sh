@@ -181,22 +181,21 @@ cm_modules() {
 	esac
 }
 
-# Work items and lock calls per item (cm_counts) on both guests over one
+# Work items per item (cm_counts) on both guests over one
 # more run in round 1: <cm> <round> <label> <items> <command...> (its
 # output dropped). RCM_BENCH_CM_COUNTS=0 leaves these runs out; they run
 # RCM_BENCH_COUNT_CONNS connections (100).
 CM_COUNTS=${RCM_BENCH_CM_COUNTS:-1}
 COUNT_CONNS=${RCM_BENCH_COUNT_CONNS:-100}
-COUNT_FUNCS="rcm_tracefs module_symbols short_name_awk lock_entries per_item_line module_ranges probe_group cm_counts"
+COUNT_FUNCS="rcm_tracefs short_name_awk work_functions per_item_line probe_group cm_counts"
 count_run() {
-	local cm=$1 r=$2 label=$3 items=$4 mods ok=0
+	local cm=$1 r=$2 label=$3 items=$4 ok=0
 	shift 4
 	[ "$CM_COUNTS" = 1 ] && [ "$r" = 1 ] || return 0
-	mods=$(cm_modules "$cm")
-	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts on '$mods'" > /dev/null &&
-		cm_counts on "$mods" && "$@" > /dev/null 2>&1 && ok=1
-	cm_counts off "$items" "$mods" "$cm  round 1: $label, client"
-	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts off $items '$mods' '$cm  round 1: $label, server'"
+	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts on $cm" > /dev/null &&
+		cm_counts on "$cm" && "$@" > /dev/null 2>&1 && ok=1
+	cm_counts off "$items" "$cm  round 1: $label, client"
+	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts off $items '$cm  round 1: $label, server'"
 	[ $ok = 1 ] || { echo "$label: the counted run failed" >&2; return 1; }
 }
 
