@@ -108,10 +108,15 @@ impl<T, A: Alloc> SlotVec<T> for ChunkedVec<T, A> {
     }
 }
 
-/// An `RBTree` that counts its entries.
+/// An `RBTree` that counts its entries and keeps the node of the last
+/// entry removed in place (`remove_with`, `update_with`) for the next
+/// insert: the endpoint's maps churn an entry per request or id (a peer's
+/// window, an id's deadline) under its lock, where each allocation is an
+/// atomic one.
 pub(crate) struct KernelMap<K, V, A: Alloc = Atomic> {
     tree: RBTree<K, V>,
     len: usize,
+    spare: Option<RBTreeNodeReservation<K, V>>,
     _alloc: PhantomData<A>,
 }
 
@@ -120,6 +125,7 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
         KernelMap {
             tree: RBTree::new(),
             len: 0,
+            spare: None,
             _alloc: PhantomData,
         }
     }
@@ -134,15 +140,22 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
 
     fn try_insert(&mut self, key: K, value: V) -> Result<(), InsertError<V>> {
         // The node first, then one walk that finds the key or its place
-        // (keys are rarely present: a present one costs the node back).
-        let Ok(reservation) = RBTreeNodeReservation::new(A::FLAGS) else {
+        // (keys are rarely present: a present one keeps the node spare).
+        let node = match self.spare.take() {
+            Some(spare) => Ok(spare),
+            None => RBTreeNodeReservation::new(A::FLAGS),
+        };
+        let Ok(reservation) = node else {
             return Err(match self.tree.get(&key) {
                 Some(_) => InsertError::Occupied(value),
                 None => InsertError::NoMemory(value),
             });
         };
         match self.tree.entry(key) {
-            Entry::Occupied(_) => Err(InsertError::Occupied(value)),
+            Entry::Occupied(_) => {
+                self.spare = Some(reservation);
+                Err(InsertError::Occupied(value))
+            }
             Entry::Vacant(place) => {
                 place.insert(value, reservation);
                 self.len += 1;
@@ -160,8 +173,8 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
     fn remove_with<R>(&mut self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
         let entry = self.tree.find_mut(key)?;
         let r = f(entry.get());
-        // The node is freed with its value in place.
-        drop(entry.remove_node());
+        // The value is dropped in place; its node stays for the next insert.
+        self.spare = Some(entry.remove_node().into_reservation());
         self.len -= 1;
         Some(r)
     }
@@ -170,7 +183,7 @@ impl<K: Ord + Copy, V, A: Alloc> OrderedMap<K, V> for KernelMap<K, V, A> {
         let mut entry = self.tree.find_mut(key)?;
         let (r, remove) = f(entry.get_mut());
         if remove {
-            drop(entry.remove_node());
+            self.spare = Some(entry.remove_node().into_reservation());
             self.len -= 1;
         }
         Some(r)

@@ -215,7 +215,9 @@ impl CmService {
         &self,
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
     ) -> (R, Outbox) {
-        let mut outbox = self.outbox_for_one().unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self
+            .outbox_for_one()
+            .unwrap_or_else(|_| Outbox::unreserved());
         let by = type_name_of_val(&op);
         let mut ep = self.endpoint_for_calls(by);
         let r = op(&mut ep, now_ms(), &mut outbox);
@@ -259,7 +261,9 @@ impl CmService {
     /// that takes; goes ahead without memory (its MADs are then best
     /// effort: a DREQ is retransmitted, a lost REJ times out the peer).
     pub(crate) fn destroy(&self, comm: CommId, reject: bool) -> Result<bool, CmError> {
-        let mut outbox = self.outbox_for_one().unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self
+            .outbox_for_one()
+            .unwrap_or_else(|_| Outbox::unreserved());
         let r = self
             .endpoint
             .lock()
@@ -372,7 +376,9 @@ impl CmService {
             for (index, (mad, end)) in batch.iter().zip(duplicates_end).enumerate() {
                 let id = senders.device(index).map(|(id, _)| id);
                 let entry = id.and_then(|id| devices.iter().flatten().find(|d| d.id == id));
-                if let (Some(d), Some(attrs)) = (entry, outbox.duplicates.as_slice().get(start..end)) {
+                if let (Some(d), Some(attrs)) =
+                    (entry, outbox.duplicates.as_slice().get(start..end))
+                {
                     for attr_id in attrs {
                         d.counters
                             .count(mad.origin.port(), Counter::Duplicate, *attr_id);

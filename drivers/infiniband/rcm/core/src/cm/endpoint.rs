@@ -363,7 +363,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             for slot in conn.kept_slots() {
                 self.mads.release(slot);
             }
-            self.deadlines.remove(&(conn.deadline_key, id.0));
+            // In place: a kernel map keeps the node for the next id's.
+            self.deadlines
+                .remove_with(&(conn.deadline_key, id.0), |_| ());
             if let Some(l) = conn.listening {
                 self.listeners.remove(&l.key);
                 self.masks.release(l.key.mask);

@@ -154,9 +154,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 }
             }
         }
-        if self.windows.get(&peer).is_some_and(PeerWindow::is_unused) {
-            self.windows.remove(&peer);
-        }
+        // In place, so that a kernel map keeps the node for the next
+        // window (one at a time, every request opens and closes one).
+        self.windows.update_with(&peer, |w| ((), w.is_unused()));
     }
 
     /// Moves the first request parked behind `peer`'s window into it, if
