@@ -186,7 +186,7 @@ impl CmService {
         &self,
         op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
     ) -> Result<R, CmError> {
-        let mut outbox = self.outbox_for_one().map_err(|_| CmError::NoMemory)?;
+        let mut outbox = self.outbox_for(1).map_err(|_| CmError::NoMemory)?;
         let by = type_name_of_val(&op);
         let r = op(&mut self.endpoint_for_calls(by), &mut outbox);
         self.flush(outbox);
@@ -215,9 +215,7 @@ impl CmService {
         &self,
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
     ) -> (R, Outbox) {
-        let mut outbox = self
-            .outbox_for_one()
-            .unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self.outbox_for(1).unwrap_or_else(|_| Outbox::unreserved());
         let by = type_name_of_val(&op);
         let mut ep = self.endpoint_for_calls(by);
         let r = op(&mut ep, now_ms(), &mut outbox);
@@ -261,9 +259,7 @@ impl CmService {
     /// that takes; goes ahead without memory (its MADs are then best
     /// effort: a DREQ is retransmitted, a lost REJ times out the peer).
     pub(crate) fn destroy(&self, comm: CommId, reject: bool) -> Result<bool, CmError> {
-        let mut outbox = self
-            .outbox_for_one()
-            .unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self.outbox_for(1).unwrap_or_else(|_| Outbox::unreserved());
         let r = self
             .endpoint
             .lock()
@@ -333,11 +329,7 @@ impl CmService {
         });
         // Without room for their output the MADs are dropped before the
         // core sees them; their senders retransmit.
-        let reserved = match batch.len() {
-            1 => self.outbox_for_one(),
-            n => Outbox::reserve(n, GFP_KERNEL),
-        };
-        let Ok(mut outbox) = reserved else {
+        let Ok(mut outbox) = self.outbox_for(batch.len()) else {
             return;
         };
         // Where each MAD's duplicate reports end in `outbox.duplicates`.
@@ -458,13 +450,16 @@ impl CmService {
         queued
     }
 
-    /// Room for one input's output: a spare outbox, else a new one
-    /// (process context).
-    fn outbox_for_one(&self) -> Result<Outbox> {
-        let spare = self.spare_outboxes.lock().take();
+    /// Room for the output of `inputs` inputs: a spare outbox for one,
+    /// else a new one (process context).
+    fn outbox_for(&self, inputs: usize) -> Result<Outbox> {
+        let spare = match inputs {
+            1 => self.spare_outboxes.lock().take(),
+            _ => None,
+        };
         match spare {
             Some(outbox) => Ok(outbox),
-            None => Outbox::reserve(1, GFP_KERNEL),
+            None => Outbox::reserve(inputs, GFP_KERNEL),
         }
     }
 
@@ -698,11 +693,7 @@ impl TimerHandler for CmService {
         // a batch is beyond the slab caches: pages of their own).
         let mut batch = 1;
         loop {
-            let reserved = match batch {
-                1 => self.outbox_for_one(),
-                n => Outbox::reserve(n, GFP_KERNEL),
-            };
-            let Ok(mut outbox) = reserved else {
+            let Ok(mut outbox) = self.outbox_for(batch) else {
                 self.arm_at(now_ms() + TIMER_RETRY_MS);
                 return;
             };
