@@ -735,6 +735,7 @@ int main(int argc, char **argv)
 	printf("seed %lu, %lu commands, %d threads\n", seed, total, threads);
 	fflush(stdout);
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	report_crashes();
 	slow_pages(seed);
 	ntracks = threads + 2;
 	tracks = calloc(ntracks, sizeof(*tracks));

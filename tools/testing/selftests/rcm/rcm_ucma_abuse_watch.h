@@ -10,6 +10,7 @@
 #define RCM_UCMA_ABUSE_WATCH_H
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +124,70 @@ static const char *op_name(int op, char *buf, size_t len)
 		return op_names[op];
 	snprintf(buf, len, "command %d", op);
 	return buf;
+}
+
+/* Writes `v` in hex to `out` (async-signal-safe), answers the length. */
+static int hex(char *out, unsigned long v)
+{
+	char t[16];
+	int n = 0, k = 0;
+
+	do {
+		t[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	out[k++] = '0';
+	out[k++] = 'x';
+	while (n)
+		out[k++] = t[--n];
+	return k;
+}
+
+/* A fatal signal in the campaign: which thread, in which call, at which
+ * address, on stdout and in the kernel log, so that a crash that a replay
+ * of the seed does not repeat still names where it was. Only
+ * async-signal-safe calls; the process then dies of the signal as it
+ * would have. */
+static void crashed(int sig, siginfo_t *info, void *uctx)
+{
+	char line[160];
+	const char *what = me ? me->name : "a thread not tracked";
+	int n = 0, fd, op = me ? atomic_load(&me->op) : -1;
+	const char *name = op >= 0 && op < (int)(sizeof(op_names) / sizeof(op_names[0])) &&
+			   op_names[op] ? op_names[op] : "?";
+
+	(void)uctx;
+#define PUT(s) do { for (const char *c = (s); *c && n < 120; c++) line[n++] = *c; } while (0)
+	PUT("rcm_ucma_abuse: signal ");
+	n += hex(line + n, sig);
+	PUT(" code ");
+	n += hex(line + n, info->si_code);
+	PUT(" at ");
+	n += hex(line + n, (unsigned long)info->si_addr);
+	PUT(" in ");
+	PUT(what);
+	PUT(me && atomic_load(&me->since) ? " during " : " after ");
+	PUT(name);
+#undef PUT
+	line[n++] = '\n';
+	if (write(1, line, n) < 0)
+		_exit(128 + sig);
+	fd = open("/dev/kmsg", O_WRONLY);
+	if (fd >= 0 && write(fd, line, n) < 0)
+		_exit(128 + sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Installs `crashed` for the signals a wild access or an abort raises (on
+ * the thread's own stack: one smashed past use dies unreported, as now). */
+static void report_crashes(void)
+{
+	struct sigaction a = { .sa_sigaction = crashed, .sa_flags = SA_SIGINFO | SA_RESETHAND };
+	int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
+	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &a, NULL);
 }
 
 /* How long a call started at `since` (0: none) has run; 0 for one that

@@ -68,6 +68,10 @@ abuse_campaign() {
 	# A hang (status 3) ends with the hung thread's kernel stack and each
 	# thread's call: shown whole.
 	printf '%s\n' "$out" | tail -"$([ $rc = 3 ] && echo 30 || echo 5)"
+	# A signal (status over 128): the tool's own line names the thread, its
+	# call and the address; the kernel's names the instruction.
+	[ $rc -gt 128 ] && dmesg | grep -E "rcm_ucma_abuse.*(segfault|general protection|trap)" |
+		tail -3
 	[ $rc = 0 ] || { echo "the campaign ended with status $rc (seed $seed)"; return 1; }
 	# Nothing of it is left: no id in resource tracking.
 	[ "$(rdma res show cm_id | grep -c .)" = 0 ] || { rdma res show cm_id | head; return 1; }
