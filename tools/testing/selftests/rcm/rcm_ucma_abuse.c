@@ -557,7 +557,11 @@ static void race(struct race *x, void *(*side)(void *), void (*mine)(struct race
 
 	pthread_barrier_init(&x->go, NULL, 2);
 	x->side = side;
-	pthread_create(&t, NULL, race_side, x);
+	if (pthread_create(&t, NULL, race_side, x)) {
+		/* Joining an id never set would crash here, not name the cause. */
+		perror("rcm_ucma_abuse: race thread");
+		exit(1);
+	}
 	pthread_barrier_wait(&x->go);
 	mine(x);
 	pthread_join(t, NULL);
@@ -764,7 +768,10 @@ int main(int argc, char **argv)
 		workers[i].seed = seed * 1000003 + i;
 		workers[i].commands = total / threads;
 		workers[i].track = &tracks[i];
-		pthread_create(&workers[i].thread, NULL, work, &workers[i]);
+		if (pthread_create(&workers[i].thread, NULL, work, &workers[i])) {
+			perror("rcm_ucma_abuse: worker thread");
+			return 1;
+		}
 	}
 	for (i = 0; i < threads; i++) {
 		void *ret;
