@@ -114,14 +114,25 @@ static const char *const op_names[] = {
 	[RDMA_USER_CM_CMD_JOIN_MCAST] = "JOIN_MCAST",
 };
 
-static const char *op_name(int op, char *buf, size_t len)
+/* The call's name, NULL for a command number without one (no formatting:
+ * the fatal-signal report uses it too). */
+static const char *known_op_name(int op)
 {
 	if (op == OP_OPEN)
 		return "open";
 	if (op == OP_CLOSE)
 		return "close";
-	if (op >= 0 && op < (int)(sizeof(op_names) / sizeof(op_names[0])) && op_names[op])
+	if (op >= 0 && op < (int)(sizeof(op_names) / sizeof(op_names[0])))
 		return op_names[op];
+	return NULL;
+}
+
+static const char *op_name(int op, char *buf, size_t len)
+{
+	const char *known = known_op_name(op);
+
+	if (known)
+		return known;
 	snprintf(buf, len, "command %d", op);
 	return buf;
 }
@@ -152,9 +163,8 @@ static void crashed(int sig, siginfo_t *info, void *uctx)
 {
 	char line[160];
 	const char *what = me ? me->name : "a thread not tracked";
-	int n = 0, fd, op = me ? atomic_load(&me->op) : -1;
-	const char *name = op >= 0 && op < (int)(sizeof(op_names) / sizeof(op_names[0])) &&
-			   op_names[op] ? op_names[op] : "?";
+	const char *name = me ? known_op_name(atomic_load(&me->op)) : NULL;
+	int n = 0, fd;
 
 	(void)uctx;
 #define PUT(s) do { for (const char *c = (s); *c && n < 120; c++) line[n++] = *c; } while (0)
@@ -167,7 +177,7 @@ static void crashed(int sig, siginfo_t *info, void *uctx)
 	PUT(" in ");
 	PUT(what);
 	PUT(me && atomic_load(&me->since) ? " during " : " after ");
-	PUT(name);
+	PUT(name ? name : "an unnamed command");
 #undef PUT
 	line[n++] = '\n';
 	if (write(1, line, n) < 0)
@@ -179,8 +189,9 @@ static void crashed(int sig, siginfo_t *info, void *uctx)
 	raise(sig);
 }
 
-/* Installs `crashed` for the signals a wild access or an abort raises (on
- * the thread's own stack: one smashed past use dies unreported, as now). */
+/* Installs `crashed` for the signals a wild access or an abort raises. It
+ * runs on the thread's own stack: a thread whose stack is smashed may die
+ * unreported. */
 static void report_crashes(void)
 {
 	struct sigaction a = { .sa_sigaction = crashed, .sa_flags = SA_SIGINFO | SA_RESETHAND };
