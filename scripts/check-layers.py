@@ -33,7 +33,7 @@ ABI_MAY_USE = {"ucma": {"rdma_cm", "ib_cm"}, "rdma_cm": {"ib_cm"}, "ib_cm": set(
 # What each layer may name (its own layer always).
 LAYER_MAY_USE = {
     "rdma": {"bindings", "proto"},
-    "shell": {"proto", "rdma", "new_irq_spinlock"},
+    "shell": {"proto", "rdma", "new_irq_spinlock", "new_task_spinlock"},
     "abi": {"proto", "rdma", "shell", "bindings"},
     "bindings": set(),
 }

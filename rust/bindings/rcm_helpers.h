@@ -162,6 +162,10 @@ void rcm_h_rcu_read_unlock(void);
 /* spin_lock_irqsave / spin_unlock_irqrestore on a spinlock_t. */
 unsigned long rcm_h_spin_lock_irqsave(void *lock);
 void rcm_h_spin_unlock_irqrestore(void *lock, unsigned long flags);
+/* spin_trylock on a spinlock_t: true if taken. */
+bool rcm_h_spin_trylock(void *lock);
+/* in_interrupt(): hard IRQ, softirq or NMI context. */
+bool rcm_h_in_interrupt(void);
 
 /* A random 32-bit value. */
 u32 rcm_h_random_u32(void);

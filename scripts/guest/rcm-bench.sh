@@ -39,8 +39,12 @@ CMTIME_POINTS=$(echo "${RCM_BENCH_CMTIME_POINTS:-1000,10000}" | tr , ' ')
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
 # A baseline rcm.ko (RCM_BENCH_BASELINE_KO on the host, put in the image
 # by mkguest.sh): the commands run adds it as stack "base", on its own
-# device as "rcm", and prints rcm/baseline per step (an A/B in one boot).
+# device as "rcm", and prints rcm/baseline per step (an A/B in one boot);
+# the ib_cm, rdma_cm and steps runs add it beside C and rcm.
 BASELINE_KO=/usr/lib/rcm/rcm-baseline.ko
+# The CMs the connection runs compare: C, rcm and the baseline if any.
+CONN_STACKS="c rcm"
+[ -f $BASELINE_KO ] && CONN_STACKS="c rcm base"
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
 ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,commands,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -296,18 +300,22 @@ run_rdma_point() {
 # rcm C, C rcm, ... (one switch per point), so that a machine that slows
 # down or speeds up during the runs weighs on both CMs alike: a whole
 # sweep per CM takes minutes, and the shared host drifts on that scale.
+# With a baseline the three go C rcm base, base rcm C, ...: rcm in the
+# middle, so that neither of the others is always nearer to it in time.
 run_rdma_cm_alternating() {
-	local round q point cm first=c
+	local round q point cm order=$CONN_STACKS
 	declare -A pair_ms
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for q in 0 1; do
 			for point in $RDMA_POINTS; do
-				for cm in $first $([ $first = c ] && echo rcm || echo c); do
+				for cm in $order; do
 					use_cm "$cm" || return 1
 					run_rdma_point "$cm" "$round" "$q" "$point" || return 1
 				done
-				first=$cm
+				order=$(echo "$order" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
 				echo "     round $round: rcm/C of this pair: $(awk -v c="${pair_ms[c]}" -v r="${pair_ms[rcm]}" 'BEGIN { printf "%.2f", c / r }')"
+				[ -n "${pair_ms[base]:-}" ] &&
+					echo "     round $round: rcm/baseline of this point: $(awk -v b="${pair_ms[base]}" -v r="${pair_ms[rcm]}" 'BEGIN { printf "%.2f", b / r }')"
 			done
 		done
 	done
@@ -709,10 +717,12 @@ use_cm() {
 	current=$1
 }
 for ((round = 1; round <= ROUNDS; round++)); do
-	for cm in c rcm; do
+	for cm in $CONN_STACKS; do
 		use_cm "$cm" || exit 1
 		if wanted ib_cm; then run_cm "$cm" "$round" || { echo "$cm round $round failed"; exit 1; }; fi
 		if wanted steps; then run_steps "$cm" "$round" || { echo "$cm steps round $round failed"; exit 1; }; fi
+		# The baseline is compared where connections are made one by one.
+		[ "$cm" = base ] && continue
 		if wanted hold; then run_hold "$cm" "$round" || { echo "$cm hold round $round failed"; exit 1; }; fi
 		if wanted nvme; then run_nvme "$cm" "$round" || { echo "$cm nvme round $round failed"; exit 1; }; fi
 		if wanted cmtime; then run_cmtime "$cm" "$round" || { echo "$cm cmtime round $round failed"; exit 1; }; fi
@@ -738,12 +748,22 @@ echo "(ratios of summed times; above 1: rcm faster)"
 if wanted ib_cm; then
 	ratio "${total[c-seq]}" "${total[rcm-seq]}" "ib_cm sample connection rate, one at a time"
 	ratio "${total[c-par]}" "${total[rcm-par]}" "ib_cm sample connection rate, 50 at a time"
+	if [ -f $BASELINE_KO ]; then
+		ratio "${total[base-seq]}" "${total[rcm-seq]}" "ib_cm sample connection rate, one at a time, against the baseline" |
+			sed 's/^rcm\/C/rcm\/baseline/'
+		ratio "${total[base-par]}" "${total[rcm-par]}" "ib_cm sample connection rate, 50 at a time, against the baseline" |
+			sed 's/^rcm\/C/rcm\/baseline/'
+	fi
 fi
 if wanted rdma_cm; then
 	for q in 0 1; do
 		for point in $RDMA_POINTS; do
 			ratio "${total[c-rdma-$q-$point]}" "${total[rcm-rdma-$q-$point]}" \
 				"rdma_cm connect + disconnect, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), ${point%%:*} connections, ${point##*:} in flight"
+			[ -f $BASELINE_KO ] &&
+				ratio "${total[base-rdma-$q-$point]}" "${total[rcm-rdma-$q-$point]}" \
+					"rdma_cm connect + disconnect, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), ${point%%:*} connections, ${point##*:} in flight, against the baseline" |
+				sed 's/^rcm\/C/rcm\/baseline/'
 		done
 	done
 fi

@@ -211,6 +211,16 @@ void rcm_h_spin_unlock_irqrestore(void *lock, unsigned long flags)
 	spin_unlock_irqrestore((spinlock_t *)lock, flags);
 }
 
+bool rcm_h_spin_trylock(void *lock)
+{
+	return spin_trylock((spinlock_t *)lock);
+}
+
+bool rcm_h_in_interrupt(void)
+{
+	return in_interrupt();
+}
+
 u32 rcm_h_random_u32(void)
 {
 	return get_random_u32();

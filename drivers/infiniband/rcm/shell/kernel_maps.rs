@@ -6,7 +6,7 @@
 //! Allocation happens only in `try_insert` (a node reservation taken
 //! before anything changes) and `try_grow` (one more chunk), with the
 //! flags of the table's [`Alloc`]: `GFP_ATOMIC` for the CM endpoint, used
-//! under an irq-safe spinlock; `GFP_KERNEL_ACCOUNT` for the tables users'
+//! under a spinlock; `GFP_KERNEL_ACCOUNT` for the tables users'
 //! calls grow under a mutex (rdma_cm's ids, the rdma_ucm device's
 //! contexts and events), so that a user's ids count against its memory
 //! cgroup rather than against everyone. `rekey` re-uses the removed
@@ -24,7 +24,7 @@ pub(crate) trait Alloc {
     const FLAGS: Flags;
 }
 
-/// For tables used under an irq-safe spinlock.
+/// For tables used under a spinlock.
 pub(crate) struct Atomic;
 
 impl Alloc for Atomic {

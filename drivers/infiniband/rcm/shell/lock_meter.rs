@@ -7,7 +7,7 @@
 //! more.
 
 use crate::new_irq_spinlock;
-use crate::rdma::sync::{IrqSaveBackend, IrqSpinLock};
+use crate::rdma::sync::{IrqSpinLock, TaskSpinGuard};
 use core::fmt;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -291,6 +291,5 @@ impl<G> Drop for Metered<'_, G> {
     }
 }
 
-/// The guard type of the irq-safe locks, metered.
-pub(crate) type MeteredIrqGuard<'a, T> =
-    Metered<'a, kernel::sync::lock::Guard<'a, T, IrqSaveBackend>>;
+/// The guard type of the endpoint's lock, metered.
+pub(crate) type MeteredTaskGuard<'a, T> = Metered<'a, TaskSpinGuard<'a, T>>;

@@ -20,4 +20,4 @@ pub(crate) mod service;
 
 pub(crate) use outbox::{EventBatch, Outbox};
 pub(crate) use peer::Peer;
-pub(crate) use service::{CmService, EventConsumer, KernelEndpoint};
+pub(crate) use service::{CmService, EventConsumer, KernelEndpoint, QpReport};

@@ -3,7 +3,7 @@
 //! What the endpoint produces while it is locked, and the queue its events
 //! wait in for delivery.
 //!
-//! The endpoint sits behind an irq-safe spinlock, so nothing it calls may
+//! The endpoint sits behind a spinlock, so nothing it calls may
 //! sleep or allocate much: an [`Outbox`] reserves room for the output of
 //! the inputs it will collect (the core bounds the output of each input)
 //! *before* the lock is taken, including the node its events will occupy

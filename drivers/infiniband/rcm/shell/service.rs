@@ -3,13 +3,17 @@
 //! The CM service: the protocol core's endpoint, fed by a CM MAD agent on
 //! every IB/RoCE port and by a timer, its MADs posted through the agents.
 //!
-//! Locking: the endpoint sits behind an irq-safe spinlock, so that calls
-//! from any context (`ib_cm_notify` from a QP event handler) read and
-//! change an id's state synchronously, as the C CM does under its per-id
-//! lock. Nothing under it sleeps: an [`Outbox`] reserves room for the
-//! output before the lock is taken, and the core's tables allocate with
-//! `GFP_ATOMIC`. The device list has a mutex (process context only) and is
-//! never held with the endpoint lock. MADs the endpoint produces are
+//! Locking: the endpoint sits behind a spinlock that keeps interrupts on
+//! ([`TaskSpinLock`]: every input runs the core under it, tens of
+//! microseconds one at a time, which an irq-safe lock kept the CPU deaf
+//! to interrupts for). A QP's report (`ib_cm_notify`) from a task reads
+//! and changes an id's state at once, interrupts off or not, as the C CM
+//! does under its per-id lock; from interrupt context it tries the lock
+//! and, if it is busy, leaves the change to a work item
+//! ([`CmService::qp_reported`]). Nothing under it sleeps: an [`Outbox`]
+//! reserves room for the output before the lock is taken, and the core's
+//! tables allocate with `GFP_ATOMIC`. The device list has a mutex
+//! (process context only) and is never held with the endpoint lock. MADs the endpoint produces are
 //! collected while it is locked and posted after, in process context.
 //!
 //! Three work items run the service: the protocol timer (retransmissions,
@@ -24,10 +28,9 @@
 
 use super::intake::{IntakeBuffer, RecentPaths, Senders, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
-use super::lock_meter::{LockMeter, MeteredIrqGuard};
+use super::lock_meter::{LockMeter, MeteredTaskGuard};
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient, SpareOutboxes};
 use super::peer::Peer;
-use crate::new_irq_spinlock;
 use crate::proto::cm::{
     keeps_sender, CmError, CommId, Config, DeviceId, Endpoint, Millis, Received,
 };
@@ -35,10 +38,11 @@ use crate::proto::rdma_cm::DeviceInfo;
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::counters::{Counter, PortCounters};
 use crate::rdma::mad::{peer_window, MadAgent, MadHandler, ReceivedMad};
-use crate::rdma::sync::{wake_waiters, yield_between_batches, IrqSpinLock};
+use crate::rdma::sync::{wake_waiters, yield_between_batches, IrqSpinLock, TaskSpinLock};
 use crate::rdma::timer::{
     in_work_item, now_ms, random_u32, Timer, TimerHandler, Work, WorkCpu, WorkHandler,
 };
+use crate::{new_irq_spinlock, new_task_spinlock};
 use core::any::{type_name_of_val, Any, TypeId};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -94,7 +98,11 @@ struct DeviceEntry {
 #[pin_data]
 pub(crate) struct CmService {
     #[pin]
-    endpoint: IrqSpinLock<KernelEndpoint>,
+    endpoint: TaskSpinLock<KernelEndpoint>,
+    /// QP reports from interrupt context that found the endpoint busy,
+    /// for the call delivery work to apply.
+    #[pin]
+    deferred_reports: IrqSpinLock<KVec<(CommId, QpReport)>>,
     /// Device slots; a removed device leaves `None`, reused by the next
     /// (6.12's `KVec` cannot remove elements).
     #[pin]
@@ -148,7 +156,7 @@ impl CmService {
             peer_window: peer_window(),
         };
         try_pin_init!(CmService {
-            endpoint <- new_irq_spinlock!(
+            endpoint <- new_task_spinlock!(
                 {
                     let mut ep = Endpoint::new(config);
                     ep.set_window_key(Peer::node);
@@ -156,6 +164,7 @@ impl CmService {
                 },
                 "rcm::endpoint"
             ),
+            deferred_reports <- new_irq_spinlock!(KVec::new(), "rcm::deferred_reports"),
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
             timer <- new_irq_spinlock!(None, "rcm::timer"),
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
@@ -193,17 +202,47 @@ impl CmService {
         r
     }
 
-    /// [`CmService::call`] for inputs that send no MAD, from any context
-    /// (room taken with `GFP_ATOMIC`; the events are delivered later).
-    pub(crate) fn call_any_context<R>(
+    /// What a QP saw, for `comm`'s connection, from any context (room
+    /// taken with `GFP_ATOMIC`; the events are delivered later). Applied
+    /// at once where the endpoint can be had, then `mirror` runs under the
+    /// same hold. In interrupt context while the endpoint is busy (its
+    /// holder may be what the interrupt stopped) the report is queued for
+    /// the call delivery work and `Ok` returned: the state's answer is
+    /// then not known, which no 6.12 caller of `ib_cm_notify` or
+    /// `rdma_notify` reads.
+    pub(crate) fn qp_reported(
         &self,
-        op: impl FnOnce(&mut KernelEndpoint, &mut Outbox) -> Result<R, CmError>,
-    ) -> Result<R, CmError> {
-        let mut outbox = Outbox::for_events(1, GFP_ATOMIC).map_err(|_| CmError::NoMemory)?;
-        let by = type_name_of_val(&op);
-        let r = op(&mut self.endpoint_locked(by), &mut outbox);
+        comm: CommId,
+        report: QpReport,
+        mirror: impl FnOnce(&KernelEndpoint),
+    ) -> Result<(), CmError> {
+        let Ok(mut outbox) = Outbox::for_events(1, GFP_ATOMIC) else {
+            return Err(CmError::NoMemory);
+        };
+        let Some(mut ep) = self.endpoint.lock_from_any_context() else {
+            self.deferred_reports
+                .lock()
+                .push((comm, report), GFP_ATOMIC)
+                .map_err(|_| CmError::NoMemory)?;
+            if let Some(delivery) = self.delivery.lock().as_ref() {
+                delivery.for_calls.queue();
+            }
+            return Ok(());
+        };
+        let r = report.apply(&mut ep, comm, &mut outbox);
+        mirror(&ep);
+        drop(ep);
         self.queue_events(&mut outbox);
         r
+    }
+
+    /// Applies the QP reports interrupt context left (process context);
+    /// their state errors go unreported, as for a deferred report.
+    fn apply_deferred_reports(&self) {
+        let reports = core::mem::replace(&mut *self.deferred_reports.lock(), KVec::new());
+        for (comm, report) in reports.iter() {
+            let _ = self.call(|ep, out| report.apply(ep, *comm, out));
+        }
     }
 
     /// Runs `op` on the endpoint as [`CmService::call`] does, for callers
@@ -232,14 +271,14 @@ impl CmService {
 
     /// The endpoint, locked, for a consumer's call `by`: the calls make
     /// the requests, so they bring in a changed `rcm.peer_window`.
-    fn endpoint_for_calls(&self, by: &'static str) -> MeteredIrqGuard<'_, KernelEndpoint> {
+    fn endpoint_for_calls(&self, by: &'static str) -> MeteredTaskGuard<'_, KernelEndpoint> {
         let mut ep = self.endpoint_locked(by);
         ep.set_peer_window(peer_window());
         ep
     }
 
     /// The endpoint, locked for the code `by` (see [`LockMeter`]).
-    fn endpoint_locked(&self, by: &'static str) -> MeteredIrqGuard<'_, KernelEndpoint> {
+    fn endpoint_locked(&self, by: &'static str) -> MeteredTaskGuard<'_, KernelEndpoint> {
         self.meter.lock(by, || self.endpoint.lock())
     }
 
@@ -248,8 +287,8 @@ impl CmService {
         &self.meter
     }
 
-    /// Reads the endpoint under its lock (any context). Writes to what the
-    /// consumers see of an id happen in here, so they are serialised.
+    /// Reads the endpoint under its lock (task context). Writes to what
+    /// the consumers see of an id happen in here, so they are serialised.
     pub(crate) fn read<R>(&self, f: impl FnOnce(&KernelEndpoint) -> R) -> R {
         let by = type_name_of_val(&f);
         f(&self.endpoint_locked(by))
@@ -734,8 +773,29 @@ struct DeliveryWork {
 pub(crate) struct CallEvents;
 
 impl WorkHandler<CallEvents> for CmService {
-    /// Delivers the queued events to their consumers.
+    /// Applies the QP reports left by interrupt context, then delivers
+    /// the queued events to their consumers.
     fn run(&self) {
+        self.apply_deferred_reports();
         self.deliver_all();
+    }
+}
+
+/// What a QP reported to the CM (`ib_cm_notify`, `rdma_notify`).
+#[derive(Clone, Copy)]
+pub(crate) enum QpReport {
+    /// Traffic arrived before the RTU (`IB_EVENT_COMM_EST`).
+    Established,
+    /// The QP moved to its alternate path (`IB_EVENT_PATH_MIG`).
+    PathMigrated,
+}
+
+impl QpReport {
+    /// The report's input to the core (it sends nothing).
+    fn apply(self, ep: &mut KernelEndpoint, comm: CommId, out: &mut Outbox) -> Result<(), CmError> {
+        match self {
+            QpReport::Established => ep.notify_established(comm, out),
+            QpReport::PathMigrated => ep.notify_path_migrated(comm),
+        }
     }
 }

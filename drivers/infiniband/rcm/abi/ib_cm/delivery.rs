@@ -181,9 +181,9 @@ impl IbCm {
             return;
         }
         if alternate.is_some() {
-            // Without memory for the (empty) outbox the id goes on
+            // Without memory for the outbox the id goes on
             // without it.
-            let _ = s.call_any_context(|ep, _| ep.set_alternate(comm, alternate, None));
+            let _ = s.call(|ep, _| ep.set_alternate(comm, alternate, None));
         }
         sync_id(s, &b);
         let sgid_attr = gid.as_ref().map_or(core::ptr::null(), GidAttr::as_ptr);
@@ -368,8 +368,8 @@ fn learn_alternate(
         device: peer.device,
         path,
     };
-    // Without memory for the (empty) outbox the id goes on without it.
-    let _ = s.call_any_context(|ep, _| ep.set_alternate(comm, Some(alternate), None));
+    // Without memory for the outbox the id goes on without it.
+    let _ = s.call(|ep, _| ep.set_alternate(comm, Some(alternate), None));
 }
 
 /// Copies the core's view of an id into the fields its consumer reads.

@@ -5,15 +5,14 @@
 //! computed as the 6.12 C CM does) and `ib_cm_notify` (the QP saw the
 //! connection come up, or migrated).
 
-use super::delivery::sync_id;
 use super::id::CmIdBox;
 use super::types::errno;
 use crate::abi::service::with_service;
 use crate::bindings as b;
-use crate::proto::cm::{CmError, CommId, QpAttrs, QpTarget};
+use crate::proto::cm::{CommId, QpAttrs, QpTarget};
 use crate::rdma::device::Device;
-use crate::shell::CmService;
-use crate::shell::{KernelEndpoint, Outbox, Peer};
+use crate::shell::{CmService, QpReport};
+use crate::shell::{KernelEndpoint, Peer};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -163,9 +162,11 @@ pub(crate) fn connection_qp_attrs(
 /// established, `-ENOMEM`.
 ///
 /// Consumers call this from QP event handlers, which may run in atomic
-/// context. As in 6.12, the state is checked and changed at once from any
-/// context (under the irq-safe endpoint lock, room for the event taken
-/// with `GFP_ATOMIC`); only the `IB_CM_USER_ESTABLISHED` event comes later.
+/// context. As in 6.12, a task (interrupts off or not) has the state
+/// checked and changed at once, `GFP_ATOMIC` room taken for the event;
+/// only the `IB_CM_USER_ESTABLISHED` event comes later. Interrupt context
+/// gets the same unless the CM is busy right then (see
+/// `CmService::qp_reported`).
 ///
 /// # Safety
 ///
@@ -178,35 +179,31 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
     // SAFETY: per this function's contract.
     let id = unsafe { CmIdBox::from_id(cm_id) };
     with_service(|s| {
-        let r = notify_connection(&s, id.comm, event);
-        sync_id(&s, id);
-        r
+        notify_connection(&s, id.comm, event, |ep| {
+            if let Some(c) = ep.get(id.comm) {
+                id.mirror(c);
+            }
+        })
     })
     .unwrap_or(ENODEV.to_errno())
 }
 
 /// What the QP saw, for `comm`'s connection, from any context (rdma_cm's
-/// `rdma_notify` too): 0 or the errno of `ib_cm_notify`.
-pub(crate) fn notify_connection(s: &CmService, comm: CommId, event: b::ib_event_type) -> c_int {
-    if event != b::ib_event_type_IB_EVENT_COMM_EST && event != b::ib_event_type_IB_EVENT_PATH_MIG {
-        return EINVAL.to_errno();
-    }
-    match s.call_any_context(|ep, out| apply_notify(ep, comm, event, out)) {
-        Ok(()) => 0,
-        Err(e) => errno(e),
-    }
-}
-
-/// What an `ib_cm_notify` event does to the core (it sends nothing).
-fn apply_notify(
-    ep: &mut KernelEndpoint,
+/// `rdma_notify` too), `mirror` run on the endpoint after it: 0 or the
+/// errno of `ib_cm_notify`.
+pub(crate) fn notify_connection(
+    s: &CmService,
     comm: CommId,
     event: b::ib_event_type,
-    out: &mut Outbox,
-) -> Result<(), CmError> {
-    match event {
-        b::ib_event_type_IB_EVENT_COMM_EST => ep.notify_established(comm, out),
-        b::ib_event_type_IB_EVENT_PATH_MIG => ep.notify_path_migrated(comm),
-        _ => Err(CmError::InvalidArgument),
+    mirror: impl FnOnce(&KernelEndpoint),
+) -> c_int {
+    let report = match event {
+        b::ib_event_type_IB_EVENT_COMM_EST => QpReport::Established,
+        b::ib_event_type_IB_EVENT_PATH_MIG => QpReport::PathMigrated,
+        _ => return EINVAL.to_errno(),
+    };
+    match s.qp_reported(comm, report, mirror) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
     }
 }

@@ -135,8 +135,8 @@ impl RdmaCmAbi {
 
     /// `rdma_notify`: what the id's QP saw, passed to its connection's
     /// CM id. From any context (QP event handlers, some in hard IRQ): it
-    /// reads only the id's own fields and takes only the CM's IRQ-safe
-    /// spinlock.
+    /// reads only the id's own fields and takes only the CM endpoint's
+    /// lock, which interrupt context only tries.
     pub(crate) fn notify(
         &self,
         s: &CmService,
@@ -144,7 +144,7 @@ impl RdmaCmAbi {
         event: bindings::ib_event_type,
     ) -> c_int {
         match b.comm() {
-            Some(comm) => notify_connection(s, comm, event),
+            Some(comm) => notify_connection(s, comm, event, |_| {}),
             // iw_cm needs no news (6.12 answers 0 for its ids).
             None if b.on_iwarp() => 0,
             None => EINVAL.to_errno(),

@@ -20,6 +20,7 @@
  */
 #include <linux/delay.h>
 #include <linux/inet.h>
+#include <linux/irq_work.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -74,9 +75,9 @@ MODULE_PARM_DESC(lap, "client: load an alternate path (LAP, rcm only) before dis
 static bool alt;
 module_param(alt, bool, 0444);
 MODULE_PARM_DESC(alt, "client: name the primary path as the alternate path too");
-static bool comm_est;
-module_param(comm_est, bool, 0444);
-MODULE_PARM_DESC(comm_est, "server: report the connection established right after the REP (ib_cm_notify from atomic context)");
+static int comm_est;
+module_param(comm_est, int, 0444);
+MODULE_PARM_DESC(comm_est, "server: report the connection established right after the REP (ib_cm_notify): 1 from a task with interrupts off, 2 from hard IRQ");
 static bool reject;
 module_param(reject, bool, 0444);
 MODULE_PARM_DESC(reject, "server: reject every REQ (reason 28, private data)");
@@ -152,6 +153,28 @@ static atomic_t echoed_total = ATOMIC_INIT(0);
 static atomic_t user_established = ATOMIC_INIT(0);
 static atomic_t notify_failed = ATOMIC_INIT(0);
 static DEFINE_SPINLOCK(notify_lock);
+/* comm_est=2: reports whose state change the CM made after the call. */
+static atomic_t notify_later = ATOMIC_INIT(0);
+
+/* ib_cm_notify from hard IRQ (an irq_work's self-interrupt), as a QP
+ * event handler of a hardware driver calls it.
+ */
+struct irq_notify {
+	struct irq_work work;
+	struct ib_cm_id *id;
+	int ret;
+	enum ib_cm_state state;
+	bool hardirq;
+};
+
+static void notify_in_irq(struct irq_work *work)
+{
+	struct irq_notify *n = container_of(work, struct irq_notify, work);
+
+	n->hardirq = in_hardirq();
+	n->ret = ib_cm_notify(n->id, IB_EVENT_COMM_EST);
+	n->state = n->id->state;
+}
 static struct ib_client sample_client;
 
 static void fill_msg(struct sample_msg *m, int conn, int seq, u32 flags)
@@ -493,7 +516,30 @@ static int server_accept(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		return 1;
 	}
 	atomic_inc(&accepted);
-	if (comm_est) {
+	if (comm_est == 2) {
+		struct irq_notify n = {
+			.work = IRQ_WORK_INIT_HARD(notify_in_irq),
+			.id = id,
+		};
+
+		irq_work_queue(&n.work);
+		irq_work_sync(&n.work);
+		/*
+		 * 0, and the state changed at once unless the CM was busy
+		 * right then: a work item changes it soon after.
+		 */
+		if (!n.hardirq)
+			ret = -EDOM;
+		else if (n.ret)
+			ret = n.ret;
+		else if (n.state != IB_CM_ESTABLISHED)
+			atomic_inc(&notify_later);
+		if (ret) {
+			pr_warn("rcm_test_conn: conn %d: ib_cm_notify(COMM_EST) in hard IRQ: %d, state %d\n",
+				c->index, ret, n.state);
+			atomic_inc(&notify_failed);
+		}
+	} else if (comm_est) {
 		unsigned long flags;
 
 		/*
@@ -674,9 +720,10 @@ static void server_stop(void)
 	}
 	ib_destroy_qp(ud_qp);
 	ib_free_cq(ud_cq);
-	pr_info("rcm_test_conn: server stopped: %d accepted, %d echoed, %d user established, %d notify errors, %d live at stop\n",
+	pr_info("rcm_test_conn: server stopped: %d accepted, %d echoed, %d user established, %d notify errors, %d notified later, %d live at stop\n",
 		atomic_read(&accepted), atomic_read(&echoed_total),
-		atomic_read(&user_established), atomic_read(&notify_failed), live);
+		atomic_read(&user_established), atomic_read(&notify_failed),
+		atomic_read(&notify_later), live);
 }
 
 /* ---- client ---- */
