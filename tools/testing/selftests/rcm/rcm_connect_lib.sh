@@ -125,9 +125,16 @@ connect_scenarios() {
 
 	# The same from hard IRQ (an irq_work), where the CM's lock may be
 	# held by the task the interrupt stopped: no lockdep report, 0, and
-	# the state changed at once or by the CM's work soon after.
-	rcm_expect "ib_cm_notify(COMM_EST) in hard IRQ: USER_ESTABLISHED, data flows" \
-		user_established 2
+	# the state changed at once or by the CM's work soon after. 6.12's
+	# ib_cm takes cm_id_priv->lock there, which it also holds while it
+	# takes the local id xarray's lock (an interrupt-unsafe lock):
+	# lockdep reports an irq lock inversion, so the C server is left out.
+	if [ "$theirs" = rcm ]; then
+		rcm_expect "ib_cm_notify(COMM_EST) in hard IRQ: USER_ESTABLISHED, data flows" \
+			user_established 2
+	else
+		rcm_skip "ib_cm_notify(COMM_EST) in hard IRQ (6.12's ib_cm: irq lock inversion with its id xarray)"
+	fi
 
 	sidr_resolves() {
 		local qpn got
