@@ -208,8 +208,8 @@ impl CmService {
     /// same hold. In interrupt context while the endpoint is busy (its
     /// holder may be what the interrupt stopped) the report is queued for
     /// the call delivery work and `Ok` returned: the state's answer is
-    /// then not known, which no 6.12 caller of `ib_cm_notify` or
-    /// `rdma_notify` reads.
+    /// then not known, which 6.12's QP event handlers ignore (rdma_ucm's
+    /// NOTIFY, which returns it, runs in a task).
     pub(crate) fn qp_reported(
         &self,
         comm: CommId,
