@@ -121,10 +121,10 @@ impl<T> TaskSpinLock<T> {
     ) -> impl PinInit<Self> {
         // INVARIANT: the lock is initialised here, before any use.
         pin_init!(TaskSpinLock {
-            // SAFETY: `slot` is valid for writes; `name` and the key live
-            // forever.
-            lock <- Opaque::ffi_init(|slot| unsafe {
-                kernel::bindings::__spin_lock_init(slot, name.as_char_ptr(), class.0.get())
+            lock <- Opaque::ffi_init(|slot| {
+                // SAFETY: `slot` is valid for writes; `name` and the key
+                // live forever.
+                unsafe { kernel::bindings::__spin_lock_init(slot, name.as_char_ptr(), class.0.get()) }
             }),
             _pin: PhantomPinned,
             data: UnsafeCell::new(data),

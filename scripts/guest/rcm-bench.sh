@@ -744,15 +744,15 @@ done
 if wanted rdma_cm; then run_rdma_cm_alternating || { echo "rdma_cm runs failed"; exit 1; }; fi
 # rcm/C of the summed times <c total> <rcm total> <what>
 ratio() { awk -v c="$1" -v r="$2" -v what="$3" 'BEGIN { printf "rcm/C %s: %.2f\n", what, c / r }'; }
+# The same against the baseline: <baseline total> <rcm total> <what>
+baseline_ratio() { ratio "$1" "$2" "$3, against the baseline" | sed 's/^rcm\/C/rcm\/baseline/'; }
 echo "(ratios of summed times; above 1: rcm faster)"
 if wanted ib_cm; then
 	ratio "${total[c-seq]}" "${total[rcm-seq]}" "ib_cm sample connection rate, one at a time"
 	ratio "${total[c-par]}" "${total[rcm-par]}" "ib_cm sample connection rate, 50 at a time"
 	if [ -f $BASELINE_KO ]; then
-		ratio "${total[base-seq]}" "${total[rcm-seq]}" "ib_cm sample connection rate, one at a time, against the baseline" |
-			sed 's/^rcm\/C/rcm\/baseline/'
-		ratio "${total[base-par]}" "${total[rcm-par]}" "ib_cm sample connection rate, 50 at a time, against the baseline" |
-			sed 's/^rcm\/C/rcm\/baseline/'
+		baseline_ratio "${total[base-seq]}" "${total[rcm-seq]}" "ib_cm sample connection rate, one at a time"
+		baseline_ratio "${total[base-par]}" "${total[rcm-par]}" "ib_cm sample connection rate, 50 at a time"
 	fi
 fi
 if wanted rdma_cm; then
@@ -761,9 +761,8 @@ if wanted rdma_cm; then
 			ratio "${total[c-rdma-$q-$point]}" "${total[rcm-rdma-$q-$point]}" \
 				"rdma_cm connect + disconnect, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), ${point%%:*} connections, ${point##*:} in flight"
 			[ -f $BASELINE_KO ] &&
-				ratio "${total[base-rdma-$q-$point]}" "${total[rcm-rdma-$q-$point]}" \
-					"rdma_cm connect + disconnect, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), ${point%%:*} connections, ${point##*:} in flight, against the baseline" |
-				sed 's/^rcm\/C/rcm\/baseline/'
+				baseline_ratio "${total[base-rdma-$q-$point]}" "${total[rcm-rdma-$q-$point]}" \
+					"rdma_cm connect + disconnect, $([ $q = 1 ] && echo "with QPs" || echo "no QPs"), ${point%%:*} connections, ${point##*:} in flight"
 		done
 	done
 fi
@@ -779,8 +778,7 @@ if wanted commands; then
 		ratio "${total[c-commands-$step]}" "${total[rcmk-commands-$step]}" "commands, $COMMAND_IDS ids, $step, in-tree rdma_ucm on rcm" |
 			sed 's/^rcm\/C/rcmk\/C/'
 		[ -f $BASELINE_KO ] &&
-			ratio "${total[base-commands-$step]}" "${total[rcm-commands-$step]}" "commands, $COMMAND_IDS ids, $step, against the baseline" |
-			sed 's/^rcm\/C/rcm\/baseline/'
+			baseline_ratio "${total[base-commands-$step]}" "${total[rcm-commands-$step]}" "commands, $COMMAND_IDS ids, $step"
 	done
 fi
 if wanted cmtime; then

@@ -13,8 +13,9 @@
 //! ([`CmService::qp_reported`]). Nothing under it sleeps: an [`Outbox`]
 //! reserves room for the output before the lock is taken, and the core's
 //! tables allocate with `GFP_ATOMIC`. The device list has a mutex
-//! (process context only) and is never held with the endpoint lock. MADs the endpoint produces are
-//! collected while it is locked and posted after, in process context.
+//! (process context only) and is never held with the endpoint lock. MADs
+//! the endpoint produces are collected while it is locked and posted
+//! after, in process context.
 //!
 //! Three work items run the service: the protocol timer (retransmissions,
 //! timeouts, TIMEWAIT; system workqueue), the MAD intake (received MADs
@@ -50,6 +51,7 @@ use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
 mod devices;
+mod qp_reports;
 
 /// Expired timers handled per endpoint lock hold (the outbox has room for
 /// their output).
@@ -200,49 +202,6 @@ impl CmService {
         let r = op(&mut self.endpoint_for_calls(by), &mut outbox);
         self.flush(outbox);
         r
-    }
-
-    /// What a QP saw, for `comm`'s connection, from any context (room
-    /// taken with `GFP_ATOMIC`; the events are delivered later). Applied
-    /// at once where the endpoint can be had, then `mirror` runs under the
-    /// same hold. In interrupt context while the endpoint is busy (its
-    /// holder may be what the interrupt stopped) the report is queued for
-    /// the call delivery work and `Ok` returned: the state's answer is
-    /// then not known, which 6.12's QP event handlers ignore (rdma_ucm's
-    /// NOTIFY, which returns it, runs in a task).
-    pub(crate) fn qp_reported(
-        &self,
-        comm: CommId,
-        report: QpReport,
-        mirror: impl FnOnce(&KernelEndpoint),
-    ) -> Result<(), CmError> {
-        let Ok(mut outbox) = Outbox::for_events(1, GFP_ATOMIC) else {
-            return Err(CmError::NoMemory);
-        };
-        let Some(mut ep) = self.endpoint.lock_from_any_context() else {
-            self.deferred_reports
-                .lock()
-                .push((comm, report), GFP_ATOMIC)
-                .map_err(|_| CmError::NoMemory)?;
-            if let Some(delivery) = self.delivery.lock().as_ref() {
-                delivery.for_calls.queue();
-            }
-            return Ok(());
-        };
-        let r = report.apply(&mut ep, comm, &mut outbox);
-        mirror(&ep);
-        drop(ep);
-        self.queue_events(&mut outbox);
-        r
-    }
-
-    /// Applies the QP reports interrupt context left (process context);
-    /// their state errors go unreported, as for a deferred report.
-    fn apply_deferred_reports(&self) {
-        let reports = core::mem::replace(&mut *self.deferred_reports.lock(), KVec::new());
-        for (comm, report) in reports.iter() {
-            let _ = self.call(|ep, out| report.apply(ep, *comm, out));
-        }
     }
 
     /// Runs `op` on the endpoint as [`CmService::call`] does, for callers
@@ -788,14 +747,4 @@ pub(crate) enum QpReport {
     Established,
     /// The QP moved to its alternate path (`IB_EVENT_PATH_MIG`).
     PathMigrated,
-}
-
-impl QpReport {
-    /// The report's input to the core (it sends nothing).
-    fn apply(self, ep: &mut KernelEndpoint, comm: CommId, out: &mut Outbox) -> Result<(), CmError> {
-        match self {
-            QpReport::Established => ep.notify_established(comm, out),
-            QpReport::PathMigrated => ep.notify_path_migrated(comm),
-        }
-    }
 }

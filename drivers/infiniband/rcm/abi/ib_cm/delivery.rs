@@ -29,7 +29,7 @@ use crate::rdma::mad_path::MadPath;
 use crate::rdma::sync::{current_task, wait_until, wake_waiters};
 use crate::rdma::timer::now_ms;
 use crate::shell::CmService;
-use crate::shell::{EventBatch, Peer};
+use crate::shell::{EventBatch, KernelEndpoint, Peer};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -181,8 +181,7 @@ impl IbCm {
             return;
         }
         if alternate.is_some() {
-            // Without memory for the outbox the id goes on
-            // without it.
+            // Without memory for the outbox the id goes on without it.
             let _ = s.call(|ep, _| ep.set_alternate(comm, alternate, None));
         }
         sync_id(s, &b);
@@ -374,9 +373,12 @@ fn learn_alternate(
 
 /// Copies the core's view of an id into the fields its consumer reads.
 pub(crate) fn sync_id(s: &CmService, b: &CmIdBox) {
-    s.read(|ep| {
-        if let Some(c) = ep.get(b.comm) {
-            b.mirror(c);
-        }
-    });
+    s.read(|ep| mirror_from(ep, b));
+}
+
+/// [`sync_id`] under a hold of the endpoint the caller already has.
+pub(crate) fn mirror_from(ep: &KernelEndpoint, b: &CmIdBox) {
+    if let Some(c) = ep.get(b.comm) {
+        b.mirror(c);
+    }
 }

@@ -5,6 +5,7 @@
 //! computed as the 6.12 C CM does) and `ib_cm_notify` (the QP saw the
 //! connection come up, or migrated).
 
+use super::delivery::mirror_from;
 use super::id::CmIdBox;
 use super::types::errno;
 use crate::abi::service::with_service;
@@ -178,14 +179,8 @@ pub(crate) unsafe extern "C" fn ib_cm_notify(
 ) -> c_int {
     // SAFETY: per this function's contract.
     let id = unsafe { CmIdBox::from_id(cm_id) };
-    with_service(|s| {
-        notify_connection(&s, id.comm, event, |ep| {
-            if let Some(c) = ep.get(id.comm) {
-                id.mirror(c);
-            }
-        })
-    })
-    .unwrap_or(ENODEV.to_errno())
+    with_service(|s| notify_connection(&s, id.comm, event, |ep| mirror_from(ep, id)))
+        .unwrap_or(ENODEV.to_errno())
 }
 
 /// What the QP saw, for `comm`'s connection, from any context (rdma_cm's
