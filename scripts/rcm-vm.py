@@ -36,6 +36,20 @@ SPLAT_RE = re.compile(
     r"kernel BUG|Call Trace:|blocked for more than|detected stalls? on CPU"
 )
 
+# The kernel's stall detectors, sized for TCG on a loaded host. A TCG
+# guest's clock is the host's: while the host runs other work instead of a
+# vCPU thread, guest time still passes, and a kthread that was runnable all
+# along looks starved (an RCU grace-period kthread "starved for 43204
+# jiffies" beside a kernel build, with the kernel's 21 s stall timeout).
+# Each limit is about three times the longest such gap seen, so only a
+# stall far longer than the host can cause is reported; the detectors stay
+# on and fail a run (scripts/guest/rcm-stall.sh checks they still fire).
+TCG_WATCHDOGS = {
+    "rcupdate.rcu_cpu_stall_timeout": 120,      # s (the kernel's limit: 300)
+    "watchdog_thresh": 30,                      # s; a soft lockup at twice this
+    "sysctl.kernel.hung_task_timeout_secs": 180,
+}
+
 # Wire n (eth<n>, rxe<n>) is the subnet 10.0.<n>.0/24.
 GUEST_ADDRS = {"driver": "10.0.0.1", "peer": "10.0.0.2"}
 GUEST_MACS = {"driver": "52:54:00:00:00:01", "peer": "52:54:00:00:00:02"}
@@ -90,7 +104,7 @@ class Guest:
             "console=ttyS0", "loglevel=7", "panic=-1", "pci=noacpi", "tsc=reliable",
             "oops=panic" if args.panic_on_oops else "",
             f"rcmvm.role={role}", f"rcmvm.mode={mode}", f"rcmvm.addr={GUEST_ADDRS[role]}",
-        ] + extra_cmdline
+        ] + ([f"{k}={v}" for k, v in TCG_WATCHDOGS.items()] if args.accel == "tcg" else []) + extra_cmdline
         self.argv = [
             args.qemu, "-accel", args.accel, "-cpu", "max,la57=off" if args.accel == "tcg" else "host",
             "-smp", str(args.cpus), "-m", str(args.memory), "-nodefaults", "-no-reboot",
@@ -181,6 +195,8 @@ class HostMeter:
         return (host_busy_ticks(), [process_ticks(g.proc.pid) for g in self.guests])
 
     def poll(self, path):
+        """Samples at the marks among the lines the guest wrote since the
+        last poll, and returns those lines (complete ones only)."""
         try:
             with open(path, "rb") as f:
                 if os.fstat(f.fileno()).st_size < self.seen:
@@ -188,10 +204,11 @@ class HostMeter:
                 f.seek(self.seen)
                 new = f.read()
         except FileNotFoundError:
-            return
+            return []
         new = new[:new.rfind(b"\n") + 1]
         self.seen += len(new)
-        for line in new.decode(errors="replace").splitlines():
+        lines = new.decode(errors="replace").splitlines()
+        for line in lines:
             if not line.startswith(HOST_MARK):
                 continue
             words = line[len(HOST_MARK):].split()
@@ -201,6 +218,7 @@ class HostMeter:
                 count = int(words[1]) if len(words) > 1 and words[1].isdigit() else 1
                 self.results.append(self.describe(self.begin, self.sample(), max(count, 1)))
                 self.begin = None
+        return lines
 
     def describe(self, before, after, count):
         (busy0, total0), guests0 = before
@@ -214,14 +232,30 @@ class HostMeter:
     def annotate(self, lines):
         """The output with each report mark replaced by the last step's
         result, the other marks dropped."""
-        results = iter(self.results)
-        last = "host: not measured (no step ended)"
+        return Annotator(self).lines(lines)
+
+
+class Annotator:
+    """Turns a guest's output, read in order (all at once or as it comes),
+    into what is shown: a report mark becomes the host meter's result of
+    the step that ended last, the other marks are dropped."""
+
+    def __init__(self, meter):
+        self.meter = meter
+        self.used = 0
+        self.last = "host: not measured (no step ended)"
+
+    def lines(self, lines):
         out = []
         for ln in lines:
             if ln.startswith(HOST_MARK + "end"):
-                last = next(results, "host: not measured (a mark was missed)")
+                if self.used < len(self.meter.results):
+                    self.last = self.meter.results[self.used]
+                    self.used += 1
+                else:
+                    self.last = "host: not measured (a mark was missed)"
             elif ln.startswith(HOST_MARK + "report"):
-                out.append("     " + last)
+                out.append("     " + self.last)
             elif not ln.startswith(HOST_MARK):
                 out.append(ln)
         return out
@@ -238,6 +272,38 @@ def splats(text):
         else:
             i += 1
     return reports
+
+
+def report_title(report):
+    """The line of a kernel report that names it, without its timestamp."""
+    for ln in report.splitlines():
+        if SPLAT_RE.search(ln):
+            return re.sub(r"^\[\s*[0-9.]+\]\s*", "", ln).strip()
+    return report.splitlines()[0] if report else ""
+
+
+def diagnose(name, workdir, guests, driver, tap, reports):
+    """What a failed run shows on the terminal: the first kernel report's
+    title and guest (every report's excerpt goes to a file), each failed
+    point with the lines the test printed for it, the last line the guest
+    printed, and where the whole logs are."""
+    print(f"# ---- {name} failed: diagnosis ----")
+    if reports:
+        excerpts = os.path.join(workdir, "kernel-reports.txt")
+        with open(excerpts, "w") as f:
+            for g, rep in reports:
+                f.write(f"==== the {g.role} guest ====\n{rep}\n")
+        g, rep = reports[0]
+        print(f"#   first kernel report, in the {g.role} guest: {report_title(rep)}")
+        more = f"{len(reports)} reports in all" if len(reports) > 1 else "one report"
+        print(f"#   ({more}; each with its context in {excerpts})")
+    for ln in failed_points(tap):
+        print(f"#   {ln}")
+    last = next((ln for ln in reversed(tap) if ln.strip()), "")
+    print(f"#   the last line the guest printed: {last or '(nothing)'}")
+    for g in guests:
+        print(f"#   the {g.role} guest's kernel log: {g.console}")
+    print(f"#   the driver guest's output: {driver.output}")
 
 
 def failed_points(tap, context=25):
@@ -260,7 +326,7 @@ def run(args):
     if args.modes:
         spec["modes"] = args.modes + args.modes[-1:] * (spec["guests"] - len(args.modes))
     timeout = args.timeout or spec["timeout"]
-    name = os.path.basename(args.script or "shell")
+    name = os.path.basename(args.script or args.guest_exec or "shell")
     workdir = args.logdir or tempfile.mkdtemp(prefix="rcm-vm-")
     os.makedirs(workdir, exist_ok=True)
     sockdir = tempfile.mkdtemp(prefix="rcm-wire-")
@@ -318,7 +384,7 @@ def run(args):
     log(f"{name}: {spec['guests']} guest(s), {devices} RDMA device(s) each, CM mode(s) {','.join(spec['modes'][:spec['guests']])}, "
         f"accel {args.accel}, timeout {timeout}s, logs in {workdir}")
     start = time.monotonic()
-    result, reason = 1, ""
+    result, reason, tap = 1, "", []
     try:
         for g in guests:
             g.start(interactive=args.shell and g is driver)
@@ -333,10 +399,20 @@ def run(args):
             return 0
         deadline = start + timeout + 60  # boot and shutdown on top of the test's own limit
         meter = HostMeter(sorted(guests, key=lambda g: g.role != "driver"))
+        shown = Annotator(meter)
+
+        def stream():
+            # The guest's output as it comes (make run's narration, a
+            # test's points), each mark sampled before its line is shown.
+            for ln in shown.lines(meter.poll(driver.output)):
+                if not ln.startswith("RCM-GUEST-EXIT"):
+                    tap.append(ln)
+                    print(f"    {ln}", flush=True)
+
         while driver.running() and time.monotonic() < deadline:
             if two and not guests[0].running():
                 break
-            meter.poll(driver.output)
+            stream()
             # Often enough that a mark is sampled within a small part of
             # the shortest measured step (about half a second).
             time.sleep(0.02)
@@ -345,12 +421,9 @@ def run(args):
                 reason = "the peer guest died"
             else:
                 reason = f"guest hung: no result after {timeout + 60}s, killed"
+        stream()
         out = driver.read(driver.output)
         m = re.search(r"^RCM-GUEST-EXIT (\d+)", out, re.M)
-        meter.poll(driver.output)
-        tap = [ln for ln in meter.annotate(out.splitlines()) if not ln.startswith("RCM-GUEST-EXIT")]
-        for ln in tap:
-            print(f"    {ln}")
         if not reason:
             if not m:
                 reason = "the driver guest stopped without reporting a result (kernel panic?)"
@@ -369,25 +442,12 @@ def run(args):
         shutil.rmtree(sockdir, ignore_errors=True)
 
     # A bug report in either kernel log fails the run whatever the test said.
-    for g in guests:
-        for rep in splats(g.read(g.console)):
-            result = 1
-            reason = reason or f"kernel bug report in the {g.role} guest's log"
-            print(f"# {g.role} kernel log:\n" + "\n".join("#   " + ln for ln in rep.splitlines()))
+    reports = [(g, rep) for g in guests for rep in splats(g.read(g.console))]
+    if reports:
+        result = 1
+        reason = reason or f"kernel bug report in the {reports[0][0].role} guest's log"
     if result == 1:
-        # What failed first, where a reader of the run's tail sees it: each
-        # failed point with the lines the test printed for it; then where
-        # the whole logs are (they are long, and kept in files).
-        failed = failed_points(tap)
-        if failed:
-            print(f"# ---- {name}: the failed points, with what the test printed before each ----")
-            for ln in failed:
-                print(f"#   {ln}")
-        for g in guests:
-            lines = g.read(g.console).splitlines()
-            print(f"# ---- the {g.role} guest's kernel log: {g.console} ({len(lines)} lines); its last 15 ----")
-            for ln in lines[-15:]:
-                print(f"#   {ln}")
+        diagnose(name, workdir, guests, driver, tap, reports)
     log(f"{name}: {'pass' if result == 0 else 'skip' if result == 4 else 'FAIL'}"
         f"{' (' + reason + ')' if reason else ''} in {time.monotonic() - start:.0f}s")
     return result

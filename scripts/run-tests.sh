@@ -7,7 +7,8 @@
 # non-zero if anything failed or could not run.
 #
 #   --host-only     only the host unit tests
-#   TESTS="a.sh b.sh" restricts the kselftests run
+#   TESTS="a.sh b.sh" restricts the kselftests run (and leaves out the
+#                   deliberate stall check, unless RCM_STALL_CHECK=1)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -38,21 +39,22 @@ finish() {
 	exit
 }
 
-# Run a setup step; on failure report it as a failed test and stop.
-step() { # <description> <cmd...>
-	local desc=$1 log
-	shift
+# Run a setup step, announced with how long it usually takes and its log;
+# on failure report it as a failed test and stop.
+RCM_SAY="# "
+step() { # <description> <usual-key> <cmd...>
+	local desc=$1 usual=$2 log
+	shift 2
 	log=$out/$(echo "$desc" | tr -c 'a-zA-Z0-9\n' '-').log
-	echo "# $desc"
-	if ! "$@" > "$log" 2>&1; then
-		tail -60 "$log" | sed 's/^/# /'
+	: > "$log"
+	if ! rcm_setup_step "$desc" "$usual" "$log" -- "$@"; then
 		result 1 "$desc (log: $log)"
 		finish
 	fi
 }
 
 echo "TAP version 13"
-step "install toolchain" "$RCM_ROOT/scripts/install-toolchain.sh"
+step "install toolchain" toolchain "$RCM_ROOT/scripts/install-toolchain.sh"
 
 # A host check as one test point: <name> <cmd...>; output kept in out/.
 host_check() {
@@ -89,10 +91,10 @@ host_check "clippy" cargo clippy --workspace --all-targets --quiet -- -D warning
 host_check "fuzz: ${RCM_FUZZ_SECONDS:-20} s per target" "$RCM_ROOT/scripts/fuzz.sh" "${RCM_FUZZ_SECONDS:-20}"
 [ $host_only = 1 ] && finish
 
-kstart=$(date +%s)
-step "build $RCM_FLAVOR kernel (cached)" "$RCM_ROOT/scripts/build-kernel.sh" "$RCM_FLAVOR"
-echo "# kernel ready in $(($(date +%s) - kstart)) s"
-step "build rcm.ko" "$RCM_ROOT/scripts/build-module.sh" "$RCM_FLAVOR"
+klog=$out/build-$RCM_FLAVOR-kernel.log
+: > "$klog"
+rcm_kernel_step "$RCM_FLAVOR" "$klog" || { result 1 "build $RCM_FLAVOR kernel (log: $klog)"; finish; }
+step "build rcm.ko" module "$RCM_ROOT/scripts/build-module.sh" "$RCM_FLAVOR"
 # No function a user's call runs sets up a stack frame over 2 KiB, on the
 # real build (rustc has no -Wframe-larger-than).
 log=$out/check-stack.log
@@ -104,8 +106,8 @@ else
 	tail -15 "$log" | sed 's/^/# /'
 	result 1 "module: stack frames of user paths within 2 KiB (log: $log)"
 fi
-step "install kselftests" "$RCM_ROOT/scripts/build-selftests.sh"
-step "build guest image" "$RCM_ROOT/scripts/mkguest.sh" "$RCM_FLAVOR" "$out/initrd"
+step "install kselftests" selftests "$RCM_ROOT/scripts/build-selftests.sh"
+step "build guest image" guest "$RCM_ROOT/scripts/mkguest.sh" "$RCM_FLAVOR" "$out/initrd"
 
 kdir=$(rcm_kernel_dir "$RCM_FLAVOR")
 # The installed list is what the kselftest runner itself uses.
@@ -129,6 +131,21 @@ for t in $tests; do
 done
 # A run in which every VM test skipped tested nothing in the kernel.
 [ $vm_ran -gt 0 ] || result 1 "vm: every kselftest skipped"
+# The stall detectors, sized for TCG on a busy host, still catch a real
+# stall: a deliberate one must be reported in the guest and fail the run.
+if [ -z "${TESTS:-}" ] || [ "${RCM_STALL_CHECK:-0}" = 1 ]; then
+	log=$out/stall-check.log
+	"$RCM_ROOT/scripts/rcm-vm.py" --kernel "$kdir/bzImage" --initrd "$out/initrd" \
+		--guests 1 --timeout 600 --guest-exec rcm-stall.sh --logdir "$out/tests/stall" > "$log" 2>&1
+	rc=$?
+	grep -E 'rcm-stall:|first kernel report|rcm-vm: rcm-stall.sh:' "$log" | sed 's/^ */# /'
+	if [ $rc = 1 ] && grep -q 'rcm-stall: all three reported' "$log" &&
+		grep -q "FAIL (kernel bug report in the driver guest's log)" "$log"; then
+		result 0 "vm: a deliberate stall is reported and fails its run"
+	else
+		result 1 "vm: a deliberate stall is reported and fails its run (log: $log)"
+	fi
+fi
 # The demo (make run: rping and NVMe-oF on rcm alone) keeps working; it
 # fails on any step it narrates. make test-full only (the CI budget):
 # make test runs its rping and NVMe steps in rcm_ucma_dev, on the same

@@ -32,8 +32,10 @@ cm_did() { # <before> <after> <msg...>
 	printf '%s' "${sent:+sent $sent}${sent:+${got:+; }}${got:+received $got}"
 }
 
-narrate() { # <who> <counters before> <after>; reads rping -d -v output on stdin
-	local who=$1 before=$2 after=$3 line did
+narrate() { # <who: client|server> <counters before>; reads rping -d -v output on stdin
+	local who=$1 before=$2 line did
+	# The CM's counters on the narrated side, read as an event is told.
+	counters_now() { if [ "$who" = client ]; then sh -c "$COUNTERS"; else peer_run "$COUNTERS"; fi; }
 	while IFS= read -r line; do
 		case $line in
 		*RDMA_CM_EVENT_ADDR_RESOLVED*) say "[$who] address resolved: $server is reachable through rxe0 (IP -> GID)" ;;
@@ -41,10 +43,10 @@ narrate() { # <who> <counters before> <after>; reads rping -d -v output on stdin
 		*RDMA_CM_EVENT_CONNECT_REQUEST*)
 			say "[$who] connection request arrived (REQ received), accepting (REP sent)" ;;
 		*RDMA_CM_EVENT_ESTABLISHED*)
-			did=$(cm_did "$before" "$after" req mra rej rep rtu)
+			did=$(cm_did "$before" "$(counters_now)" req mra rej rep rtu)
 			say "[$who] connection established (REQ -> REP -> RTU complete)${did:+; its CM $did}" ;;
 		*RDMA_CM_EVENT_DISCONNECTED*)
-			did=$(cm_did "$before" "$after" dreq drep)
+			did=$(cm_did "$before" "$(counters_now)" dreq drep)
 			say "[$who] disconnected (DREQ/DREP exchanged)${did:+; its CM $did}" ;;
 		*RDMA_CM_EVENT_REJECTED*) say "[$who] connection rejected: $line" ;;
 		*RDMA_CM_EVENT_*ERROR* | *RDMA_CM_EVENT_UNREACHABLE*) say "[$who] error: $line" ;;
@@ -75,18 +77,23 @@ say "The server listens; the client resolves the address and route, connects,"
 say "exchanges 3 pings (RDMA send + RDMA read/write), then disconnects."
 say ""
 here0=$(sh -c "$COUNTERS") peer0=$(peer_run "$COUNTERS")
-peer_start demo "rping -s -a $server -C 3 -v -d" > /dev/null
-rcm_retry 20 rping -c -a "$server" -C 3 -v -d
-rc=$?
+peer_start demo "stdbuf -oL rping -s -a $server -C 3 -v -d" > /dev/null
+# The server's events, told as its rping logs them: the peer's agent
+# streams the log until the server exits.
+rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'"
+printf '%s' "tail -f /tmp/job.demo.out & t=\$!; while [ ! -f /tmp/job.demo.rc ]; do sleep 0.2; done; sleep 0.5; kill \$t" |
+	base64 -w0 | { cat; echo; } | socat -t 90 -T 90 - "TCP:$RCM_PEER:$RCM_AGENT_PORT,connect-timeout=5" 2> /dev/null |
+	narrate server "$peer0" &
+server_narrator=$!
+stdbuf -oL rping -c -a "$server" -C 3 -v -d 2>&1 | tee /tmp/rping-client.out | narrate client "$here0"
+rc=${PIPESTATUS[0]}
 server_out=$(peer_wait demo 60)
 src=$?
-here1=$(sh -c "$COUNTERS") peer1=$(peer_run "$COUNTERS")
-printf '%s\n' "$RCM_RETRY_OUT" | narrate client "$here0" "$here1"
-printf '%s\n' "$server_out" | narrate server "$peer0" "$peer1"
+wait $server_narrator
 say ""
 if [ $rc != 0 ] || [ $src != 0 ]; then
 	say "demo: FAILED (client status $rc, server status $src)"
-	printf '%s\n' "client:" "$RCM_RETRY_OUT" "server:" "$server_out" | tail -40
+	printf '%s\n' "client:" "$(cat /tmp/rping-client.out)" "server:" "$server_out" | tail -40
 	exit 1
 fi
 say "demo: the connection went through its whole life cycle."
