@@ -32,3 +32,4 @@
 #include "rcm_rdma_helpers.h"
 #include "rcm_net_helpers.h"
 #include "rcm_ucma_helpers.h"
+#include "rcm_trace.h"

@@ -734,19 +734,29 @@ pub(crate) fn context_id(context: *mut c_void) -> u64 {
 }
 
 /// Calls `id`'s event handler with `ev` (0 without one, which rdma_cm's
-/// API does not allow).
+/// API does not allow), between the `rdma_cma:cm_event_handler` and
+/// `rdma_cma:cm_event_done` trace events, as 6.12's rdma_cm does.
 ///
 /// # Safety
 ///
-/// `id` is a live rdma_cm id; every pointer in `ev` is valid for the call.
+/// `id` is a live rdma_cm id (6.12's `struct rdma_id_private`'s `id`);
+/// every pointer in `ev` is valid for the call.
 pub(crate) unsafe fn call_handler(
     id: *mut bindings::rdma_cm_id,
     ev: &mut bindings::rdma_cm_event,
 ) -> c_int {
+    // SAFETY: per this function's contract; the trace reads the id and
+    // the event only.
+    unsafe { bindings::rcm_h_trace_cm_event_handler(id, ev) };
     // SAFETY: per this function's contract.
-    match unsafe { (*id).event_handler } {
+    let ret = match unsafe { (*id).event_handler } {
         // SAFETY: per this function's contract.
         Some(handler) => unsafe { handler(id, ev) },
         None => 0,
-    }
+    };
+    // A handler that returns non-zero has its id destroyed by the caller
+    // afterwards, so the id is still whole here.
+    // SAFETY: as above.
+    unsafe { bindings::rcm_h_trace_cm_event_done(id, ev, ret) };
+    ret
 }

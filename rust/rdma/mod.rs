@@ -30,5 +30,6 @@ pub(crate) mod sa;
 pub(crate) mod sockaddr;
 pub(crate) mod sync;
 pub(crate) mod timer;
+pub(crate) mod trace;
 pub(crate) mod ucma_dev;
 pub(crate) mod user_route;

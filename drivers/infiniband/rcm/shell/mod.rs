@@ -17,6 +17,7 @@ pub(crate) mod outbox;
 pub(crate) mod peer;
 pub(crate) mod rdma_cm;
 pub(crate) mod service;
+pub(crate) mod trace;
 
 pub(crate) use outbox::{EventBatch, Outbox};
 pub(crate) use peer::Peer;

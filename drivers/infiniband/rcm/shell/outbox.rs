@@ -18,7 +18,8 @@
 
 use super::peer::Peer;
 use crate::proto::cm::{
-    CommId, Destination, Event, Owner, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
+    CommId, Destination, Event, LapState, Owner, Sink, State, Transmit, MAX_EVENTS_PER_INPUT,
+    MAX_SENDS_PER_INPUT,
 };
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::mad::MAD_SIZE;
@@ -48,6 +49,9 @@ pub(crate) struct Outgoing {
     pub(crate) mad: [u8; MAD_SIZE],
     pub(crate) cookie: u64,
     pub(crate) retry: bool,
+    /// The sending id's states, for the send's trace event.
+    pub(crate) state: State,
+    pub(crate) lap_state: LapState,
 }
 
 impl Outgoing {
@@ -57,6 +61,8 @@ impl Outgoing {
         mad: [0; MAD_SIZE],
         cookie: 0,
         retry: false,
+        state: State::Idle,
+        lap_state: LapState::Uninit,
     };
 }
 
@@ -206,6 +212,11 @@ impl Outbox {
 }
 
 impl Outbox {
+    /// The events collected so far, in order.
+    pub(crate) fn events(&self) -> &[(CommId, Owner, Event)] {
+        &self.events
+    }
+
     /// Empties a sent outbox with room for one input and makes sure it
     /// still has room for one input's events (they went to the queue with
     /// their node), for [`SpareOutboxes`]; `None` if it cannot serve
@@ -277,6 +288,8 @@ impl Sink<Peer> for Outbox {
             mad: *tx.mad,
             cookie: cookie(tx.id, peek_attr_id(tx.mad)),
             retry: tx.retry,
+            state: tx.state,
+            lap_state: tx.lap_state,
         };
         if self.sends.push(out).is_err() {
             self.dropped += 1;

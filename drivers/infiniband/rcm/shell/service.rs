@@ -32,8 +32,9 @@ use super::kernel_maps::KernelCollections;
 use super::lock_meter::{LockMeter, MeteredTaskGuard};
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient, SpareOutboxes};
 use super::peer::Peer;
+use super::trace;
 use crate::proto::cm::{
-    keeps_sender, CmError, CommId, Config, DeviceId, Endpoint, Millis, Received,
+    keeps_sender, CmError, CommId, Config, DeviceId, Endpoint, Handled, Millis, Received, State,
 };
 use crate::proto::rdma_cm::DeviceInfo;
 use crate::proto::wire::mad::peek_attr_id;
@@ -332,11 +333,17 @@ impl CmService {
         };
         // Where each MAD's duplicate reports end in `outbox.duplicates`.
         let mut duplicates_end = [0usize; INTAKE_BATCH];
+        // What came of each MAD and the state its id was left in, for the
+        // trace events fired once the endpoint is unlocked.
+        let mut handled: [Option<(Handled, Option<State>)>; INTAKE_BATCH] = [None; INTAKE_BATCH];
         {
             let mut ep = self.endpoint_locked("the MAD intake");
             let now = now_ms();
-            let each = batch.iter().zip(kept).zip(duplicates_end.iter_mut());
-            for (index, ((mad, from), end)) in each.enumerate() {
+            let each = batch
+                .iter()
+                .zip(kept)
+                .zip(duplicates_end.iter_mut().zip(handled.iter_mut()));
+            for (index, ((mad, from), (end, result))) in each.enumerate() {
                 if let Some((device, guid)) = senders.device(index) {
                     let rx = Received {
                         from,
@@ -344,7 +351,12 @@ impl CmService {
                         local_ca_guid: guid,
                     };
                     outbox.handling = Some(index);
-                    ep.handle_mad(now, &rx, &mad.mad, &mut outbox);
+                    let h = ep.handle_mad(now, &rx, &mad.mad, &mut outbox);
+                    let state = match h {
+                        Handled::Delivered(id) => ep.get(id).map(|c| c.state()),
+                        _ => None,
+                    };
+                    *result = Some((h, state));
                 }
                 *end = outbox.duplicates.len();
             }
@@ -360,6 +372,11 @@ impl CmService {
             }
         }
         senders.release();
+        for (mad, result) in batch.iter().zip(handled.iter()) {
+            if let Some((h, state)) = result {
+                trace::received(&mad.mad, h, *state);
+            }
+        }
         if !outbox.duplicates.is_empty() {
             let devices = self.devices.lock();
             let mut start = 0;
@@ -492,6 +509,7 @@ impl CmService {
                 if out.retry {
                     d.counters.count(port, Counter::Resent, attr_id);
                 }
+                trace::sent(out);
             }
             if let (false, Some(request)) = (ok, cookie_request(out.cookie)) {
                 // Unreported, the request's timeout ends the exchange.
@@ -699,6 +717,7 @@ impl TimerHandler for CmService {
                 .endpoint
                 .lock()
                 .handle_timeouts(now_ms(), batch, &mut outbox);
+            trace::timer_events(&outbox);
             self.flush(outbox);
             if !more {
                 return;

@@ -8,6 +8,7 @@
 # remote CM response time (the C CM's arithmetic, 2^(x-8) ms per IBA
 # time x). Checked on the wire too: the counters show the retries.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_trace_lib.sh"
 
 SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
 CNT=/sys/class/infiniband/rxe0/ports/1
@@ -147,6 +148,11 @@ timeout_scenarios() {
 	rcm_expect "REQ_ERROR after 3 retries of 384 ms each (1536 ms)" timeout_after 16 3
 	rcm_expect "REQ_ERROR after 1 retry of 1152 ms each (2304 ms)" timeout_after 18 1
 	rcm_expect "SIDR_REQ_ERROR after 2 retries (3 SIDR_REQs on the wire)" sidr_timeout
+	if [ "${CM%% *}" = ib_cm ]; then
+		rcm_skip "trace events: a REQ's 3 resends and its REQ_ERROR (rcm's own events; C CM: none)"
+	else
+		rcm_expect "trace events: a REQ's 3 resends and its REQ_ERROR (rcm's own events)" timeout_traced
+	fi
 	if [ "${CM%% *}" = ib_cm ]; then
 		# The C CM counts a request once its MAD completes, after the last
 		# retry, so its counters cannot show retries in flight.

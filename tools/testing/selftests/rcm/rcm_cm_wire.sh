@@ -17,10 +17,14 @@
 # connect is rejected with reason 28 (consumer defined); once the sample is
 # unloaded the service is gone again (REJ 8).
 #
+# rcm's trace events against the C CM's (rcm_trace_lib.sh): their formats,
+# a connection to rping's server on the peer, a REJ.
+#
 # Last this guest's C CM unloads and the malformed-MAD campaign runs
 # against the same rcm (rcm_mad_campaign_lib.sh).
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_mad_campaign_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_trace_lib.sh"
 
 server=$RCM_PEER
 PORT_NUM=7200
@@ -144,6 +148,7 @@ wire_points() {
 	rcm_expect "after rmmod the service is unknown again: REJECTED, reason 8" rejected_with 8
 	rcm_expect "with mra=1: 3 MRAs on the wire, then REJ 28" mra_then_reject
 	rcm_expect "SIDR: the sample answers udaddy with SIDR_REP status 2" sidr_rejected
+	trace_scenarios
 	rcm_expect "this guest's C CM unloads (rdma_ucm, rdma_cm, iw_cm, ib_cm)" \
 		rmmod rdma_ucm rdma_cm iw_cm ib_cm
 	mad_campaign_scenarios

@@ -194,3 +194,45 @@ fn parse_never_panics() {
         }
     }
 }
+
+/// A trace's summary of a MAD, read without a parse, names what the full
+/// parse finds: the message, its comm ids and a REJ's reason.
+#[test]
+fn summary_matches_the_parse() {
+    use rcm_core::wire::{CmMessage, MadSummary};
+    let mut rng = Rng(0x7ace);
+    for &(attr_id, method) in &ATTRS {
+        for _ in 0..500 {
+            let mut mad = [0u8; MAD_SIZE];
+            rng.fill(&mut mad);
+            with_cm_header(&mut mad, attr_id, method);
+            let parsed = CmMad::parse(&mad).expect("valid header");
+            let s = MadSummary::of(&mad);
+            assert_eq!(s.name(), parsed.message.name());
+            let (local, remote, reason) = match parsed.message {
+                CmMessage::ClassPortInfo(_) => (s.local_comm_id, 0, 0),
+                CmMessage::Req(m) => (m.local_comm_id, 0, 0),
+                CmMessage::Mra(m) => (m.local_comm_id, m.remote_comm_id, 0),
+                CmMessage::Rej(m) => (m.local_comm_id, m.remote_comm_id, m.reason.to_wire()),
+                CmMessage::Rep(m) => (m.local_comm_id, m.remote_comm_id, 0),
+                CmMessage::Rtu(m) => (m.local_comm_id, m.remote_comm_id, 0),
+                CmMessage::Dreq(m) => (m.local_comm_id, m.remote_comm_id, 0),
+                CmMessage::Drep(m) => (m.local_comm_id, m.remote_comm_id, 0),
+                CmMessage::SidrReq(m) => (m.request_id, 0, 0),
+                CmMessage::SidrRep(m) => (m.request_id, 0, 0),
+                CmMessage::Lap(m) => (m.local_comm_id, m.remote_comm_id, 0),
+                CmMessage::Apr(m) => (m.local_comm_id, m.remote_comm_id, 0),
+            };
+            assert_eq!(
+                (s.local_comm_id, s.remote_comm_id, s.rej_reason),
+                (local, remote, reason),
+                "attr {attr_id:#x}"
+            );
+        }
+    }
+    // Not the CM class: no ids.
+    let mut mad = [0xffu8; MAD_SIZE];
+    mad[1] = 0x03;
+    let s = MadSummary::of(&mad);
+    assert_eq!((s.local_comm_id, s.remote_comm_id, s.rej_reason), (0, 0, 0));
+}

@@ -240,6 +240,8 @@ impl<A: Copy> Connection<A> {
                 mad,
                 id: Some(self.id),
                 retry,
+                state: self.state,
+                lap_state: self.lap_state,
             });
         }
     }

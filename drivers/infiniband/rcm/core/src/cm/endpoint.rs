@@ -10,7 +10,7 @@ use super::listen::{ListenKey, MaskSet};
 use super::mad_store::MadStore;
 use super::pacing::PeerWindow;
 use super::remote_index::{Remote, RemoteIndex, RemoteKeys};
-use super::state::State;
+use super::state::{LapState, State};
 use super::store::{Collections, OrderedMap};
 use super::table::{IdTable, TableFull};
 use super::{CommId, Destination, DeviceId, Millis, Sink, Transmit, NEVER};
@@ -568,6 +568,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             mad: &mad,
             id: None,
             retry: false,
+            state: State::Idle,
+            lap_state: LapState::Uninit,
         });
     }
 }

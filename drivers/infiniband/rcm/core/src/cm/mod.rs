@@ -102,6 +102,11 @@ pub struct Transmit<'a, A> {
     pub id: Option<CommId>,
     /// Whether this is a retransmission of a request sent before.
     pub retry: bool,
+    /// The id's state and LAP state as it sends (IDLE and LAP_UNINIT for
+    /// an answer that belongs to no id), for traces.
+    pub state: State,
+    /// See `state`.
+    pub lap_state: LapState,
 }
 
 /// Where the endpoint's output goes.

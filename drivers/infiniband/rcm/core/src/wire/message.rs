@@ -6,9 +6,11 @@
 
 use super::class_port_info::ClassPortInfo;
 use super::disconnect::{Drep, Dreq};
-use super::field::{Mad, MAD_SIZE};
+use super::field::{Field, Mad, MAD_SIZE};
 use super::lap::{Apr, Lap};
-use super::mad::{attr, method, MadHeader, BASE_VERSION, CM_CLASS_VERSION, MGMT_CLASS_CM};
+use super::mad::{
+    attr, method, peek_attr_id, MadHeader, BASE_VERSION, CM_CLASS_VERSION, MGMT_CLASS_CM,
+};
 use super::mra::{Mra, Rej};
 use super::rep::{Rep, Rtu};
 use super::req::Req;
@@ -80,6 +82,84 @@ pub enum CmMessage {
     Apr(Apr),
 }
 
+/// The short name of the CM message an attribute id identifies, as in
+/// counters and traces ("unknown" for any other).
+pub const fn attr_name(attr_id: u16) -> &'static str {
+    match attr_id {
+        attr::CLASS_PORT_INFO => "ClassPortInfo",
+        attr::REQ => "REQ",
+        attr::MRA => "MRA",
+        attr::REJ => "REJ",
+        attr::REP => "REP",
+        attr::RTU => "RTU",
+        attr::DREQ => "DREQ",
+        attr::DREP => "DREP",
+        attr::SIDR_REQ => "SIDR_REQ",
+        attr::SIDR_REP => "SIDR_REP",
+        attr::LAP => "LAP",
+        attr::APR => "APR",
+        _ => "unknown",
+    }
+}
+
+/// What a trace of a raw MAD names, read without a full parse: its
+/// message, the comm ids it carries and a REJ's reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MadSummary {
+    /// The attribute id.
+    pub attr_id: u16,
+    /// The sender's comm id (a SIDR message's request id).
+    pub local_comm_id: u32,
+    /// The receiver's comm id (0 in a REQ, a SIDR message or another
+    /// class's MAD).
+    pub remote_comm_id: u32,
+    /// A REJ's reason code (0 for any other message).
+    pub rej_reason: u16,
+}
+
+impl MadSummary {
+    /// Reads a MAD's summary; bytes that are not a CM message read as 0.
+    pub fn of(mad: &Mad) -> Self {
+        let attr_id = peek_attr_id(mad);
+        let cm = MadHeader::read(mad).mgmt_class == MGMT_CLASS_CM;
+        // Every CM message's body (at byte 24) starts with the sender's
+        // comm id; the messages that answer one follow it with the
+        // receiver's.
+        let word = |byte: usize| Field::new(byte, 0, 32).get(mad) as u32;
+        let local_comm_id = if cm { word(24) } else { 0 };
+        let remote_comm_id = match attr_id {
+            attr::MRA
+            | attr::REJ
+            | attr::REP
+            | attr::RTU
+            | attr::DREQ
+            | attr::DREP
+            | attr::LAP
+            | attr::APR
+                if cm =>
+            {
+                word(28)
+            }
+            _ => 0,
+        };
+        let rej_reason = match attr_id {
+            attr::REJ if cm => Rej::read(mad).reason.to_wire(),
+            _ => 0,
+        };
+        MadSummary {
+            attr_id,
+            local_comm_id,
+            remote_comm_id,
+            rej_reason,
+        }
+    }
+
+    /// The message's short name.
+    pub const fn name(&self) -> &'static str {
+        attr_name(self.attr_id)
+    }
+}
+
 impl CmMessage {
     /// The attribute id that identifies this message on the wire.
     pub const fn attr_id(&self) -> u16 {
@@ -101,20 +181,7 @@ impl CmMessage {
 
     /// Short name, as in counters and traces.
     pub const fn name(&self) -> &'static str {
-        match self {
-            CmMessage::ClassPortInfo(_) => "ClassPortInfo",
-            CmMessage::Req(_) => "REQ",
-            CmMessage::Mra(_) => "MRA",
-            CmMessage::Rej(_) => "REJ",
-            CmMessage::Rep(_) => "REP",
-            CmMessage::Rtu(_) => "RTU",
-            CmMessage::Dreq(_) => "DREQ",
-            CmMessage::Drep(_) => "DREP",
-            CmMessage::SidrReq(_) => "SIDR_REQ",
-            CmMessage::SidrRep(_) => "SIDR_REP",
-            CmMessage::Lap(_) => "LAP",
-            CmMessage::Apr(_) => "APR",
-        }
+        attr_name(self.attr_id())
     }
 
     fn read(attr_id: u16, mad: &Mad) -> Option<Self> {

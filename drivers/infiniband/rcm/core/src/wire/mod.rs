@@ -20,4 +20,4 @@ pub mod req;
 pub mod sidr;
 pub mod value;
 
-pub use message::{CmMad, CmMessage, ParseError};
+pub use message::{attr_name, CmMad, CmMessage, MadSummary, ParseError};
