@@ -5,7 +5,10 @@
 #   make test-full   the same with the long scale scenarios (outside CI)
 #   make test-list   every kselftest point, numbered as in its results
 #   make run         the demo: a connection's life cycle between two guests
-#   make modules     build rcm.ko against the cached kernel
+#   make modules     build rcm.ko against the cached kernel (KDIR=<tree>:
+#                    against your own Rust-enabled 6.12 build tree)
+#   make modules_install  install it (KDIR=<tree>: into that kernel's
+#                    /lib/modules/<release>/updates)
 #   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
 #   make toolchain   install the packages and tools everything needs
 #   make fuzz        libFuzzer on rcm-core, FUZZ_SECONDS per target (60)
@@ -18,7 +21,7 @@ SHELL := /bin/bash
 FLAVOR ?= debug
 export RCM_FLAVOR := $(FLAVOR)
 
-.PHONY: all toolchain kernel modules selftests image test test-full test-host test-list run shell clean \
+.PHONY: all toolchain kernel modules modules_install selftests image test test-full test-host test-list run shell clean \
 	fuzz bench-host bench
 
 all: modules
@@ -29,8 +32,19 @@ toolchain:
 kernel: toolchain
 	scripts/build-kernel.sh $(FLAVOR)
 
+ifdef KDIR
+# A kernel the project did not build: checked, never built here.
+export KDIR
+modules:
+	scripts/build-module.sh
+modules_install: modules
+	scripts/build-module.sh $(FLAVOR) modules_install
+else
 modules: kernel
 	scripts/build-module.sh $(FLAVOR)
+modules_install: modules
+	scripts/build-module.sh $(FLAVOR) modules_install
+endif
 
 selftests:
 	scripts/build-selftests.sh

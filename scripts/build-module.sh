@@ -3,16 +3,28 @@
 # Build rcm.ko and the samples against the cached kernel tree of a flavor,
 # and the ib_cm-only rcm.ko (no rdma_cm exports, for CM mode "hybrid") in a
 # copy of the sources under out/ibcm-only. Extra arguments go to kbuild
-# (e.g. clean, V=1).
+# (e.g. clean, V=1, modules_install).
+#
+# KDIR=<a kernel build tree> builds against that tree instead (a kernel the
+# project did not build): scripts/check-kdir.sh checks it first and picks
+# the rustc that built it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 flavor=${1:-$RCM_FLAVOR}
 shift || true
-kdir=$(rcm_kernel_dir "$flavor")
-[ -f "$kdir/.complete" ] || "$RCM_ROOT/scripts/build-kernel.sh" "$flavor"
+if [ -n "${KDIR:-}" ]; then
+	rustc=$("$RCM_ROOT/scripts/check-kdir.sh" "$KDIR")
+	kbuild=$(readlink -f "$KDIR")
+	kmake_args=(LLVM=1 RUSTC="$rustc" BINDGEN="${BINDGEN:-bindgen}")
+else
+	kdir=$(rcm_kernel_dir "$flavor")
+	[ -f "$kdir/.complete" ] || "$RCM_ROOT/scripts/build-kernel.sh" "$flavor"
+	kbuild=$kdir/build
+	kmake_args=("${RCM_KMAKE_ARGS[@]}")
+fi
 goal=${1:-modules}
 [ $# -gt 0 ] && shift
-make -C "$kdir/build" M="$RCM_ROOT" "${RCM_KMAKE_ARGS[@]}" -j"$(nproc)" "$goal" "$@"
+make -C "$kbuild" M="$RCM_ROOT" "${kmake_args[@]}" -j"$(nproc)" "$goal" "$@"
 if [ "$goal" = modules ]; then
 	variant=$RCM_ROOT/out/ibcm-only
 	mkdir -p "$variant"
@@ -22,6 +34,6 @@ if [ "$goal" = modules ]; then
 		--exclude='*_generated.rs' -cf - drivers rust include |
 		tar -C "$variant" -xf -
 	echo 'obj-m += drivers/infiniband/rcm/' > "$variant/Kbuild"
-	make -C "$kdir/build" M="$variant" "${RCM_KMAKE_ARGS[@]}" RCM_IBCM_ONLY=y \
+	make -C "$kbuild" M="$variant" "${kmake_args[@]}" RCM_IBCM_ONLY=y \
 		-j"$(nproc)" modules "$@"
 fi

@@ -41,7 +41,7 @@ rcm_kernel_dir() {
 # test` announce before starting one.
 declare -A RCM_USUAL=(
 	[toolchain]="about 2 min on a fresh machine, seconds after"
-	[kernel-debug]="about 20 min, once; cached after"
+	[kernel-debug]="about 15-20 min, once; cached after"
 	[kernel-release]="about 16-40 min, once; cached after"
 	[module]="about 1 min"
 	[selftests]="about 10 s"
@@ -49,7 +49,7 @@ declare -A RCM_USUAL=(
 )
 # Compile and link steps (kbuild's "  CC  file" lines) of a kernel build of
 # each flavor: the denominator of its progress figure.
-declare -A RCM_KERNEL_STEPS=([debug]=3573 [release]=3573)
+declare -A RCM_KERNEL_STEPS=([debug]=3573 [release]=3558)
 
 # The setup step announcements' prefix ("# " in make test's TAP).
 RCM_SAY=${RCM_SAY:-"rcm: "}
