@@ -314,8 +314,10 @@ run_rdma_cm_alternating() {
 				done
 				order=$(echo "$order" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
 				echo "     round $round: rcm/C of this pair: $(awk -v c="${pair_ms[c]}" -v r="${pair_ms[rcm]}" 'BEGIN { printf "%.2f", c / r }')"
-				[ -n "${pair_ms[base]:-}" ] &&
+				# (an if, not &&: the loop's last status is the function's)
+				if [ -n "${pair_ms[base]:-}" ]; then
 					echo "     round $round: rcm/baseline of this point: $(awk -v b="${pair_ms[base]}" -v r="${pair_ms[rcm]}" 'BEGIN { printf "%.2f", b / r }')"
+				fi
 			done
 		done
 	done
