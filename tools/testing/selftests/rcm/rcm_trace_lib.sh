@@ -53,7 +53,8 @@ formats_match() {
 	return $bad
 }
 
-# <trace> <pattern...>: each pattern matches a line of the trace.
+# <trace> <pattern...>: each pattern matches a line of the trace (tracefs
+# names an event without its system).
 trace_has() {
 	local trace=$1 p missing=0
 	shift
@@ -76,15 +77,15 @@ connection_traced() {
 	peer_wait trace_srv 30 > /dev/null
 	trace=$(peer_trace_stop "ib_cma rdma_cma rcm")
 	trace_has "$trace" \
-		'rcm:icm_recv: REQ local_id=[0-9]+ remote_id=[0-9]+ state=REQ_RCVD reason=0 handled' \
-		'rdma_cma:cm_event_handler: cm.id=[0-9]+ src=10\.0\.0\.2:7175 dst=10\.0\.0\.1:[0-9]+ tos=0 CONNECT_REQUEST \(4/0\)' \
-		'rdma_cma:cm_event_done: .* CONNECT_REQUEST consumer returns 0' \
-		'ib_cma:icm_send_rep: local_id=[0-9]+ remote_id=[0-9]+ state=REP_SENT lap_state=LAP_UNINIT' \
-		'rcm:icm_recv: RTU .*state=ESTABLISHED reason=0 handled' \
-		'rdma_cma:cm_event_handler: .* ESTABLISHED \(9/0\)' \
-		'rcm:icm_recv: DREQ .*state=(DREQ_RCVD|TIMEWAIT) reason=0 handled|ib_cma:icm_send_dreq: .*state=DREQ_SENT' \
-		'ib_cma:icm_send_drep: .*state=TIMEWAIT|rcm:icm_recv: DREP .*state=TIMEWAIT' \
-		'rdma_cma:cm_event_handler: .* DISCONNECTED \(10/0\)'
+		'icm_recv: REQ local_id=[0-9]+ remote_id=[0-9]+ state=REQ_RCVD reason=0 handled' \
+		'cm_event_handler: cm.id=[0-9]+ src=10\.0\.0\.2:7175 dst=10\.0\.0\.1:[0-9]+ tos=0 CONNECT_REQUEST \(4/0\)' \
+		'cm_event_done: .* CONNECT_REQUEST consumer returns 0' \
+		'icm_send_rep: local_id=[0-9]+ remote_id=[0-9]+ state=REP_SENT lap_state=LAP_UNINIT' \
+		'icm_recv: RTU .*state=ESTABLISHED reason=0 handled' \
+		'cm_event_handler: .* ESTABLISHED \(9/0\)' \
+		'icm_recv: DREQ .*state=(DREQ_RCVD|TIMEWAIT) reason=0 handled|icm_send_dreq: .*state=DREQ_SENT' \
+		'icm_send_drep: .*state=TIMEWAIT|icm_recv: DREP .*state=TIMEWAIT' \
+		'cm_event_handler: .* DISCONNECTED \(10/0\)'
 }
 
 # A REQ to a service nobody listens on: rcm's REJ event names its reason.
@@ -94,8 +95,8 @@ reject_traced() {
 	timeout 60 rping -c -a "$RCM_PEER" -p 7176 -C 1 > /dev/null 2>&1
 	trace=$(peer_trace_stop "ib_cma rcm")
 	trace_has "$trace" \
-		'rcm:icm_recv: REQ local_id=0 remote_id=[0-9]+ state=- reason=0 answered \(no id\)' \
-		'ib_cma:icm_send_rej: local_id=0 remote_id=[0-9]+ state=IDLE reason=REJ_INVALID_SERVICE_ID'
+		'icm_recv: REQ local_id=0 remote_id=[0-9]+ state=- reason=0 answered \(no id\)' \
+		'icm_send_rej: local_id=0 remote_id=[0-9]+ state=IDLE reason=REJ_INVALID_SERVICE_ID'
 }
 
 # The trace points against the C CM in the other guest.
@@ -115,8 +116,8 @@ timeout_traced() {
 		{ trace_stop "ib_cma rcm" > /dev/null; return 1; }
 	rmmod rcm_test_conn
 	trace=$(trace_stop "ib_cma rcm")
-	n=$(printf '%s\n' "$trace" | grep -c 'rcm:icm_resend: REQ local_id=[0-9]* remote_id=0 state=REQ_SENT')
+	n=$(printf '%s\n' "$trace" | grep -c 'icm_resend: REQ local_id=[0-9]* remote_id=0 state=REQ_SENT')
 	echo "$n REQs resent"
-	trace_has "$trace" 'ib_cma:icm_send_req: local_id=[0-9]+ remote_id=0 state=REQ_SENT' \
-		'rcm:icm_timeout: local_id=[0-9]+ REQ_ERROR' && [ "$n" = 3 ]
+	trace_has "$trace" 'icm_send_req: local_id=[0-9]+ remote_id=0 state=REQ_SENT' \
+		'icm_timeout: local_id=[0-9]+ REQ_ERROR' && [ "$n" = 3 ]
 }
