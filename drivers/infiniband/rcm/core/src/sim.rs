@@ -406,24 +406,8 @@ fn mad_ids(mad: &Mad) -> String {
     format!("{:#x}/{:#x}", field(24), field(28))
 }
 
-/// Short name of a CM attribute.
-pub fn attr_name(attr_id: u16) -> &'static str {
-    use crate::wire::mad::attr;
-    match attr_id {
-        attr::REQ => "REQ",
-        attr::MRA => "MRA",
-        attr::REJ => "REJ",
-        attr::REP => "REP",
-        attr::RTU => "RTU",
-        attr::DREQ => "DREQ",
-        attr::DREP => "DREP",
-        attr::SIDR_REQ => "SIDR_REQ",
-        attr::SIDR_REP => "SIDR_REP",
-        attr::LAP => "LAP",
-        attr::APR => "APR",
-        _ => "?",
-    }
-}
+/// Short name of a CM attribute (the wire module's, as in traces).
+pub use crate::wire::attr_name;
 
 /// A REQ as rdma_cm would send it on RoCE: RC, service `service_id`, QPN
 /// `qpn`, short CM response timeouts (16 ms) to keep simulated runs brief,
