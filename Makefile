@@ -7,8 +7,8 @@
 #   make run         the demo: a connection's life cycle between two guests
 #   make modules     build rcm.ko against the cached kernel (KDIR=<tree>:
 #                    against your own Rust-enabled 6.12 build tree)
-#   make modules_install  install it (KDIR=<tree>: into that kernel's
-#                    /lib/modules/<release>/updates)
+#   make modules_install  install rcm.ko alone into /lib/modules/<release>/
+#                    updates of the tree's kernel (INSTALL_MOD_PATH= as kbuild's)
 #   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
 #   make toolchain   install the packages and tools everything needs
 #   make fuzz        libFuzzer on rcm-core, FUZZ_SECONDS per target (60)
@@ -37,12 +37,12 @@ ifdef KDIR
 export KDIR
 modules:
 	scripts/build-module.sh
-modules_install: modules
+modules_install:
 	scripts/build-module.sh $(FLAVOR) modules_install
 else
 modules: kernel
 	scripts/build-module.sh $(FLAVOR)
-modules_install: modules
+modules_install: kernel
 	scripts/build-module.sh $(FLAVOR) modules_install
 endif
 

@@ -24,6 +24,14 @@ else
 fi
 goal=${1:-modules}
 [ $# -gt 0 ] && shift
+if [ "$goal" = modules_install ]; then
+	# rcm.ko alone (stripped and signed as the kernel's config says): the
+	# module's own directory as the external module, so that the test
+	# modules and samples the whole tree builds stay out.
+	mod=$RCM_ROOT/drivers/infiniband/rcm
+	make -C "$kbuild" M="$mod" "${kmake_args[@]}" -j"$(nproc)" modules
+	exec make -C "$kbuild" M="$mod" "${kmake_args[@]}" modules_install "$@"
+fi
 make -C "$kbuild" M="$RCM_ROOT" "${kmake_args[@]}" -j"$(nproc)" "$goal" "$@"
 if [ "$goal" = modules ]; then
 	variant=$RCM_ROOT/out/ibcm-only
