@@ -25,6 +25,7 @@ void rcm_h_trace_icm_send_rej(u32 local_id, u32 remote_id, u8 state, u16 reason)
 void rcm_h_trace_icm_recv(const char *msg, u32 msg_len, u32 local_id, u32 remote_id,
 			  const char *state, u32 state_len, u16 reason,
 			  const char *outcome, u32 outcome_len);
+bool rcm_h_trace_icm_recv_enabled(void);
 void rcm_h_trace_icm_resend(const char *msg, u32 msg_len, u32 local_id, u32 remote_id,
 			    const char *state, u32 state_len);
 void rcm_h_trace_icm_timeout(u32 local_id, const char *event, u32 event_len);

@@ -79,6 +79,13 @@ pub(crate) fn icm_recv(msg: &str, id: IdTrace, state: &str, rej_reason: u16, out
     };
 }
 
+/// Whether `rcm:icm_recv` is on: what it reports is worked out (partly
+/// under the endpoint's lock) only then.
+pub(crate) fn icm_recv_enabled() -> bool {
+    // SAFETY: no arguments; reads the event's static key.
+    unsafe { bindings::rcm_h_trace_icm_recv_enabled() }
+}
+
 /// `rcm:icm_resend`: a request sent again after its response timeout.
 pub(crate) fn icm_resend(msg: &str, id: IdTrace, state: &str) {
     let (m, ml) = text(msg);

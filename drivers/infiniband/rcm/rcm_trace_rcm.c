@@ -15,6 +15,11 @@ void rcm_h_trace_icm_recv(const char *msg, u32 msg_len, u32 local_id, u32 remote
 		       outcome, outcome_len);
 }
 
+bool rcm_h_trace_icm_recv_enabled(void)
+{
+	return trace_icm_recv_enabled();
+}
+
 void rcm_h_trace_icm_resend(const char *msg, u32 msg_len, u32 local_id, u32 remote_id,
 			    const char *state, u32 state_len)
 {

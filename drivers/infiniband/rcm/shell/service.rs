@@ -334,7 +334,9 @@ impl CmService {
         // Where each MAD's duplicate reports end in `outbox.duplicates`.
         let mut duplicates_end = [0usize; INTAKE_BATCH];
         // What came of each MAD and the state its id was left in, for the
-        // trace events fired once the endpoint is unlocked.
+        // trace events fired once the endpoint is unlocked (only looked up
+        // while the event is on).
+        let tracing = trace::received_enabled();
         let mut handled: [Option<(Handled, Option<State>)>; INTAKE_BATCH] = [None; INTAKE_BATCH];
         {
             let mut ep = self.endpoint_locked("the MAD intake");
@@ -352,11 +354,13 @@ impl CmService {
                     };
                     outbox.handling = Some(index);
                     let h = ep.handle_mad(now, &rx, &mad.mad, &mut outbox);
-                    let state = match h {
-                        Handled::Delivered(id) => ep.get(id).map(|c| c.state()),
-                        _ => None,
-                    };
-                    *result = Some((h, state));
+                    if tracing {
+                        let state = match h {
+                            Handled::Delivered(id) => ep.get(id).map(|c| c.state()),
+                            _ => None,
+                        };
+                        *result = Some((h, state));
+                    }
                 }
                 *end = outbox.duplicates.len();
             }

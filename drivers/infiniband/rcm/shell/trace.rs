@@ -61,6 +61,11 @@ fn outcome(handled: &Handled) -> &'static str {
     }
 }
 
+/// Whether received MADs are traced (`rcm:icm_recv` is on).
+pub(crate) fn received_enabled() -> bool {
+    trace::icm_recv_enabled()
+}
+
 /// A received MAD, what came of it and the state its id was left in, from
 /// the receiving id's side: `local_id` is its own comm id (the MAD's
 /// receiver, or the id the MAD created or found), `remote_id` the sender's.
