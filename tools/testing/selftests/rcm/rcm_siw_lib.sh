@@ -112,6 +112,7 @@ reject_no_listener_iw() {
 WILDCARD_PORT=7175
 wildcard_listener_across_device_changes() {
 	local pid rc=0
+	rm -f /tmp/rping-any.account
 	timeout 240 rping -s -a 0.0.0.0 -p $WILDCARD_PORT -C 2 -v > /tmp/rping-any.out 2>&1 &
 	pid=$!
 	sleep 2
@@ -121,12 +122,20 @@ wildcard_listener_across_device_changes() {
 	[ $rc = 0 ] && { peer_run "i=0; until timeout 30 rping -c -a $RCM_ADDR -p $WILDCARD_PORT -C 2 -v; do i=\$((i+1)); [ \$i -ge 10 ] && exit 1; sleep 1; done" || rc=1; }
 	local alive=no
 	kill -0 "$pid" 2> /dev/null && alive=yes
-	[ $rc = 0 ] || wildcard_failure_account "$alive" > /tmp/rping-any.account 2>&1
+	# Taken while the server still runs: its listener and any connection
+	# it was given are in rdma_cm's ids and siw's sockets only until then.
+	[ $rc = 0 ] || {
+		wildcard_failure_account "$alive" > /tmp/rping-any.account 2>&1
+		siw_diagnostics > "$SIW_DIAGNOSTICS" 2>&1
+	}
 	kill "$pid" 2> /dev/null
 	wait "$pid"
 	cat /tmp/rping-any.out
 	[ "$(grep -c '^server ping data: rdma-ping-' /tmp/rping-any.out)" = 2 ] || rc=1
-	[ $rc = 0 ] || { siw_diagnostics > "$SIW_DIAGNOSTICS" 2>&1; cat /tmp/rping-any.account; }
+	[ $rc = 0 ] || {
+		[ -f /tmp/rping-any.account ] || siw_diagnostics > "$SIW_DIAGNOSTICS" 2>&1
+		cat /tmp/rping-any.account 2> /dev/null
+	}
 	return $rc
 }
 
@@ -144,10 +153,12 @@ wildcard_failure_account() { # <server alive: yes|no>
 	dmesg | grep 'rcm: ' | tail -4
 }
 
-# (Seen once in make test, 2026-11-26: all 10 of the peer's connects
-# timed out waiting for the MPA reply, UNREACHABLE -110, so a listener
-# took the TCP connection and nobody answered it; not reproduced in 12
-# runs of the point alone nor 5 of the whole siw set.)
+# (Seen in make test 2026-11-26 and 2026-12-02: all 10 of the peer's
+# connects timed out waiting for the MPA reply, UNREACHABLE -110, with the
+# server running and its TCP listener up, so a listener took the TCP
+# connection and nobody answered it; not reproduced in 12 runs of the
+# point alone nor 5 of the whole siw set. The diagnostics are now taken
+# before the server is stopped.)
 # What both guests hold when a connection over siw failed: TCP sockets
 # (siw's listeners and connections are kernel sockets), rdma_cm's ids, and
 # the stacks of blocked tasks (an iw_cm work that never returns stalls
