@@ -22,6 +22,9 @@ for f in Makefile lib.mk kselftest kselftest_install.sh run_kselftest.sh kselfte
 	cp -a "$ksrc/tools/testing/selftests/$f" "$sel/"
 done
 cp -a "$RCM_ROOT/tools/testing/selftests/rcm" "$sel/rcm"
+# rcm's uapi header, where the tests include it from in the repository.
+mkdir -p "$tree/include/uapi/rdma"
+cp "$RCM_ROOT/include/uapi/rdma/rcm_user_cm.h" "$tree/include/uapi/rdma/"
 make -s -C "$sel" TARGETS=rcm INSTALL_PATH="$inst" install > "$RCM_CACHE/selftests/install.log" 2>&1 ||
 	{ cat "$RCM_CACHE/selftests/install.log"; exit 1; }
 [ -x "$inst/run_kselftest.sh" ] && [ -d "$inst/rcm" ] ||

@@ -27,6 +27,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/iw_cm.h>
 #include <rdma/rdma_user_cm.h>
+#include "../../include/uapi/rdma/rcm_user_cm.h"
 
 #include "rcm_helpers.h"
 #include "rcm_rdma_helpers.h"

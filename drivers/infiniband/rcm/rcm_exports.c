@@ -45,6 +45,7 @@ EXPORT_SYMBOL_GPL(rcm_send_cm_apr);
 #ifndef RCM_IBCM_ONLY
 #include <rdma/rdma_cm.h>
 #include <rdma/rdma_cm_ib.h>
+#include "../../../include/rdma/rcm_cm_response.h"
 
 EXPORT_SYMBOL(__rdma_create_kernel_id);
 EXPORT_SYMBOL(rdma_create_user_id);
@@ -81,4 +82,7 @@ EXPORT_SYMBOL(rdma_reject_msg);
 EXPORT_SYMBOL(rdma_consumer_reject_data);
 EXPORT_SYMBOL(rdma_iw_cm_id);
 EXPORT_SYMBOL(rdma_res_to_id);
+
+/* Per-id CM response timeout and retries (include/rdma/rcm_cm_response.h). */
+EXPORT_SYMBOL_GPL(rcm_set_cm_response);
 #endif

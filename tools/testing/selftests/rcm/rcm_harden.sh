@@ -27,10 +27,13 @@
 #  - a user flapping neighbours in its own namespace beside 10,000 ids;
 #  - a passive id is owned in resource tracking as its listener is;
 #  - a user's ids are charged to its memory cgroup.
+# First, issue 30's per-id CM response timeout and retry count against a
+# silent RoCE peer, rcm beside the peer's C CM (rcm_cm_response_lib.sh).
 # Every point also checks the kernel logs since it began (KASAN, lockdep,
 # WARN, hung tasks); the final points check them whole, and kmemleak.
 . "$(dirname "$(readlink -f "$0")")/rcm_tools_lib.sh"
 . "$(dirname "$(readlink -f "$0")")/rcm_nvme_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_cm_response_lib.sh"
 
 HARDEN=$RCM_TEST_DIR/rcm_harden	# the same path on the peer
 ADDR1=${RCM_ADDR1:-10.0.1.1}
@@ -594,6 +597,7 @@ join_beside_busy_rtnl() {
 
 POINTS=(
 	"fabric|both guests: rxe0 and rxe1 ACTIVE; $PEER1 answers over the second wire"
+	"${CM_RESPONSE_POINTS[@]}"
 	"refused_bind_on_c|a refused bind on the peer's C stack (the reference): no device kept; a resolution after it"
 	"refused_bind_on_rcm|a refused bind on rcm: no device kept, the C stack's answers; no id left in rdma res; logs clean"
 	"refused_bind_then_removal|rxe1 removed beside an id whose bind was refused, the id destroyed after: bounded, logs clean"

@@ -10,7 +10,7 @@ use super::types::ret;
 use super::RdmaCmAbi;
 use crate::abi::ib_cm::qp::notify_connection;
 use crate::bindings;
-use crate::proto::rdma_cm::{ConnParams, IdState, RdmaQpType};
+use crate::proto::rdma_cm::{CmResponse, ConnParams, IdState, RdmaCmError, RdmaQpType};
 use crate::proto::reason::RejectReason;
 use crate::shell::CmService;
 use kernel::ffi::c_int;
@@ -175,6 +175,21 @@ impl RdmaCmAbi {
     /// `rdma_set_afonly`.
     pub(crate) fn set_afonly(&self, s: &CmService, b: &RdmaIdBox, afonly: bool) -> c_int {
         ret(self.call(s, |core, _| core.set_afonly(b.core, afonly)))
+    }
+
+    /// rcm's CM response timeout and retry count of `b`'s requests, as
+    /// `change` makes them of the current ones (`None`: EINVAL, the id
+    /// unchanged), in one hold of the core's lock.
+    pub(crate) fn set_cm_response(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        change: impl FnOnce(CmResponse) -> Option<CmResponse>,
+    ) -> c_int {
+        ret(self.call(s, |core, _| {
+            let now = core.cm_response(b.core).ok_or(RdmaCmError::NoSuchId)?;
+            core.set_cm_response(b.core, change(now).ok_or(RdmaCmError::Invalid)?)
+        }))
     }
 
     /// `rdma_set_ack_timeout`: RC ids only.

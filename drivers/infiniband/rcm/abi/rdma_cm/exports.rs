@@ -11,7 +11,7 @@ use super::types::{port_space, read_sockaddr};
 use super::RdmaCmAbi;
 use crate::abi::service::with_part;
 use crate::bindings;
-use crate::proto::rdma_cm::service_id_of;
+use crate::proto::rdma_cm::{service_id_of, CmResponse};
 use crate::shell::CmService;
 use kernel::ffi::{c_char, c_int, c_ulong, c_void};
 use kernel::prelude::*;
@@ -533,6 +533,23 @@ pub(crate) unsafe extern "C" fn rdma_set_ack_timeout(
     // SAFETY: per this function's contract.
     on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |_, abi, b| {
         abi.set_ack_timeout(b, timeout)
+    })
+}
+
+/// `rcm_set_cm_response` (include/rdma/rcm_cm_response.h).
+///
+/// # Safety
+///
+/// `id` from rcm.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rcm_set_cm_response(
+    id: *mut bindings::rdma_cm_id,
+    response_timeout: u8,
+    max_cm_retries: u8,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    on_id(unsafe { RdmaIdBox::from_id_or_null(id) }, |s, abi, b| {
+        abi.set_cm_response(s, b, |_| CmResponse::new(response_timeout, max_cm_retries))
     })
 }
 

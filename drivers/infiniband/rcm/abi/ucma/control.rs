@@ -12,12 +12,19 @@ use crate::abi::rdma_cm::types::EAFNOSUPPORT;
 use crate::bindings;
 use crate::proto::rdma_cm::{ConnParams, Family, SockAddr};
 use crate::proto::ucma::command::{ConnParam, UserAddr};
-use crate::proto::ucma::option::{IdOption, SetOption, MAX_OPTION_LEN};
+use crate::proto::ucma::option::{
+    IdOption, SetOption, MAX_OPTION_LEN, RCM_ID_CM_RESPONSE_TIMEOUT, RCM_ID_MAX_CM_RETRIES,
+};
 use crate::proto::ucma::{CtxId, Ece, FileId};
 use crate::rdma::user_route::unpack_path;
 use kernel::error::code;
 use kernel::prelude::*;
 use kernel::uaccess::{UserPtr, UserSlice};
+
+// The option numbers userspace takes from include/uapi/rdma/rcm_user_cm.h.
+const _: () =
+    assert!(RCM_ID_CM_RESPONSE_TIMEOUT == bindings::RCM_OPTION_ID_CM_RESPONSE_TIMEOUT as u32);
+const _: () = assert!(RCM_ID_MAX_CM_RETRIES == bindings::RCM_OPTION_ID_MAX_CM_RETRIES as u32);
 
 impl UcmaAbi {
     /// The id of a command that needs its device (6.12's
@@ -185,6 +192,10 @@ impl UcmaAbi {
             IdOption::ReuseAddr(on) => ret(cm.set_reuseaddr(s, &b, on)),
             IdOption::AfOnly(on) => ret(cm.set_afonly(s, &b, on)),
             IdOption::AckTimeout(t) => ret(cm.set_ack_timeout(&b, t)),
+            IdOption::CmResponseTimeout(t) => {
+                ret(cm.set_cm_response(s, &b, |now| now.with_timeout(t)))
+            }
+            IdOption::MaxCmRetries(r) => ret(cm.set_cm_response(s, &b, |now| now.with_retries(r))),
             IdOption::IbPath(packed) => {
                 if b.device_port().0.is_null() {
                     return Err(code::EINVAL);

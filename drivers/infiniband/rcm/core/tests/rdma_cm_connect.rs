@@ -5,8 +5,8 @@
 //! rdma_cm does them and with the events it reports.
 
 use rcm_core::rdma_cm::{
-    BindContext, ConnParams, EventKind, EventStatus, IdState, PortSpace, RdmaCmError, RdmaId,
-    RdmaQpType, ReadyMove, SockAddr,
+    BindContext, CmResponse, ConnParams, EventKind, EventStatus, IdState, PortSpace, RdmaCmError,
+    RdmaId, RdmaQpType, ReadyMove, SockAddr,
 };
 use rcm_core::reason::RejectReason;
 use rcm_core::sim::rdma::{node_addr, RdmaFabric, SimQp, SIM_DEVICE, SIM_NET};
@@ -322,6 +322,49 @@ fn an_unanswered_req_is_unreachable() {
     assert_eq!(evs.len(), 1, "{evs:?}");
     assert_eq!(evs[0].1.kind, EventKind::Unreachable);
     assert_eq!(evs[0].1.status, EventStatus::TimedOut);
+    // rdma_cm's defaults: 16 REQs, each waiting 2 packet lifetimes (64 ms
+    // each, IBA time 14) and the CM response time (4096 ms, IBA time 20),
+    // then the REJ (timeout) the CM sends on giving up.
+    assert_eq!(f.fabric.sent, 16 + 1);
+    assert_eq!(f.fabric.now, 16 * (2 * 64 + 4096));
+}
+
+/// Unreachable after the id's own CM response timeout and retries: on an
+/// RC id its REQs, on a UD id its SIDR_REQs (2^(x-8) ms each).
+#[test]
+fn an_ids_cm_response_times_its_requests() {
+    let faults = Faults {
+        loss: 1000,
+        ..Faults::default()
+    };
+    let mut f = RdmaFabric::new(2, 6, faults);
+    let (_l, c) = resolved_pair(&mut f, any(PORT));
+    let to = CmResponse::new(12, 2).unwrap();
+    f.call(CLIENT, |cm, h| {
+        cm.set_cm_response(c, to).unwrap();
+        cm.connect(h, c, &params(b"")).unwrap()
+    });
+    assert!(f.run_until_quiet(10_000));
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::Unreachable);
+    assert_eq!(evs[0].1.status, EventStatus::TimedOut);
+    assert_eq!(f.fabric.sent, 3 + 1, "3 REQs and the REJ (timeout)");
+    assert_eq!(f.fabric.now, 3 * (2 * 64 + 16));
+
+    let mut f = RdmaFabric::new(2, 7, faults);
+    let (_l, c) = resolved_ud_pair(&mut f);
+    let to = CmResponse::new(13, 1).unwrap();
+    f.call(CLIENT, |cm, h| {
+        cm.set_cm_response(c, to).unwrap();
+        cm.connect(h, c, &params(b"")).unwrap()
+    });
+    assert!(f.run_until_quiet(10_000));
+    let evs = f.take_events(CLIENT);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::Unreachable);
+    assert_eq!(f.fabric.sent, 2);
+    assert_eq!(f.fabric.now, 2 * 32);
 }
 
 #[test]

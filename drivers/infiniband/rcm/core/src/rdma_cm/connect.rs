@@ -20,13 +20,6 @@ use crate::wire::cma_hdr::{CmaHdr, IpAddr, CMA_HDR_LEN};
 use crate::wire::rep::Rep;
 use crate::wire::req::Req;
 
-/// How long a peer may take to answer a REQ, as rdma_cm asks for it
-/// (`CMA_CM_RESPONSE_TIMEOUT`).
-pub const CM_RESPONSE_TIMEOUT: IbaTime = IbaTime::new(20);
-
-/// How often rdma_cm's REQs are retried (`CMA_MAX_CM_RETRIES`).
-pub const MAX_CM_RETRIES: u8 = 15;
-
 /// The most transport and RNR retries a connection asks for.
 const MAX_RETRIES: u8 = 7;
 
@@ -133,17 +126,17 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         req.local_qpn = r.qp_num;
         req.responder_resources = p.responder_resources;
         req.initiator_depth = p.initiator_depth;
-        req.remote_cm_response_timeout = CM_RESPONSE_TIMEOUT;
+        req.remote_cm_response_timeout = r.cm_response.timeout();
         req.transport_service_type = service_type;
         req.extended_transport_type = extended;
         req.end_to_end_flow_control = p.flow_control;
         req.starting_psn = r.psn;
-        req.local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
+        req.local_cm_response_timeout = r.cm_response.timeout();
         req.retry_count = p.retry_count.min(MAX_RETRIES);
         req.partition_key = path.pkey;
         req.path_mtu = path.mtu & 0xF;
         req.rnr_retry_count = p.rnr_retry_count.min(MAX_RETRIES);
-        req.max_cm_retries = MAX_CM_RETRIES;
+        req.max_cm_retries = r.cm_response.retries();
         req.srq = r.srq;
         req.primary_path = path.req_path(None, route.ack_delay);
         req.private_data = private_data;

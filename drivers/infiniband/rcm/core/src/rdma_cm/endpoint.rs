@@ -8,6 +8,7 @@
 
 use super::addr::{Family, IpKey, SockAddr};
 use super::bind::{BindError, BindRequest, NetId, PortTable};
+use super::cm_response::CmResponse;
 use super::devices::DeviceIndex;
 use super::host::{Host, IwOptions};
 use super::id_list::{IdLink, IdList};
@@ -132,6 +133,9 @@ pub struct Id<A> {
     pub(crate) tos: Option<u8>,
     /// ECE (vendor id, options) to offer.
     pub(crate) ece: (u32, u32),
+    /// How long its REQ or SIDR_REQ waits for an answer, how often it is
+    /// sent again.
+    pub(crate) cm_response: CmResponse,
     /// The listener a passive id came from.
     pub(crate) listener: Option<RdmaId>,
     /// rdma_cm gave up on the connection (CONNECT_ERROR): the CM's later
@@ -178,6 +182,7 @@ impl<A> Id<A> {
             qkey: 0,
             tos: None,
             ece: (0, 0),
+            cm_response: CmResponse::DEFAULT,
             listener: None,
             gave_up: false,
             iw: false,

@@ -6,7 +6,7 @@
 //! becomes ESTABLISHED or UNREACHABLE, as 6.12's `cma_resolve_ib_udp`,
 //! `cma_send_sidr_rep` and `cma_sidr_rep_handler` do.
 
-use super::connect::{request_data, service_id_of, ConnParams, MAX_CM_RETRIES};
+use super::connect::{request_data, service_id_of, ConnParams};
 use super::endpoint::{RdmaCm, RdmaCmError, RdmaId, RdmaQpType};
 use super::event::{ConnData, EventKind, EventStatus, RdmaEvent};
 use super::host::Host;
@@ -20,10 +20,6 @@ use crate::wire::sidr::{SidrRep, SidrReq};
 
 /// The Q_Key of UD ids in the UDP and IB port spaces (`RDMA_UDP_QKEY`).
 pub const UDP_QKEY: u32 = 0x0123_4567;
-
-/// How long a SIDR_REQ waits before it is sent again: 6.12 derives it
-/// from its CM response timeout exponent (20) as 2^(20-8) ms.
-pub const SIDR_TIMEOUT_MS: u32 = 1 << (20 - 8);
 
 /// The Q_Key a UD id of port space `ps` uses unless told otherwise
 /// (IPoIB's comes from its broadcast group, which rcm does not join).
@@ -53,8 +49,9 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         req.partition_key = route.path.pkey;
         req.service_id = service_id_of(r.ps, &dst);
         req.private_data = request_data(&src, &dst, p.private_data)?;
+        let (timeout_ms, retries) = (r.cm_response.sidr_timeout_ms(), r.cm_response.retries());
         self.start_exchange(host, id, device, |ep, now, comm, out| {
-            ep.send_sidr_req(now, comm, &req, peer, SIDR_TIMEOUT_MS, MAX_CM_RETRIES, out)
+            ep.send_sidr_req(now, comm, &req, peer, timeout_ms, retries, out)
         })
     }
 

@@ -25,6 +25,15 @@ const ID_AFONLY: u32 = 2;
 const ID_ACK_TIMEOUT: u32 = 3;
 /// `RDMA_OPTION_IB_PATH`.
 const IB_PATH: u32 = 1;
+// rcm's own options at level ID, one byte each
+// (`include/uapi/rdma/rcm_user_cm.h`), far above 6.12's numbers (0-3) so
+// that an option added upstream cannot take them. 6.12's rdma_ucm answers
+// both with ENOSYS, so a program learns which CM it runs on.
+/// The CM response timeout (an IBA time exponent) of the id's REQs and
+/// SIDR_REQs (see [`crate::rdma_cm::CmResponse`]).
+pub const RCM_ID_CM_RESPONSE_TIMEOUT: u32 = 0x100;
+/// How often the id's REQs and SIDR_REQs are sent again.
+pub const RCM_ID_MAX_CM_RETRIES: u32 = 0x101;
 
 /// The flags of the path record rdma_cm takes from a list: a GMP path,
 /// primary, bidirectional (`IB_PATH_GMP | IB_PATH_PRIMARY |
@@ -62,6 +71,10 @@ pub enum IdOption {
     /// A path record for the route (`rdma_set_ib_path`): the packed SA
     /// record, as `ib_sa_unpack_path` takes it.
     IbPath([u8; PACKED_PATH_REC_SIZE]),
+    /// rcm's CM response timeout of the id's requests (checked when set).
+    CmResponseTimeout(u8),
+    /// rcm's retry count of the id's requests (checked when set).
+    MaxCmRetries(u8),
 }
 
 impl SetOption {
@@ -74,6 +87,10 @@ impl SetOption {
             (LEVEL_ID, ID_AFONLY) => int_flag(value).map(IdOption::AfOnly),
             (LEVEL_ID, ID_ACK_TIMEOUT) => one_byte(value).map(IdOption::AckTimeout),
             (LEVEL_IB, IB_PATH) => usable_path(value).map(IdOption::IbPath),
+            (LEVEL_ID, RCM_ID_CM_RESPONSE_TIMEOUT) => {
+                one_byte(value).map(IdOption::CmResponseTimeout)
+            }
+            (LEVEL_ID, RCM_ID_MAX_CM_RETRIES) => one_byte(value).map(IdOption::MaxCmRetries),
             _ => Err(UcmaError::NotImplemented),
         }
     }
@@ -132,6 +149,13 @@ mod tests {
         assert_eq!(opt(0, 2).value(&[1]), Err(UcmaError::Invalid));
         assert_eq!(opt(0, 3).value(&[14]), Ok(IdOption::AckTimeout(14)));
         assert_eq!(opt(0, 4).value(&[14]), Err(UcmaError::NotImplemented));
+        assert_eq!(
+            opt(0, 0x100).value(&[12]),
+            Ok(IdOption::CmResponseTimeout(12))
+        );
+        assert_eq!(opt(0, 0x101).value(&[2]), Ok(IdOption::MaxCmRetries(2)));
+        assert_eq!(opt(0, 0x101).value(&[2, 0]), Err(UcmaError::Invalid));
+        assert_eq!(opt(1, 0x100).value(&[12]), Err(UcmaError::NotImplemented));
         assert_eq!(opt(2, 0).value(&[]), Err(UcmaError::NotImplemented));
     }
 
