@@ -11,7 +11,10 @@ NQN=rcm-test
 NVME_PORT=4420
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5c3c4a2e-9a55-4a52-9d1c-72636d746573
 HOSTID=5c3c4a2e-9a55-4a52-9d1c-72636d746573
-NVME_ARGS="-t rdma -a $RCM_PEER -s $NVME_PORT --hostnqn=$HOSTNQN --hostid=$HOSTID"
+# The target's address (a test may set another of the peer's before
+# sourcing this file).
+NVME_ADDR=${NVME_ADDR:-$RCM_PEER}
+NVME_ARGS="-t rdma -a $NVME_ADDR -s $NVME_PORT --hostnqn=$HOSTNQN --hostid=$HOSTID"
 
 # The target: subsystem $NQN with a 64 MiB file namespace on port 1.
 nvme_target_up() {
@@ -29,7 +32,7 @@ nvme_target_up() {
 		mkdir ports/1
 		echo rdma > ports/1/addr_trtype
 		echo ipv4 > ports/1/addr_adrfam
-		echo $RCM_PEER > ports/1/addr_traddr
+		echo $NVME_ADDR > ports/1/addr_traddr
 		echo $NVME_PORT > ports/1/addr_trsvcid
 		ln -s /sys/kernel/config/nvmet/subsystems/$NQN ports/1/subsystems/$NQN
 		dmesg | tail -n 3"
