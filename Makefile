@@ -7,8 +7,9 @@
 #   make run         the demo: a connection's life cycle between two guests
 #   make modules     build rcm.ko against the cached kernel (KDIR=<tree>:
 #                    against your own Rust-enabled 6.12 build tree)
-#   make modules_install  install rcm.ko alone into /lib/modules/<release>/
-#                    updates of the tree's kernel (INSTALL_MOD_PATH= as kbuild's)
+#   make modules_install  install rcm.ko alone into /usr/lib/rcm/<release>/,
+#                    outside the module tree (INSTALL_MOD_PATH= as kbuild's);
+#                    scripts/rcm-system-cm.sh switches the system to it
 #   make kernel      build (or reuse) the guest kernel; FLAVOR=debug|release
 #   make toolchain   install the packages and tools everything needs
 #   make fuzz        libFuzzer on rcm-core, FUZZ_SECONDS per target (60)

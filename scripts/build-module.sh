@@ -25,12 +25,29 @@ fi
 goal=${1:-modules}
 [ $# -gt 0 ] && shift
 if [ "$goal" = modules_install ]; then
-	# rcm.ko alone (stripped and signed as the kernel's config says): the
-	# module's own directory as the external module, so that the test
-	# modules and samples the whole tree builds stay out.
+	# rcm.ko alone (stripped, signed and compressed as the kernel's config
+	# says): the module's own directory as the external module, so that
+	# the test modules and samples the whole tree builds stay out. kbuild
+	# installs it into a staging tree; it goes to /usr/lib/rcm/<release>/,
+	# outside the module tree, until scripts/rcm-system-cm.sh switches the
+	# system to it (in the module tree depmod would resolve the C CM's
+	# symbols to it with nothing to stop ib_cm loading beside it).
 	mod=$RCM_ROOT/drivers/infiniband/rcm
 	make -C "$kbuild" M="$mod" "${kmake_args[@]}" -j"$(nproc)" modules
-	exec make -C "$kbuild" M="$mod" "${kmake_args[@]}" modules_install "$@"
+	stage=$(mktemp -d)
+	trap 'rm -rf "$stage"' EXIT
+	make -C "$kbuild" M="$mod" "${kmake_args[@]}" INSTALL_MOD_PATH="$stage" DEPMOD=true \
+		modules_install "$@"
+	ko=$(find "$stage/lib/modules" -name 'rcm.ko*' -print -quit)
+	[ -n "$ko" ] || { echo "kbuild installed no rcm.ko"; exit 1; }
+	krel=${ko#"$stage"/lib/modules/}
+	krel=${krel%%/*}
+	dest=${INSTALL_MOD_PATH:-}/usr/lib/rcm/$krel
+	rm -f "$dest"/rcm.ko*
+	install -D -m 644 "$ko" "$dest/${ko##*/}"
+	echo "rcm.ko installed in $dest (outside the module tree)"
+	"$RCM_ROOT/scripts/rcm-system-cm.sh" --kernel "$krel" --root "${INSTALL_MOD_PATH:-/}" refresh
+	exit
 fi
 make -C "$kbuild" M="$RCM_ROOT" "${kmake_args[@]}" -j"$(nproc)" "$goal" "$@"
 if [ "$goal" = modules ]; then

@@ -105,6 +105,8 @@ krel=$(cat "$kdir/build/include/config/kernel.release")
 mkdir -p "$stage/usr/lib/rcm" "$stage/lib/modules/$krel/extra"
 cp "$RCM_ROOT/scripts/guest/init" "$stage/init"
 cp "$RCM_ROOT"/scripts/guest/rcm-*.sh "$stage/usr/lib/rcm/"
+# the tool that switches a system's CM (tested as on a real root)
+cp "$RCM_ROOT/scripts/rcm-system-cm.sh" "$stage/usr/lib/rcm/"
 chmod +x "$stage/init" "$stage"/usr/lib/rcm/*.sh
 if [ -f "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" ]; then
 	cp "$RCM_ROOT/drivers/infiniband/rcm/rcm.ko" "$stage/lib/modules/$krel/extra/"

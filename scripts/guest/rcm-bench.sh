@@ -21,6 +21,7 @@
 # comma-separated), RCM_BENCH_HOLD_CONNS and RCM_BENCH_CMTIME_POINTS the
 # sizes.
 . /kselftest/rcm/rcm_nvme_lib.sh
+. /kselftest/rcm/rcm_cm_switch_lib.sh
 . /usr/lib/rcm/rcm-bench-trace.sh
 
 SAMPLE=/lib/modules/$(uname -r)/extra/rcm_test_conn.ko
@@ -30,8 +31,6 @@ RDMA_POINTS=$(echo "${RCM_BENCH_RDMA_POINTS:-1000:1,1000:100,1000:1000,10000:100
 # The hold run: this many connections up at once (memory per id), then
 # disconnected at once (lost DREPs show as DREQ timeouts).
 HOLD_CONNS=${RCM_BENCH_HOLD_CONNS:-10000}
-# The C modules rcm replaces (iw_cm stays: rcm uses it for iWARP).
-C_STACK="rdma_ucm rdma_cm ib_cm"
 CONNS=${RCM_BENCH_CONNS:-300}
 NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
 # cmtime runs: connections per run.
@@ -63,29 +62,10 @@ host_mark() { echo "RCM-HOST-MARK $*" >&3; }
 # rcm's rdma_cm exports through the C module), for cmtime only.
 switch_cm() {
 	case $1 in
-	rcm) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod /usr/lib/rcm/rcm.ko ucma=1" ;;
-	rcmk) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod /usr/lib/rcm/rcm.ko && insmod \$(modinfo -n rdma_ucm)" ;;
-	base) echo "for m in $C_STACK; do rmmod \$m 2>/dev/null; done; rmmod rcm 2>/dev/null; insmod $BASELINE_KO ucma=1" ;;
-	*) echo "rmmod rdma_ucm 2>/dev/null; rmmod rcm && for m in ib_cm rdma_cm rdma_ucm; do modprobe \$m || exit 1; done" ;;
+	rcmk) echo "$(rcm_cm_out_cmd); insmod $RCM_KO && insmod \$(modinfo -n rdma_ucm)" ;;
+	base) echo "$(rcm_cm_out_cmd); insmod $BASELINE_KO ucma=1" ;;
+	*) rcm_cm_switch_cmd "$1" ;;
 	esac
-}
-
-# Load module <name> and what it needs on the CM in place: in mode "both"
-# depmod still resolves the CM's symbols to the C modules, so on rcm the
-# dependencies are loaded one by one, the C CM modules left out (rcm
-# exports their symbols).
-load_on_cm() { # <c|rcm> <module>
-	if [ "$1" = c ]; then
-		modprobe "$2"
-		return
-	fi
-	modprobe --show-depends "$2" | while read -r how path args; do
-		[ "$how" = insmod ] || continue
-		case ${path##*/} in ib_cm.ko* | rdma_cm.ko*) continue ;; esac
-		name=${path##*/}
-		name=${name%%.ko*}
-		[ -d "/sys/module/${name//-/_}" ] || insmod "$path" $args || exit 1
-	done
 }
 
 # One measurement: <conns> <parallel>; prints the client's milliseconds.
@@ -486,9 +466,9 @@ run_hold() { # <c|rcm> <round>
 # unloaded again so that the CM can be swapped.
 run_nvme() { # <c|rcm> <round>
 	local i t0 ms=0
-	peer_run "$(declare -f load_on_cm); load_on_cm $1 nvmet-rdma" > /dev/null || return 1
+	peer_run "$(declare -f rcm_load_on_cm); rcm_load_on_cm $1 nvmet-rdma" > /dev/null || return 1
 	nvme_target_up > /dev/null || return 1
-	load_on_cm "$1" nvme-rdma || return 1
+	rcm_load_on_cm "$1" nvme-rdma || return 1
 	for ((i = 0; i < NVME_CONNECTS; i++)); do
 		t0=$EPOCHREALTIME
 		nvme_connect_live 4 > /dev/null || return 1

@@ -26,12 +26,10 @@
 # behind: it ignores objects the C run's insmod allocated (the copy may
 # have looked referenced, through a stale pointer, at the first scan).
 . "$(dirname "$(readlink -f "$0")")/rcm_lib.sh"
+. "$(dirname "$(readlink -f "$0")")/rcm_cm_switch_lib.sh"
 
 SAMPLE_KO=/lib/modules/$(uname -r)/extra/rcm_test_errno.ko
 QP_ATTR_KO=/lib/modules/$(uname -r)/extra/rcm_test_qp_attr.ko
-RCM_KO=/usr/lib/rcm/rcm.ko
-# The C modules rcm replaces (iw_cm stays: rcm uses it for iWARP).
-C_STACK="rdma_ucm rdma_cm ib_cm"
 KMEMLEAK=/sys/kernel/debug/kmemleak
 OUT=/tmp/rcm_ib_cm_errno
 
