@@ -94,7 +94,9 @@ switch_on() { # <rcm|ucma>
 	modinfo -F vermagic "$ko" | grep -q "^$krel " ||
 		die "$ko was built for $(modinfo -F vermagic "$ko" | cut -d' ' -f1), not $krel"
 	rm -f "$active_dir"/rcm.ko*
-	install -D -m 644 "$ko" "$active_dir/${ko##*/}"
+	mkdir -p "$active_dir"
+	cp "$ko" "$active_dir/${ko##*/}"
+	chmod 644 "$active_dir/${ko##*/}"
 	write_conf "$1"
 	run_depmod
 	report

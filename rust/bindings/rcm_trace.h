@@ -29,6 +29,9 @@ bool rcm_h_trace_icm_recv_enabled(void);
 void rcm_h_trace_icm_resend(const char *msg, u32 msg_len, u32 local_id, u32 remote_id,
 			    const char *state, u32 state_len);
 void rcm_h_trace_icm_timeout(u32 local_id, const char *event, u32 event_len);
+void rcm_h_trace_icm_state(u32 local_id, const char *from, u32 from_len, const char *to,
+			   u32 to_len);
+bool rcm_h_trace_icm_state_enabled(void);
 
 void rcm_h_trace_cm_event_handler(const struct rdma_cm_id *id,
 				  const struct rdma_cm_event *event);

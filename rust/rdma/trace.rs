@@ -101,3 +101,17 @@ pub(crate) fn icm_timeout(local_id: u32, event: &str) {
     // SAFETY: as in `icm_recv`.
     unsafe { bindings::rcm_h_trace_icm_timeout(local_id, e, el) };
 }
+
+/// `rcm:icm_state`: an id moved from state `from` to `to`.
+pub(crate) fn icm_state(local_id: u32, from: &str, to: &str) {
+    let (f, fl) = text(from);
+    let (t, tl) = text(to);
+    // SAFETY: as in `icm_recv`.
+    unsafe { bindings::rcm_h_trace_icm_state(local_id, f, fl, t, tl) };
+}
+
+/// Whether `rcm:icm_state` is on: the changes are collected only then.
+pub(crate) fn icm_state_enabled() -> bool {
+    // SAFETY: no arguments; reads the event's static key.
+    unsafe { bindings::rcm_h_trace_icm_state_enabled() }
+}

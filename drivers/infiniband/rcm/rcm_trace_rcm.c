@@ -30,3 +30,14 @@ void rcm_h_trace_icm_timeout(u32 local_id, const char *event, u32 event_len)
 {
 	trace_icm_timeout(local_id, event, event_len);
 }
+
+void rcm_h_trace_icm_state(u32 local_id, const char *from, u32 from_len, const char *to,
+			   u32 to_len)
+{
+	trace_icm_state(local_id, from, from_len, to, to_len);
+}
+
+bool rcm_h_trace_icm_state_enabled(void)
+{
+	return trace_icm_state_enabled();
+}

@@ -19,10 +19,11 @@
 use super::peer::Peer;
 use crate::proto::cm::{
     CommId, Destination, Event, LapState, Owner, Sink, State, Transmit, MAX_EVENTS_PER_INPUT,
-    MAX_SENDS_PER_INPUT,
+    MAX_SENDS_PER_INPUT, MAX_STATE_CHANGES_PER_INPUT,
 };
 use crate::proto::wire::mad::peek_attr_id;
 use crate::rdma::mad::MAD_SIZE;
+use crate::rdma::trace::icm_state_enabled as trace_states_enabled;
 use kernel::alloc::{AllocError, Flags};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNodeReservation};
@@ -63,6 +64,22 @@ impl Outgoing {
         retry: false,
         state: State::Idle,
         lap_state: LapState::Uninit,
+    };
+}
+
+/// An id's move from one state to another, for `rcm:icm_state`.
+#[derive(Clone, Copy)]
+pub(crate) struct StateChange {
+    pub(crate) id: CommId,
+    pub(crate) from: State,
+    pub(crate) to: State,
+}
+
+impl StateChange {
+    const BLANK: Self = StateChange {
+        id: CommId(0),
+        from: State::Idle,
+        to: State::Idle,
     };
 }
 
@@ -147,6 +164,11 @@ pub(crate) struct Outbox {
     pub(crate) dropped: u32,
     /// Attributes of received messages that were duplicates.
     pub(crate) duplicates: Room<u16>,
+    /// Whether state changes are collected: `rcm:icm_state` was on when
+    /// the room was reserved (off, a transition costs a test).
+    tracing_states: bool,
+    /// The ids' state changes, in order, while `tracing_states`.
+    pub(crate) states: Room<StateChange>,
     /// Events for consumers, in order.
     events: EventBatch,
     /// The queue node the events will occupy.
@@ -163,34 +185,56 @@ impl Outbox {
     /// Room for the output of `inputs` inputs (received MADs, API calls,
     /// expired timers), allocated with `flags`.
     pub(crate) fn reserve(inputs: usize, flags: Flags) -> Result<Self> {
-        Ok(Outbox {
+        Outbox {
             inputs,
             sends: Room::with_room(inputs * MAX_SENDS_PER_INPUT, Outgoing::BLANK, flags)?,
             handling: None,
             dropped: 0,
             duplicates: Room::with_room(inputs, 0, flags)?,
+            tracing_states: false,
+            states: Room::new(),
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
             node: Some(RBTreeNodeReservation::new(flags)?),
             lost: 0,
             next_deadline: None,
-        })
+        }
+        .with_state_room(flags)
+    }
+
+    /// Whether it collects state changes as `rcm:icm_state` now asks (a
+    /// spare kept from before the event was switched does not).
+    pub(crate) fn traces_states_as_asked(&self) -> bool {
+        self.tracing_states == trace_states_enabled()
+    }
+
+    /// Room for the state changes of its inputs if `rcm:icm_state` is on.
+    fn with_state_room(mut self, flags: Flags) -> Result<Self> {
+        self.tracing_states = trace_states_enabled();
+        if self.tracing_states {
+            let room = self.inputs.max(1) * MAX_STATE_CHANGES_PER_INPUT;
+            self.states = Room::with_room(room, StateChange::BLANK, flags)?;
+        }
+        Ok(self)
     }
 
     /// Room for the events of `inputs` inputs that send no MAD, for
     /// callers in atomic context, which cannot post MADs (they queue the
     /// events and drop the outbox).
     pub(crate) fn for_events(inputs: usize, flags: Flags) -> Result<Self> {
-        Ok(Outbox {
+        Outbox {
             inputs: 0,
             sends: Room::new(),
             handling: None,
             dropped: 0,
             duplicates: Room::new(),
+            tracing_states: false,
+            states: Room::new(),
             events: KVec::with_capacity(inputs * MAX_EVENTS_PER_INPUT, flags)?,
             node: Some(RBTreeNodeReservation::new(flags)?),
             lost: 0,
             next_deadline: None,
-        })
+        }
+        .with_state_room(flags)
     }
 
     /// An outbox without room, for calls that must go ahead whatever the
@@ -203,6 +247,8 @@ impl Outbox {
             handling: None,
             dropped: 0,
             duplicates: Room::new(),
+            tracing_states: false,
+            states: Room::new(),
             events: KVec::new(),
             node: None,
             lost: 0,
@@ -227,6 +273,7 @@ impl Outbox {
         }
         self.sends.clear();
         self.duplicates.clear();
+        self.states.clear();
         self.handling = None;
         self.dropped = 0;
         self.lost = 0;
@@ -236,6 +283,9 @@ impl Outbox {
         }
         if self.node.is_none() {
             self.node = Some(RBTreeNodeReservation::new(GFP_KERNEL).ok()?);
+        }
+        if !self.traces_states_as_asked() {
+            return self.with_state_room(GFP_KERNEL).ok();
         }
         Some(self)
     }
@@ -304,6 +354,13 @@ impl Sink<Peer> for Outbox {
     fn event(&mut self, id: CommId, owner: Owner, event: Event) {
         if self.events.push((id, owner, event), GFP_ATOMIC).is_err() {
             self.lost += 1;
+        }
+    }
+
+    fn state_changed(&mut self, id: CommId, from: State, to: State) {
+        if self.tracing_states {
+            // Only a trace: beyond the core's bound it is best effort.
+            let _ = self.states.push(StateChange { id, from, to });
         }
     }
 }

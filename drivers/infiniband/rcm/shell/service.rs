@@ -425,6 +425,7 @@ impl CmService {
         let mut next_deadline = outbox.next_deadline.take();
         // Bounded: a failure report produces at most a REJ, whose own
         // failure is not reported again.
+        trace::state_changes(&outbox);
         for _ in 0..2 {
             // Every round's events: the failure reports' (REQ_ERROR ...)
             // too.
@@ -453,6 +454,7 @@ impl CmService {
                     ep.send_failed(now, *id, *attr_id, &mut reports);
                 }
             }
+            trace::state_changes(&reports);
             outbox = reports;
         }
         // The last round's events, if its sends were not tried.
@@ -477,8 +479,8 @@ impl CmService {
             _ => None,
         };
         match spare {
-            Some(outbox) => Ok(outbox),
-            None => Outbox::reserve(inputs, GFP_KERNEL),
+            Some(outbox) if outbox.traces_states_as_asked() => Ok(outbox),
+            _ => Outbox::reserve(inputs, GFP_KERNEL),
         }
     }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The shell's trace events (`rust/rdma/trace.rs`): CM messages sent
-//! (ib_cma's events, as 6.12 names them) and received, retransmissions and
-//! timer-ended exchanges (rcm's own), each fired after the endpoint's lock
-//! is released, from what the input left in its outbox.
+//! (ib_cma's events, as 6.12 names them) and received, retransmissions,
+//! timer-ended exchanges and ids' state changes (rcm's own), each fired
+//! after the endpoint's lock is released, from what the input left in its
+//! outbox.
 
 use super::outbox::{Outbox, Outgoing};
 use crate::proto::cm::{Dropped, Event, Handled, State};
@@ -90,5 +91,12 @@ pub(crate) fn received(mad: &[u8; MAD_SIZE], handled: &Handled, state: Option<St
 pub(crate) fn timer_events(outbox: &Outbox) {
     for (id, _, event) in outbox.events() {
         trace::icm_timeout(id.0, Event::name(event));
+    }
+}
+
+/// The ids' state changes an input made, in order.
+pub(crate) fn state_changes(outbox: &Outbox) {
+    for change in outbox.states.as_slice() {
+        trace::icm_state(change.id.0, change.from.name(), change.to.name());
     }
 }

@@ -75,6 +75,22 @@ TRACE_EVENT(icm_timeout,
 	TP_printk("local_id=%u %s", __entry->local_id, __get_str(event))
 );
 
+TRACE_EVENT(icm_state,
+	TP_PROTO(u32 local_id, const char *from, u32 from_len, const char *to, u32 to_len),
+	TP_ARGS(local_id, from, from_len, to, to_len),
+	TP_STRUCT__entry(
+		__field(u32, local_id)
+		__string_len(from, from, from_len)
+		__string_len(to, to, to_len)
+	),
+	TP_fast_assign(
+		__entry->local_id = local_id;
+		__assign_str(from);
+		__assign_str(to);
+	),
+	TP_printk("local_id=%u %s -> %s", __entry->local_id, __get_str(from), __get_str(to))
+);
+
 #endif
 
 #undef TRACE_INCLUDE_PATH

@@ -5,8 +5,8 @@
 # names and the same fields (each event's format file, IDs aside, compared
 # with the C CM's in the other guest), and they must fire with the state,
 # reason and handler return of what happened. rcm's own events (system
-# rcm) report what 6.12 does not trace: messages received, retransmissions
-# and timed-out exchanges.
+# rcm) report what 6.12 does not trace: messages received, retransmissions,
+# timed-out exchanges and ids' state changes.
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rcm_lib.sh"
 
 TRACING=/sys/kernel/tracing
@@ -65,6 +65,19 @@ trace_has() {
 	return $missing
 }
 
+# Each id's state changes in <trace> chain up: every change leaves the
+# state the one before it entered.
+states_chained() { # <trace>
+	printf '%s\n' "$1" | awk '/icm_state: local_id=/ {
+		match($0, /local_id=[0-9]+ [A-Z_]+ -> [A-Z_]+/)
+		split(substr($0, RSTART + 9, RLENGTH - 9), f, " ")
+		if ((f[1] in last) && last[f[1]] != f[2]) {
+			print "id " f[1] " left " f[2] " after entering " last[f[1]]; bad = 1
+		}
+		last[f[1]] = f[4]; n++
+	} END { if (n == 0) { print "no icm_state events"; bad = 1 } exit bad }'
+}
+
 # One rping connection from this guest's C CM to rping's server on the
 # peer's rcm: rcm's side of it in its trace, message by message with the
 # states the C CM's events would show, and every rdma_cm event its
@@ -85,7 +98,14 @@ connection_traced() {
 		'cm_event_handler: .* ESTABLISHED \(9/0\)' \
 		'icm_recv: DREQ .*state=(DREQ_RCVD|TIMEWAIT) reason=0 handled|icm_send_dreq: .*state=DREQ_SENT' \
 		'icm_send_drep: .*state=TIMEWAIT|icm_recv: DREP .*state=TIMEWAIT' \
-		'cm_event_handler: .* DISCONNECTED \(10/0\)'
+		'cm_event_handler: .* DISCONNECTED \(10/0\)' \
+		'icm_state: local_id=[0-9]+ IDLE -> LISTEN' \
+		'icm_state: local_id=[0-9]+ IDLE -> REQ_RCVD' \
+		'icm_state: local_id=[0-9]+ (REQ_RCVD|MRA_REQ_SENT) -> REP_SENT' \
+		'icm_state: local_id=[0-9]+ REP_SENT -> ESTABLISHED' \
+		'icm_state: local_id=[0-9]+ ESTABLISHED -> DREQ_(RCVD|SENT)' \
+		'icm_state: local_id=[0-9]+ DREQ_(RCVD|SENT) -> TIMEWAIT' &&
+		states_chained "$trace"
 }
 
 # A REQ to a service nobody listens on: rcm's REJ event names its reason.
@@ -102,7 +122,7 @@ reject_traced() {
 # The trace points against the C CM in the other guest.
 trace_scenarios() {
 	rcm_expect "trace events: ib_cma's and rdma_cma's formats are the C CM's" formats_match
-	rcm_expect "trace events: a connection's messages, states and rdma_cm events on rcm's side" \
+	rcm_expect "trace events: a connection's messages, state changes and rdma_cm events on rcm's side" \
 		connection_traced
 	rcm_expect "trace events: rcm's REJ to an unknown service names reason 8" reject_traced
 }

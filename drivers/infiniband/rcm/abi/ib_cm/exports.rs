@@ -107,7 +107,7 @@ fn listen_on(
             share_tag: share_tag(b.handler_and_context().0),
             join,
         };
-        let holder = s.call(|ep, _| ep.listen(b.comm, spec))?;
+        let holder = s.call(|ep, out| ep.listen(b.comm, spec, out))?;
         let holder_box = s
             .part::<IbCm>()
             .and_then(|ib| ib.id_box(holder))

@@ -220,7 +220,8 @@ impl Pair {
             peer_window: 0,
         });
         let listener = b.create_id(DeviceId(0), GUID_B).expect("create_id");
-        b.listen(listener, ListenSpec::exact(SID)).expect("listen");
+        b.listen(listener, ListenSpec::exact(SID), &mut Out::default())
+            .expect("listen");
         Pair {
             a: Endpoint::new(Config {
                 id_operand: 0x2545_f491,

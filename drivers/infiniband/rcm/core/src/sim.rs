@@ -15,7 +15,8 @@ pub mod rdma;
 use crate::cm::store::btree::Std;
 use crate::cm::{
     keeps_sender, CommId, Config, Destination, DeviceId, Endpoint, Event, Handled, Millis,
-    Received, Sink, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
+    Received, Sink, State, Transmit, MAX_EVENTS_PER_INPUT, MAX_SENDS_PER_INPUT,
+    MAX_STATE_CHANGES_PER_INPUT,
 };
 use crate::wire::field::Mad;
 use crate::wire::mad::peek_attr_id;
@@ -101,6 +102,47 @@ pub struct Node {
     pub events: Vec<(CommId, Event)>,
     /// Duplicates counted by the endpoint.
     pub duplicates: u64,
+    /// Each id's state as its reported state changes tell it: after every
+    /// input it must be the id's state (a transition that bypassed the
+    /// sink would leave them apart, and the `rcm:icm_state` trace wrong).
+    pub told_states: BTreeMap<CommId, State>,
+}
+
+impl Node {
+    /// Takes one input's reported state changes and checks them against
+    /// the ids' states (see [`Node::told_states`]).
+    fn check_told_states(&mut self, n: u32, changes: &[(CommId, State, State)]) {
+        assert!(
+            changes.len() <= MAX_STATE_CHANGES_PER_INPUT,
+            "node {n}: one input made {} state changes (bound {MAX_STATE_CHANGES_PER_INPUT}): {changes:?}",
+            changes.len()
+        );
+        for &(id, from, to) in changes {
+            assert_ne!(
+                from, to,
+                "node {n}: id {id:?} reported a change to its own state"
+            );
+            if let Some(&told) = self.told_states.get(&id) {
+                assert_eq!(
+                    from, told,
+                    "node {n}: id {id:?} left a state it was not told to be in"
+                );
+            }
+            self.told_states.insert(id, to);
+        }
+        let ep = &self.ep;
+        self.told_states.retain(|id, _| ep.get(*id).is_some());
+        // An id nothing was told of is as new ones are: IDLE.
+        for id in ep.ids() {
+            let told = self.told_states.get(&id).copied().unwrap_or(State::Idle);
+            let state = ep.get(id).map(|c| c.state());
+            assert_eq!(
+                state,
+                Some(told),
+                "node {n}: id {id:?} changed state untold"
+            );
+        }
+    }
 }
 
 /// Collects one call's output.
@@ -112,6 +154,7 @@ pub struct Outbox {
     sent: Vec<(u32, Box<Mad>, bool)>,
     events: Vec<(CommId, Event)>,
     duplicates: u64,
+    states: Vec<(CommId, State, State)>,
 }
 
 impl Sink<u32> for Outbox {
@@ -129,6 +172,9 @@ impl Sink<u32> for Outbox {
     }
     fn duplicate(&mut self, _attr_id: u16) {
         self.duplicates += 1;
+    }
+    fn state_changed(&mut self, id: CommId, from: State, to: State) {
+        self.states.push((id, from, to));
     }
 }
 
@@ -173,6 +219,7 @@ impl Fabric {
                 guid: 0x1000 + u64::from(i),
                 events: Vec::new(),
                 duplicates: 0,
+                told_states: BTreeMap::new(),
             })
             .collect();
         Fabric {
@@ -265,6 +312,7 @@ impl Fabric {
             for (id, ev) in out.events {
                 node.events.push((id, ev));
             }
+            node.check_told_states(n, &out.states);
         }
     }
 

@@ -474,7 +474,8 @@ fn only_a_request_needs_its_sender() {
         peer_window: 0,
     });
     let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
-    ep.listen(listener, ListenSpec::exact(SID)).expect("listen");
+    ep.listen(listener, ListenSpec::exact(SID), &mut Capture::default())
+        .expect("listen");
     let anonymous = Received {
         from: None,
         device: DeviceId(0),
@@ -538,10 +539,11 @@ fn a_request_goes_to_the_surface_of_its_listener() {
         let rdma = ep
             .create_owned_id(DeviceId(0), guid_b, Owner::RdmaCm)
             .expect("create_owned_id");
-        ep.listen(rdma, ListenSpec::exact(SID)).expect("listen");
+        ep.listen(rdma, ListenSpec::exact(SID), &mut Capture::default())
+            .expect("listen");
         assert_eq!(ep.get(rdma).map(|c| c.owner()), Some(Owner::RdmaCm));
         let plain = ep.create_id(DeviceId(0), guid_b).expect("create_id");
-        ep.listen(plain, ListenSpec::exact(SID + 1))
+        ep.listen(plain, ListenSpec::exact(SID + 1), &mut Capture::default())
             .expect("listen");
     }
     for (from, sid, owner) in [(A, SID, Owner::RdmaCm), (2, SID + 1, Owner::IbCm)] {

@@ -19,28 +19,28 @@ fn listen_table_rules() {
     };
     let l1 = create(&mut f, B);
     let l2 = create(&mut f, B);
-    f.call(B, |ep, _, _| ep.listen(l1, spec(SID, None)))
+    f.call(B, |ep, _, out| ep.listen(l1, spec(SID, None), out))
         .unwrap();
     assert_eq!(
-        f.call(B, |ep, _, _| ep.listen(l2, spec(SID, None))),
+        f.call(B, |ep, _, out| ep.listen(l2, spec(SID, None), out)),
         Err(CmError::Busy)
     );
     assert_eq!(
-        f.call(B, |ep, _, _| ep.listen(l1, spec(SID + 1, None))),
+        f.call(B, |ep, _, out| ep.listen(l1, spec(SID + 1, None), out)),
         Err(CmError::InvalidState)
     );
     // shared listeners: same tag, same id back
     let s1 = create(&mut f, B);
     let s2 = create(&mut f, B);
     let got1 = f
-        .call(B, |ep, _, _| ep.listen(s1, spec(7, Some(9))))
+        .call(B, |ep, _, out| ep.listen(s1, spec(7, Some(9)), out))
         .unwrap();
     let got2 = f
-        .call(B, |ep, _, _| ep.listen(s2, spec(7, Some(9))))
+        .call(B, |ep, _, out| ep.listen(s2, spec(7, Some(9)), out))
         .unwrap();
     assert_eq!((got1, got2), (s1, s1));
     assert_eq!(
-        f.call(B, |ep, _, _| ep.listen(l2, spec(7, Some(8)))),
+        f.call(B, |ep, _, out| ep.listen(l2, spec(7, Some(8)), out)),
         Err(CmError::Busy)
     );
     assert_eq!(
@@ -61,18 +61,21 @@ fn listen_table_rules() {
         join: false,
         ..spec(11, Some(9))
     };
-    f.call(B, |ep, _, _| ep.listen(own, exclusive)).unwrap();
+    f.call(B, |ep, _, out| ep.listen(own, exclusive, out))
+        .unwrap();
     assert_eq!(
-        f.call(B, |ep, _, _| ep.listen(other, exclusive)),
+        f.call(B, |ep, _, out| ep.listen(other, exclusive, out)),
         Err(CmError::Busy)
     );
     assert_eq!(
-        f.call(B, |ep, _, _| ep.listen(joiner, spec(11, Some(9)))),
+        f.call(B, |ep, _, out| ep.listen(joiner, spec(11, Some(9)), out)),
         Ok(own)
     );
     // assigned ids, and the reserved range
     let got = f
-        .call(B, |ep, _, _| ep.listen(l2, spec(ASSIGN_SERVICE_ID, None)))
+        .call(B, |ep, _, out| {
+            ep.listen(l2, spec(ASSIGN_SERVICE_ID, None), out)
+        })
         .unwrap();
     assert_eq!(
         f.nodes[1].ep.get(got).unwrap().service_id(),
@@ -80,13 +83,16 @@ fn listen_table_rules() {
     );
     let l3 = create(&mut f, B);
     assert_eq!(
-        f.call(B, |ep, _, _| ep
-            .listen(l3, spec(ASSIGN_SERVICE_ID + 5, None))),
+        f.call(B, |ep, _, out| ep.listen(
+            l3,
+            spec(ASSIGN_SERVICE_ID + 5, None),
+            out
+        )),
         Err(CmError::InvalidArgument)
     );
     // a masked listener catches a whole port space; exact ones win
     let wide = create(&mut f, B);
-    f.call(B, |ep, _, _| {
+    f.call(B, |ep, _, out| {
         ep.listen(
             wide,
             ListenSpec {
@@ -96,6 +102,7 @@ fn listen_table_rules() {
                 share_tag: None,
                 join: false,
             },
+            out,
         )
     })
     .unwrap();
@@ -109,7 +116,7 @@ fn listen_table_rules() {
         matches!(next_event(&mut f, B).1, Event::ReqReceived { listener, .. } if listener == wide)
     );
     let exact = create(&mut f, B);
-    f.call(B, |ep, _, _| {
+    f.call(B, |ep, _, out| {
         ep.listen(
             exact,
             ListenSpec {
@@ -119,6 +126,7 @@ fn listen_table_rules() {
                 share_tag: None,
                 join: false,
             },
+            out,
         )
     })
     .unwrap();
@@ -297,7 +305,8 @@ fn comm_id_all_ones_is_an_ordinary_id() {
     });
     let listener = ep.create_id(DeviceId(0), 0xB).expect("create_id");
     assert_eq!(listener, CommId(u32::MAX));
-    ep.listen(listener, ListenSpec::exact(SID)).expect("listen");
+    ep.listen(listener, ListenSpec::exact(SID), &mut Capture::default())
+        .expect("listen");
     let rx = Received {
         from: Some(A),
         device: DeviceId(0),

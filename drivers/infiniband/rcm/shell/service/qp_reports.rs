@@ -7,6 +7,7 @@
 use super::{CmService, KernelEndpoint, QpReport};
 use crate::proto::cm::{CmError, CommId};
 use crate::shell::outbox::Outbox;
+use crate::shell::trace;
 use kernel::prelude::*;
 
 impl CmService {
@@ -40,6 +41,7 @@ impl CmService {
         let r = report.apply(&mut ep, comm, &mut outbox);
         mirror(&ep);
         drop(ep);
+        trace::state_changes(&outbox);
         self.queue_events(&mut outbox);
         r
     }

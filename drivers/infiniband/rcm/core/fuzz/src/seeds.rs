@@ -282,7 +282,7 @@ impl Pair {
     fn listen(&mut self, n: u32, sid: u64) -> CommId {
         let id = self.create(n);
         let spec = ListenSpec::exact(sid);
-        self.call(n, |ep, _, _| ep.listen(id, spec))
+        self.call(n, |ep, _, out| ep.listen(id, spec, out))
             .expect("listen")
     }
 

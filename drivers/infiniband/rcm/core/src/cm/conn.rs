@@ -232,6 +232,14 @@ impl<A: Copy> Connection<A> {
         }
     }
 
+    /// Moves the id to state `to`; the sink hears of a change.
+    pub(crate) fn move_to<S: Sink<A>>(&mut self, to: State, sink: &mut S) {
+        let from = core::mem::replace(&mut self.state, to);
+        if from != to {
+            sink.state_changed(self.id, from, to);
+        }
+    }
+
     /// Sends `mad`, a message of this id's, to its peer (if known yet).
     pub(crate) fn send_to_peer<S: Sink<A>>(&self, mad: &Mad, retry: bool, sink: &mut S) {
         if let Some(to) = self.peer.as_ref() {

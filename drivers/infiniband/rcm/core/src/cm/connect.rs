@@ -83,7 +83,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         qp.srq = req.srq;
         qp.ack_timeout = IbaTime::new(packet_life_time.exponent().saturating_add(1));
         qp.alt_ack_timeout = qp.ack_timeout;
-        conn.state = State::ReqSent;
+        conn.move_to(State::ReqSent, sink);
         // An XRC initiator keeps what it asked for (its QP attributes use
         // it) but the REQ does not carry it, as in 6.12.
         if transport == Transport::Xrc {
@@ -174,13 +174,13 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                 ca_guid: req.local_ca_guid,
             },
         ) {
-            self.discard(id);
+            self.discard(id, sink);
             return Handled::Dropped(e);
         }
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::NoMemory);
         };
-        conn.state = State::ReqRcvd;
+        conn.move_to(State::ReqRcvd, sink);
         conn.listener = Some(listener);
         conn.peer = Some(from);
         conn.service_id = req.service_id;
@@ -220,10 +220,10 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     }
 
     /// Frees an id that was never visible to anyone.
-    pub(crate) fn discard(&mut self, id: CommId) {
+    pub(crate) fn discard<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
         if let Some(conn) = self.conn_mut(id) {
             conn.destroyed = true;
-            conn.state = State::Idle;
+            conn.move_to(State::Idle, sink);
         }
         self.reap(id);
     }
@@ -260,7 +260,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         rep.remote_comm_id = conn.remote_id;
         rep.local_ca_guid = conn.local_ca_guid;
         rep.local_qpn &= 0x00FF_FFFF;
-        conn.state = State::RepSent;
+        conn.move_to(State::RepSent, sink);
         conn.qp.initiator_depth = rep.initiator_depth;
         conn.qp.responder_resources = rep.responder_resources;
         conn.qp.rq_psn = rep.starting_psn;
@@ -349,7 +349,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::UnknownId);
         };
-        conn.state = State::RepRcvd;
+        conn.move_to(State::RepRcvd, sink);
         let qp = &mut conn.qp;
         qp.initiator_depth = rep.responder_resources;
         qp.responder_resources = rep.initiator_depth;
@@ -410,7 +410,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         if !matches!(conn.state, State::RepRcvd | State::MraRepSent) {
             return Err(CmError::InvalidState);
         }
-        conn.state = State::Established;
+        conn.move_to(State::Established, sink);
         let tid = conn.tid;
         let rtu = Rtu {
             local_comm_id: id.0,
@@ -461,7 +461,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         self.cancel_timer(id);
         if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::Established;
+            conn.move_to(State::Established, sink);
         }
         self.emit(id, Event::RtuReceived(*rtu), sink);
         Handled::Delivered(id)
@@ -480,7 +480,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             State::Established => return Err(CmError::AlreadyConnected),
             _ => return Err(CmError::InvalidState),
         }
-        conn.state = State::Established;
+        conn.move_to(State::Established, sink);
         self.cancel_timer(id);
         self.emit(id, Event::UserEstablished, sink);
         Ok(())
@@ -544,11 +544,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         let conn = self.live_mut(id)?;
         let message_mraed = match (conn.state, conn.lap_state) {
             (State::ReqRcvd, _) => {
-                conn.state = State::MraReqSent;
+                conn.move_to(State::MraReqSent, sink);
                 message_ref::REQ
             }
             (State::RepRcvd, _) => {
-                conn.state = State::MraRepSent;
+                conn.move_to(State::MraRepSent, sink);
                 message_ref::REP
             }
             (State::Established, LapState::Rcvd) => {
@@ -589,8 +589,8 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return Handled::Dropped(Dropped::UnknownId);
         };
         match (conn.state, conn.lap_state, mra.message_mraed) {
-            (State::ReqSent, _, message_ref::REQ) => conn.state = State::MraReqRcvd,
-            (State::RepSent, _, message_ref::REP) => conn.state = State::MraRepRcvd,
+            (State::ReqSent, _, message_ref::REQ) => conn.move_to(State::MraReqRcvd, sink),
+            (State::RepSent, _, message_ref::REP) => conn.move_to(State::MraRepRcvd, sink),
             (State::Established, LapState::Sent, message_ref::OTHER) => {
                 conn.lap_state = LapState::MraRcvd
             }
@@ -672,11 +672,11 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         if matches!(state, State::RepSent | State::MraRepRcvd) {
             // The peer may already use the connection: wait out TIMEWAIT,
             // repeating this REJ if its RTU shows it missed it.
-            self.enter_timewait(now, id);
+            self.enter_timewait(now, id, sink);
             self.send_response(id, mad, sink);
         } else {
             self.send_once(id, mad, sink);
-            self.reset_to_idle(id);
+            self.reset_to_idle(id, sink);
         }
         Ok(())
     }
@@ -752,9 +752,9 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             ) => {
                 self.cancel_timer(id);
                 if rej.reason == RejectReason::StaleConn {
-                    self.enter_timewait(now, id);
+                    self.enter_timewait(now, id, sink);
                 } else {
-                    self.reset_to_idle(id);
+                    self.reset_to_idle(id, sink);
                 }
             }
             // In ESTABLISHED the C CM takes a REJ only before any LAP
@@ -768,7 +768,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
                         c.lap_state = LapState::Idle;
                     }
                 }
-                self.enter_timewait(now, id);
+                self.enter_timewait(now, id, sink);
             }
             _ => return Handled::Dropped(Dropped::WrongState),
         }

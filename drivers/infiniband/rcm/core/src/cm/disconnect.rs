@@ -52,7 +52,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             private_data,
         };
         conn.tid = tid;
-        conn.state = State::DreqSent;
+        conn.move_to(State::DreqSent, sink);
         let mad = build(tid, 0, CmMessage::Dreq(dreq));
         self.send_request(now, id, mad, sink);
         Ok(())
@@ -103,7 +103,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             private_data,
         };
         let mad = build(conn.tid, 0, CmMessage::Drep(drep));
-        self.enter_timewait(now, id);
+        self.enter_timewait(now, id, sink);
         self.send_response(id, mad, sink);
         Ok(())
     }
@@ -153,7 +153,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         let destroyed = match self.conn_mut(id) {
             Some(conn) => {
-                conn.state = State::DreqRcvd;
+                conn.move_to(State::DreqRcvd, sink);
                 conn.tid = tid;
                 conn.destroyed
             }
@@ -185,7 +185,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return Handled::Dropped(Dropped::WrongState);
         }
         self.cancel_timer(id);
-        self.enter_timewait(now, id);
+        self.enter_timewait(now, id, sink);
         self.emit(id, Event::DrepReceived(*drep), sink);
         Handled::Delivered(id)
     }

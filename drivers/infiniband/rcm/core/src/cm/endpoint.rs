@@ -320,24 +320,24 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     }
 
     /// Back to IDLE: no peer, no timer.
-    pub(crate) fn reset_to_idle(&mut self, id: CommId) {
+    pub(crate) fn reset_to_idle<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
         self.remove_remote(id);
         self.remove_sidr(id);
         self.cancel_timer(id);
         if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::Idle;
+            conn.move_to(State::Idle, sink);
         }
     }
 
     /// Into TIMEWAIT for one ACK timeout of the path: the peer's comm id and
     /// QPN are released, the id itself is not reusable until it ends.
-    pub(crate) fn enter_timewait(&mut self, now: Millis, id: CommId) {
+    pub(crate) fn enter_timewait<S: Sink<A>>(&mut self, now: Millis, id: CommId, sink: &mut S) {
         self.remove_remote(id);
         self.drop_request(id);
         let Some(conn) = self.conn_mut(id) else {
             return;
         };
-        conn.state = State::Timewait;
+        conn.move_to(State::Timewait, sink);
         let wait = timer::timewait_ms(conn.qp.ack_timeout);
         self.set_timer(
             id,
@@ -442,30 +442,32 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             State::Idle => {}
             State::Listen => {
                 let key = conn.listening.take().map(|l| l.key);
-                conn.state = State::Idle;
+                conn.move_to(State::Idle, sink);
                 if let Some(key) = key {
                     self.listeners.remove(&key);
                     self.masks.release(key.mask);
                 }
             }
-            State::SidrReqSent => self.reset_to_idle(id),
+            State::SidrReqSent => self.reset_to_idle(id, sink),
             State::SidrReqRcvd => {
                 let rep = SidrRep {
                     status: SidrStatus::Reject,
                     ..self.sidr_rep_template(id)
                 };
                 self.emit_sidr_rep(id, &rep, sink);
-                self.reset_to_idle(id);
+                self.reset_to_idle(id, sink);
             }
             // A REQ still waiting behind the peer's window never left:
             // nothing to reject.
-            State::ReqSent if matches!(conn.timer, Timer::Paced { .. }) => self.reset_to_idle(id),
+            State::ReqSent if matches!(conn.timer, Timer::Paced { .. }) => {
+                self.reset_to_idle(id, sink)
+            }
             State::ReqSent | State::MraReqRcvd => {
                 self.cancel_timer(id);
                 let ari = guid.to_be_bytes();
                 self.reject(now, id, RejectReason::Timeout, &ari, &[], sink)?;
             }
-            State::ReqRcvd if !reject => self.reset_to_idle(id),
+            State::ReqRcvd if !reject => self.reset_to_idle(id, sink),
             State::ReqRcvd
             | State::MraReqSent
             | State::RepRcvd

@@ -12,7 +12,7 @@ use super::conn::Listening;
 use super::error::CmError;
 use super::state::State;
 use super::store::{Collections, InsertError, OrderedMap};
-use super::{CommId, DeviceId, Endpoint};
+use super::{CommId, DeviceId, Endpoint, Sink};
 
 /// Asks `listen` to pick an unused service id (`IB_CM_ASSIGN_SERVICE_ID`).
 pub const ASSIGN_SERVICE_ID: u64 = 0x0200_0000_0000_0000;
@@ -107,7 +107,12 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     /// existing listener with the same key and tag (then `id` stays IDLE
     /// and the caller may destroy it). A listener with the same key but
     /// another tag, or an exclusive one, gives [`CmError::Busy`].
-    pub fn listen(&mut self, id: CommId, spec: ListenSpec) -> Result<CommId, CmError> {
+    pub fn listen<S: Sink<A>>(
+        &mut self,
+        id: CommId,
+        spec: ListenSpec,
+        sink: &mut S,
+    ) -> Result<CommId, CmError> {
         if self.live(id)?.state != State::Idle {
             return Err(CmError::InvalidState);
         }
@@ -157,7 +162,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             }
         }
         let conn = self.live_mut(id)?;
-        conn.state = State::Listen;
+        conn.move_to(State::Listen, sink);
         conn.service_id = service_id;
         conn.listening = Some(Listening {
             key,

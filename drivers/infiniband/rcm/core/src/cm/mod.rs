@@ -74,6 +74,11 @@ pub const MRA_FLAG_DELAY: u8 = 0x80;
 /// drop an event after a transition.
 pub const MAX_EVENTS_PER_INPUT: usize = 2;
 
+/// The most state changes one input makes, over all ids (as
+/// [`MAX_EVENTS_PER_INPUT`]; the simulation checks it too): room an
+/// embedding reserves to trace them.
+pub const MAX_STATE_CHANGES_PER_INPUT: usize = 4;
+
 /// The most MADs one input produces (as [`MAX_EVENTS_PER_INPUT`]). A MAD
 /// that cannot be sent is recovered by the protocol, so this bound is for
 /// sizing, not for correctness.
@@ -118,4 +123,6 @@ pub trait Sink<A> {
     fn event(&mut self, id: CommId, owner: Owner, event: Event);
     /// A received message was a duplicate (`cm_rx_duplicates`).
     fn duplicate(&mut self, _attr_id: u16) {}
+    /// An id moved from state `from` to `to` (the `rcm:icm_state` trace).
+    fn state_changed(&mut self, _id: CommId, _from: State, _to: State) {}
 }

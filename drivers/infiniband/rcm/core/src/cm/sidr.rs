@@ -45,7 +45,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         conn.remote_id = 0;
         conn.timeout_ms = timeout_ms;
         conn.max_cm_retries = max_retries;
-        conn.state = State::SidrReqSent;
+        conn.move_to(State::SidrReqSent, sink);
         let mad = build(tid, 0, CmMessage::SidrReq(req));
         self.send_request(now, id, mad, sink);
         Ok(())
@@ -80,14 +80,14 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             return Handled::Dropped(Dropped::NoMemory);
         };
         if self.sidr.try_insert(key, id).is_err() {
-            self.discard(id);
+            self.discard(id, sink);
             return Handled::Dropped(Dropped::NoMemory);
         }
         let Some(conn) = self.conn_mut(id) else {
             return Handled::Dropped(Dropped::UnknownId);
         };
         conn.in_sidr_table = true;
-        conn.state = State::SidrReqRcvd;
+        conn.move_to(State::SidrReqRcvd, sink);
         conn.listener = Some(listener);
         conn.peer = Some(from);
         conn.remote_id = req.request_id;
@@ -134,7 +134,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         self.emit_sidr_rep(id, &rep, sink);
         self.remove_sidr(id);
         if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::Idle;
+            conn.move_to(State::Idle, sink);
         }
         Ok(())
     }
@@ -164,7 +164,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
         }
         self.set_timer(id, super::NEVER, Timer::Idle);
         if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::Idle;
+            conn.move_to(State::Idle, sink);
         }
         self.drop_request(id);
         self.emit(id, Event::SidrRepReceived(*rep), sink);

@@ -290,20 +290,20 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
             // GUID), so that it does not complete a connection we dropped.
             State::ReqSent | State::MraReqRcvd => {
                 self.send_timeout_rej(id, sink);
-                self.reset_to_idle(id);
+                self.reset_to_idle(id, sink);
                 self.emit(id, Event::ReqError(why), sink);
             }
             State::RepSent | State::MraRepRcvd => {
                 self.send_timeout_rej(id, sink);
-                self.reset_to_idle(id);
+                self.reset_to_idle(id, sink);
                 self.emit(id, Event::RepError(why), sink);
             }
             State::DreqSent => {
-                self.enter_timewait(now, id);
+                self.enter_timewait(now, id, sink);
                 self.emit(id, Event::DreqError(why), sink);
             }
             State::SidrReqSent => {
-                self.reset_to_idle(id);
+                self.reset_to_idle(id, sink);
                 self.emit(id, Event::SidrReqError(why), sink);
             }
             State::Established if matches!(lap, LapState::Sent | LapState::MraRcvd) => {
@@ -321,7 +321,7 @@ impl<A: Copy + Ord, C: Collections> Endpoint<A, C> {
     fn timewait_over<S: Sink<A>>(&mut self, id: CommId, sink: &mut S) {
         self.set_timer(id, NEVER, Timer::Idle);
         if let Some(conn) = self.conn_mut(id) {
-            conn.state = State::Idle;
+            conn.move_to(State::Idle, sink);
         }
         self.drop_response(id);
         self.emit(id, Event::TimewaitExit, sink);

@@ -97,7 +97,7 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         };
         let holder = host.cm(|ep, now, out| {
             let comm = ep.create_owned_id(device.unwrap_or(ANY_DEVICE), guid, Owner::RdmaCm)?;
-            match ep.listen(comm, spec) {
+            match ep.listen(comm, spec, out) {
                 Ok(holder) => {
                     if holder != comm {
                         // Joined an existing listener: this id is spare.

@@ -189,7 +189,7 @@ impl Sim {
             share_tag: None,
             join: false,
         };
-        match self.f.call(n, |ep, _, _| ep.listen(id, spec)) {
+        match self.f.call(n, |ep, _, out| ep.listen(id, spec, out)) {
             Ok(_) => Ok(()),
             Err(CmError::Busy) => self.destroy(n, id),
             Err(e) => Err(format!("listen: {e:?}")),

@@ -48,7 +48,7 @@ pub fn create(f: &mut Fabric, n: u32) -> CommId {
 
 pub fn listen(f: &mut Fabric, n: u32, sid: u64) -> CommId {
     let id = create(f, n);
-    f.call(n, |ep, _, _| ep.listen(id, ListenSpec::exact(sid)))
+    f.call(n, |ep, _, out| ep.listen(id, ListenSpec::exact(sid), out))
         .expect("listen")
 }
 

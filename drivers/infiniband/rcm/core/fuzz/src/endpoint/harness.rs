@@ -183,7 +183,7 @@ impl Harness {
                     share_tag: (share != 0).then_some(u64::from(share)),
                     join: share != 0,
                 };
-                let r = self.f.call(at.0, |ep, _, _| ep.listen(at.1, spec));
+                let r = self.f.call(at.0, |ep, _, out| ep.listen(at.1, spec, out));
                 self.api(at, gone, r);
             }
             Op::SendReq {
