@@ -136,7 +136,7 @@ refresh)
 	mode=$(current_mode)
 	if [ "$mode" = c ]; then
 		report
-		echo "  to switch: $0 rcm (or ucma)"
+		echo "  to switch: $0 ${root:+--root $root --kernel $krel }rcm (or ucma)"
 	else
 		switch_on "$mode"
 	fi

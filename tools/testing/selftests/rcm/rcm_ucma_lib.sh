@@ -44,10 +44,11 @@ any_alive() {
 	return 1
 }
 
-# Waits up to $1 s until this guest has $2 rdma_cm ids in state CONNECT.
+# Waits up to $1 s until this guest has $2 rdma_cm ids in state CONNECT
+# (by the clock: each look under TCG can take most of a second).
 wait_connected_ids() {
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
+	local end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do
 		[ "$(rdma res show cm_id | grep -c 'state CONNECT')" -ge "$2" ] && return 0
 		sleep 0.1
 	done
@@ -73,7 +74,12 @@ neighbour_change_unreachable() {
 		rping -c -a "$RCM_PEER" > /tmp/rping-neigh.$i 2>&1 &
 		pids="$pids $!"
 	done
-	wait_connected_ids 30 3 || { echo "the rping clients did not connect"; rc=1; }
+	if ! wait_connected_ids 30 3; then
+		# What each side saw of the connection that did not last.
+		echo "the rping clients did not connect; the peer's server said:"
+		peer_run 'tail -20 /tmp/job.neigh.out; rdma res show cm_id'
+		rc=1
+	fi
 	for ((i = 0; i < 25; i++)); do
 		ip neigh replace "$RCM_PEER" lladdr $fake dev eth0 nud permanent
 		ip neigh replace "$RCM_PEER" lladdr "$real" dev eth0 nud reachable
