@@ -202,7 +202,8 @@ impl Outbox {
     }
 
     /// Whether it collects state changes as `rcm:icm_state` now asks (a
-    /// spare kept from before the event was switched does not).
+    /// spare kept from before the event was switched does not, and is
+    /// not taken).
     pub(crate) fn traces_states_as_asked(&self) -> bool {
         self.tracing_states == trace_states_enabled()
     }
@@ -283,9 +284,6 @@ impl Outbox {
         }
         if self.node.is_none() {
             self.node = Some(RBTreeNodeReservation::new(GFP_KERNEL).ok()?);
-        }
-        if !self.traces_states_as_asked() {
-            return self.with_state_room(GFP_KERNEL).ok();
         }
         Some(self)
     }

@@ -43,8 +43,8 @@ unload_all() {
 	[ -z "$(cms_loaded)" ] || { echo "still loaded: $(cms_loaded)"; return 1; }
 }
 
-# The tool names a loaded C CM when switching to rcm, and switching back
-# with it loaded changes nothing.
+# The tool names a loaded C CM when switching to rcm; switching back
+# then leaves the tree as it was (the last point compares it).
 switch_with_c_loaded() {
 	local out
 	out=$("$TOOL" --module "$RCM_KO" rcm) || { echo "$out"; return 1; }
