@@ -72,8 +72,8 @@ peer_connected() {
 }
 
 rxe1_active() {
-	local i
-	for ((i = 0; i < 300; i++)); do
+	local end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do
 		rdma link show rxe1/1 2> /dev/null | grep -q 'state ACTIVE' && return 0
 		sleep 0.1
 	done
