@@ -188,6 +188,14 @@ impl<Q: RdmaSurface> KernelHost<'_, Q> {
     pub(crate) fn mirrored(&mut self, id: RdmaId) {
         self.mirrored = Some(id);
     }
+
+    /// Whether what the call left so far changes no id once the core's
+    /// lock is released (no move to RTR or RTS, no iw_cm call, whose
+    /// results go back to the core): an id mirrored now stays as the
+    /// core has it.
+    pub(crate) fn leaves_ids_settled(&self) -> bool {
+        self.left.readies.is_empty() && self.left.iw_calls.is_empty()
+    }
 }
 
 impl<Q: RdmaSurface> Host<Peer> for KernelHost<'_, Q> {

@@ -59,6 +59,32 @@ impl RdmaCmAbi {
         self.service.call_settled(s, self, f)
     }
 
+    /// As [`Self::call_settled`], then mirrors `b`'s id (see
+    /// [`Self::sync`]): under the call's own hold of the core's lock if
+    /// nothing it left changes the id after (a connect, a disconnect, an
+    /// accept without a QP to move), else with one more hold once it is
+    /// settled.
+    pub(crate) fn call_settled_mirrored(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut Host<'_>) -> Result<(), RdmaCmError>,
+    ) -> Result<(), RdmaCmError> {
+        let mut mirrored = false;
+        let r = self.call_settled(s, |core, host| {
+            let r = f(core, host);
+            if host.leaves_ids_settled() {
+                mirror_at_end(core, host, b);
+                mirrored = true;
+            }
+            r
+        });
+        if !mirrored {
+            self.sync(b);
+        }
+        r
+    }
+
     /// A CM event of an id rdma_cm owns (its connections', and REQs for
     /// its listeners), handled here under the core's mutex; one the core
     /// no longer knows is handed back for ib_cm, which drops it.

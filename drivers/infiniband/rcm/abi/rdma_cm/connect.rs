@@ -51,9 +51,7 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
 impl RdmaCmAbi {
     /// `rdma_connect_locked`: the caller holds the id's handler lock.
     pub(crate) fn connect(&self, s: &CmService, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
-        let r = self.call_settled(s, |core, host| core.connect(host, b.core, p));
-        self.sync(b);
-        ret(r)
+        ret(self.call_settled_mirrored(s, b, |core, host| core.connect(host, b.core, p)))
     }
 
     /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE
@@ -115,9 +113,7 @@ impl RdmaCmAbi {
 
     /// `rdma_accept`: the caller holds the id's handler lock.
     pub(crate) fn accept(&self, s: &CmService, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
-        let r = self.call_settled(s, |core, host| core.accept(host, b.core, p));
-        self.sync(b);
-        ret(r)
+        ret(self.call_settled_mirrored(s, b, |core, host| core.accept(host, b.core, p)))
     }
 
     /// `rdma_reject`.
@@ -128,9 +124,7 @@ impl RdmaCmAbi {
 
     /// `rdma_disconnect`.
     pub(crate) fn disconnect(&self, s: &CmService, b: &RdmaIdBox) -> c_int {
-        let r = self.call_settled(s, |core, host| core.disconnect(host, b.core));
-        self.sync(b);
-        ret(r)
+        ret(self.call_settled_mirrored(s, b, |core, host| core.disconnect(host, b.core)))
     }
 
     /// `rdma_notify`: what the id's QP saw, passed to its connection's
