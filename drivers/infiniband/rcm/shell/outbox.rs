@@ -264,6 +264,12 @@ impl Outbox {
         &self.events
     }
 
+    /// Whether [`EventQueue::push`] has anything to do: events to move,
+    /// or lost ones to report.
+    pub(crate) fn has_events_to_queue(&self) -> bool {
+        !self.events.is_empty() || self.lost > 0
+    }
+
     /// Empties a sent outbox with room for one input and makes sure it
     /// still has room for one input's events (they went to the queue with
     /// their node), for [`SpareOutboxes`]; `None` if it cannot serve

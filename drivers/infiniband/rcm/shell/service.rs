@@ -429,7 +429,7 @@ impl CmService {
         for _ in 0..2 {
             // Every round's events: the failure reports' (REQ_ERROR ...)
             // too.
-            queued |= self.events.lock().push(&mut outbox);
+            queued |= self.queue_from(&mut outbox);
             if outbox.dropped > 0 {
                 pr_warn!(
                     "out of memory: {} CM MADs not sent (the protocol sends them again)\n",
@@ -458,7 +458,7 @@ impl CmService {
             outbox = reports;
         }
         // The last round's events, if its sends were not tried.
-        queued |= self.events.lock().push(&mut outbox);
+        queued |= self.queue_from(&mut outbox);
         match next_deadline {
             Some(Some(deadline)) => self.arm_at(deadline),
             Some(None) => {}
@@ -528,9 +528,16 @@ impl CmService {
     /// Moves an outbox's events to the delivery queue and has them
     /// delivered; any context (it does not allocate).
     fn queue_events(&self, outbox: &mut Outbox) {
-        if self.events.lock().push(outbox) {
+        if self.queue_from(outbox) {
             self.wake_delivery();
         }
+    }
+
+    /// Moves an outbox's events to the delivery queue; true if there were
+    /// any. The queue's lock only when there is something to move or
+    /// report: most inputs raise no event, and each takes this twice.
+    fn queue_from(&self, outbox: &mut Outbox) -> bool {
+        outbox.has_events_to_queue() && self.events.lock().push(outbox)
     }
 
     /// Whether a task is delivering events (it may hold some it took).
