@@ -498,6 +498,10 @@ impl CmService {
     /// attribute) whose send failed.
     fn post(&self, outbox: &Outbox) -> KVec<(CommId, u16)> {
         let mut failed = KVec::new();
+        if outbox.sends.is_empty() {
+            // Most timer runs and many calls send nothing: no lock.
+            return failed;
+        }
         let devices = self.devices.lock();
         for out in outbox.sends.as_slice() {
             // An answer whose sender has no path is not sent (see
