@@ -539,7 +539,8 @@ impl CmService {
 
     /// Moves an outbox's events to the delivery queue; true if there were
     /// any. The queue's lock only when there is something to move or
-    /// report: most inputs raise no event, and each takes this twice.
+    /// report: most inputs raise no event, and `send_output` comes here
+    /// twice per input.
     fn queue_from(&self, outbox: &mut Outbox) -> bool {
         outbox.has_events_to_queue() && self.events.lock().push(outbox)
     }

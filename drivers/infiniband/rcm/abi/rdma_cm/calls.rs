@@ -61,9 +61,9 @@ impl RdmaCmAbi {
 
     /// As [`Self::call_settled`], then mirrors `b`'s id (see
     /// [`Self::sync`]): under the call's own hold of the core's lock if
-    /// nothing it left changes the id after (a connect, a disconnect, an
-    /// accept without a QP to move), else with one more hold once it is
-    /// settled.
+    /// nothing it left changes the id after (on IB and RoCE a connect, a
+    /// disconnect, an accept without a QP to move), else with one more
+    /// hold once it is settled.
     pub(crate) fn call_settled_mirrored(
         &self,
         s: &CmService,
