@@ -114,6 +114,10 @@ server_probes() { # <on <c|rcm>|off>
 # the sample to load ("on" comes before insmod), so it reads the event
 # from the second argument's register (x86-64) rather than $arg2, which a
 # pending probe may not use; the others resolve to the CM in place.
+# With SCHED set (RCM_BENCH_SCHED) also inside rdma_resolve_ip: its
+# addr_resolve and route lookup, and the queueing of the address work down
+# to the waking of its worker and the IPI that sends (kernel functions
+# other CPUs run: their patching can oops a TCG guest, so only on asking).
 # "off" removes them.
 client_probes() { # <on <c|rcm>|off>
 	local cb work
@@ -131,7 +135,13 @@ client_probes() { # <on <c|rcm>|off>
 		p:addr_work process_one_req p:addr_cb "$cb" \
 		p:resolve_route rdma_resolve_route r:resolved_route rdma_resolve_route \
 		p:event_work "$work" p:connect rdma_connect_locked p:disconnect rdma_disconnect \
-		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad
+		p:ah rdma_create_ah r:ahed rdma_create_ah p:post ib_post_send_mad \
+		${SCHED:+p:ar ib_core:addr_resolve r:ard ib_core:addr_resolve p:rt ip_route_output_flow
+		r:rtd ip_route_output_flow p:nes __neigh_event_send p:arp arp_solicit
+		p:mdw mod_delayed_work_on r:mdwd mod_delayed_work_on p:qw __queue_work r:qwd __queue_work
+		p:kp kick_pool r:kpd kick_pool p:ttwu try_to_wake_up r:ttwud try_to_wake_up
+		p:twl ttwu_queue_wakelist r:twld ttwu_queue_wakelist p:ipi native_send_call_func_single_ipi
+		r:ipid native_send_call_func_single_ipi p:sel select_task_rq_fair r:seld select_task_rq_fair}
 }
 
 # Mean microseconds between markers of this guest's trace that follow
@@ -310,4 +320,92 @@ cm_counts() {
 	fi
 	probe_group off rcmw
 	echo 1408 > $TRACE/buffer_size_kb
+}
+
+# The scheduler's and interrupts' tracepoints on this guest ("on" after
+# mad_trace on, "off" before reading): where a call's wall time goes
+# when it is longer than its CPU time (sched_window).
+SCHED_EVENTS="sched/sched_switch sched/sched_wakeup irq/softirq_entry irq/softirq_exit
+	irq/irq_handler_entry irq/irq_handler_exit irq_vectors/local_timer_entry
+	irq_vectors/local_timer_exit irq_vectors/call_function_single_entry
+	irq_vectors/call_function_single_exit irq_vectors/reschedule_entry irq_vectors/reschedule_exit"
+sched_trace() { # <on|off>
+	local e v=0
+	[ "$1" = on ] && v=1
+	for e in $SCHED_EVENTS; do
+		[ -f $TRACE/events/$e/enable ] && echo $v > $TRACE/events/$e/enable
+	done
+	return 0
+}
+
+# Where the wall time between kprobe markers <start> and <end> of one
+# task goes (the first <end> of the task that hit <start>): its mean, the
+# part the task was switched out (and who ran instead, how it left: R
+# preempted, else asleep), the part in interrupts and softirqs on its CPU
+# while it ran, the wakeups it made and on which CPU they landed, the
+# other markers it hit on the way and the mean time from each to the
+# next, and what the other CPUs ran while it was in kick_pool (markers
+# kp/kpd: the waking of a workqueue's worker).
+sched_window() { # <start> <end> <head>
+	awk -v s="$1" -v e="$2" -v head="$3" '
+	{
+		t = ""; ev = ""
+		for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = substr($i, 1, length($i) - 1); ev = $(i + 1); sub(/:$/, "", ev); break }
+		if (t == "") next
+		task = $1; pid = task; sub(/.*-/, "", pid)
+		cpu = $0; sub(/^[^[]*\[/, "", cpu); cpu = substr(cpu, 1, 3) + 0
+	}
+	ev == s && !(pid in open) { open[pid] = t; ocpu[pid] = cpu; next }
+	ev == e && (pid in open) {
+		wall += t - open[pid]; n++
+		k = (pid in lastev ? lastev[pid] : s) " -> " ev
+		seg[k] += t - (pid in lastat ? lastat[pid] : open[pid]); nseg[k]++
+		delete open[pid]; delete offat[pid]; delete lastev[pid]; delete lastat[pid]
+		next
+	}
+	ev == "sched_switch" {
+		pp = $0; sub(/.* prev_pid=/, "", pp); sub(/ .*/, "", pp)
+		np = $0; sub(/.* next_pid=/, "", np); sub(/ .*/, "", np)
+		st = $0; sub(/.* prev_state=/, "", st); sub(/ .*/, "", st)
+		nc = $0; sub(/.* next_comm=/, "", nc); sub(/ next_pid=.*/, "", nc); gsub(/[0-9]+/, "N", nc)
+		if (pp in open) { offat[pp] = t; outs++; how[substr(st, 1, 1) == "R" ? "preempted" : "asleep"]++; ran[nc]++ }
+		if ((np in open) && (np in offat)) { off += t - offat[np]; delete offat[np] }
+		oncpu[cpu] = nc
+		if (watch && cpu != wcpu) { pc = $0; sub(/.*prev_comm=/, "", pc); sub(/ prev_pid=.*/, "", pc); gsub(/[0-9]+/, "N", pc); other["switch " pc " (" substr(st, 1, 1) ") -> " nc]++ }
+		next
+	}
+	ev == "sched_wakeup" {
+		if (pid in open && !(pid in offat)) {
+			tc = $0; sub(/.* target_cpu=/, "", tc); tc += 0
+			wc = $0; sub(/.*comm=/, "", wc); sub(/ pid=.*/, "", wc); gsub(/[0-9]+/, "N", wc)
+			wake[wc (tc == cpu ? " same cpu" : " other cpu")]++
+		}
+		next
+	}
+	/_entry/ && (pid in open) && !(pid in offat) { irqat[cpu] = t; irqname[cpu] = ev; next }
+	ev !~ /_exit$|_entry$/ && (pid in open) {
+		hits[ev]++
+		k = (pid in lastev ? lastev[pid] : s) " -> " ev
+		seg[k] += t - (pid in lastat ? lastat[pid] : open[pid]); nseg[k]++
+		lastev[pid] = ev; lastat[pid] = t
+		if (ev == "kp") { watch = 1; wcpu = cpu; for (c in oncpu) if (c != cpu) other["at kick_pool other cpu ran " oncpu[c]]++ }
+		if (ev == "kpd") watch = 0
+	}
+	watch && cpu != wcpu && ev != "sched_switch" { other["other cpu " ev]++ }
+	/_exit/ && (cpu in irqat) {
+		for (q in open) if (ocpu[q] == cpu && !(q in offat)) { intr[irqname[cpu]] += t - irqat[cpu]; break }
+		delete irqat[cpu]; next
+	}
+	END {
+		if (!n) exit
+		line = sprintf("%s %.0f us mean of %d; switched out %.2f per call, %.0f us off CPU", head, wall * 1e6 / n, n, outs / n, off * 1e6 / n)
+		for (k in how) line = line sprintf(", %s %.2f", k, how[k] / n)
+		for (k in ran) line = line sprintf("; ran instead %s %.2f", k, ran[k] / n)
+		for (k in intr) line = line sprintf("; in %s %.0f us", k, intr[k] * 1e6 / n)
+		for (k in wake) line = line sprintf("; woke %s %.2f", k, wake[k] / n)
+		for (k in hits) line = line sprintf("; hit %s %.2f", k, hits[k] / n)
+		for (k in other) line = line sprintf("; %s %.2f", k, other[k] / n)
+		for (k in seg) line = line sprintf("; %s %.0f us x %.2f", k, seg[k] * 1e6 / nseg[k], nseg[k] / n)
+		print line
+	}' $TRACE/trace
 }

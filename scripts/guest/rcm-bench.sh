@@ -310,6 +310,12 @@ run_rdma_cm_alternating() {
 # the server, that turnaround split at the consumer's handler and calls
 # (kprobes; RDMA_CM_EVENT_CONNECT_REQUEST is 4, DISCONNECTED 10).
 STEP_CONNS=${RCM_BENCH_STEP_CONNS:-200}
+# RCM_BENCH_SCHED=1 (development): the client's steps also split their
+# calls' wall time by the scheduler's and interrupts' tracepoints and the
+# kprobes inside rdma_resolve_ip (sched_window). Enabling tracepoints and
+# probes in functions the other vCPU runs can oops a TCG guest (an int3
+# seen on process_one_work's workqueue tracepoint): not part of make bench.
+SCHED=${RCM_BENCH_SCHED:-}
 client_pairs() {
 	printf '%s\n' 'tx:10 rx:13 client REQ posted -> REP received (wire + server)' \
 		'rx:13 tx:14 client REP received -> RTU posted' \
@@ -378,6 +384,7 @@ run_steps() { # <c|rcm> <round>
 		peer_run "$(declare -f rcm_tracefs mad_trace probe_group server_probes); TRACE=$TRACE; mad_trace on && server_probes on $cm" > /dev/null ||
 			return 1
 		mad_trace on && client_probes on $cm || return 1
+		[ -n "$SCHED" ] && sched_trace on
 		dmesg -c > /dev/null
 		c0=$(cpu_ticks) p0=$(peer_run "$(declare -f cpu_ticks); cpu_ticks")
 		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$STEP_CONNS" parallel=1 qp="$q" ||
@@ -393,6 +400,21 @@ run_steps() { # <c|rcm> <round>
 			dmesg | sed -n 's/.*client: step \(.*\)/client \1/p'
 			client_pairs | mad_steps | sed 's/^/mad /'
 			client_marker_pairs | marker_steps | sed 's/^/mad /'
+			if [ -n "$SCHED" ]; then
+				printf '%s\n' 'resolve_ip ar client  rdma_resolve_ip called -> addr_resolve' \
+					'ar ard client  addr_resolve' 'rt rtd client  ip_route_output_flow' \
+					'ard resolved_ip client  addr_resolve returned -> rdma_resolve_ip returned' \
+					'mdw mdwd client  mod_delayed_work_on' 'ard mdw client  addr_resolve returned -> mod_delayed_work_on' \
+					'mdw qw client  mod_delayed_work_on -> __queue_work' 'qw qwd client  __queue_work' \
+					'qw kp client  __queue_work -> kick_pool' 'kp kpd client  kick_pool' \
+					'qwd mdwd client  __queue_work returned -> mod_delayed_work_on returned' \
+					'mdwd resolved_ip client  mod_delayed_work_on returned -> rdma_resolve_ip returned' | marker_steps
+				sched_window resolve_ip resolved_ip "client rdma_resolve_ip:"
+				sched_window resolve_addr resolved_addr "client rdma_resolve_addr:"
+				sched_window resolve_route resolved_route "client rdma_resolve_route:"
+				sched_window ah ahed "client rdma_create_ah:"
+				sched_trace off
+			fi
 			client_probes off
 			peer_run "$(declare -f marker_steps server_pairs probe_group server_probes); TRACE=$TRACE
 				server_pairs | marker_steps; server_probes off; rmmod rcm_sample_rdma" | sed 's/^/mad /'
