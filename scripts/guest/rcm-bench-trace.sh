@@ -409,3 +409,31 @@ sched_window() { # <start> <end> <head>
 		print line
 	}' $TRACE/trace
 }
+
+# Who calls <symbols> (comma-separated) in <perf.data> (call graphs):
+# each sample whose own function is one of them counts for the nearest
+# function up its stack that is the CM's (modules <names>); prints after
+# <head> the microseconds per item in all and the 15 largest callers.
+callers_of() { # <perf.data> <symbols> <items> <head> <modules>
+	module_symbols "$5" > /tmp/callers.syms
+	perf script -i "$1" -F ip,sym --no-demangle 2> /dev/null | tr -d '\r' |
+		awk -v want=",$2," -v n="$3" -v hz="$PROFILE_HZ" "$(short_name_awk)"'
+		FILENAME == "/tmp/callers.syms" { cm[$1] = 1; next }
+		function close_sample(    i, who) {
+			if (nf && index(want, "," frame[1] ",")) {
+				who = "(outside the CM)"
+				for (i = 2; i <= nf; i++) if (frame[i] in cm) { who = short_name(frame[i]); break }
+				c[who]++; all++
+			}
+			nf = 0
+		}
+		NF == 0 { close_sample(); next }
+		$1 ~ /^[0-9a-f]+$/ { s = $2; sub(/\+0x[0-9a-f]+$/, "", s); frame[++nf] = s }
+		END {
+			close_sample()
+			printf "in all\t%.2f\n", all / hz / n * 1e6
+			for (k in c) printf "%s\t%.2f\n", k, c[k] / hz / n * 1e6
+		}' /tmp/callers.syms - | sort -t "$(printf '\t')" -k2 -nr | head -16 |
+		awk -v head="$4" 'BEGIN { FS = "\t"; line = head } { line = line sprintf("%s %s %s", NR > 1 ? "," : "", $1, $2) } END { print line }'
+	rm -f /tmp/callers.syms
+}

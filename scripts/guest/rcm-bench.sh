@@ -189,8 +189,11 @@ count_run() {
 # guest's N functions that spent the most themselves and the CM's N whose
 # calls took the most, microseconds per item (connection).
 SHARE_TOP=${RCM_BENCH_SHARE_TOP:-0}
+# RCM_BENCH_CALLERS_OF=<functions> (comma-separated; with SHARE_TOP):
+# the client's CM functions that call each (callers_of), per item.
+CALLERS_OF=${RCM_BENCH_CALLERS_OF:-}
 cm_share() {
-	local cm=$1 r=$2 label=$3 items=$4 mods here there pid graph=
+	local cm=$1 r=$2 label=$3 items=$4 mods here there pid f graph=
 	shift 4
 	[ "$SHARE_TOP" -gt 0 ] && graph=-g
 	shares_on "$r" || return 0
@@ -213,6 +216,9 @@ cm_share() {
 	if [ "$SHARE_TOP" -gt 0 ]; then
 		symbol_top /tmp/share.data self "$SHARE_TOP" "$items" "$cm  round 1: $label, client self us per item:"
 		symbol_top /tmp/share.data inclusive "$SHARE_TOP" "$items" "$cm  round 1: $label, client CM inclusive us per item:" "$mods"
+		for f in ${CALLERS_OF//,/ }; do
+			callers_of /tmp/share.data "$f" "$items" "$cm  round 1: $label, client callers of $f, us per item:" "$mods"
+		done
 		peer_run "$(declare -f module_symbols short_name_awk symbol_top); PROFILE_HZ=$PROFILE_HZ
 			symbol_top /tmp/share.data self $SHARE_TOP $items '$cm  round 1: $label, server self us per item:'
 			symbol_top /tmp/share.data inclusive $SHARE_TOP $items '$cm  round 1: $label, server CM inclusive us per item:' '$mods'"
@@ -368,10 +374,16 @@ server_pairs() {
 		'handled:10 tx:16 server  handler returned (id destroyed) -> DREP posted'
 }
 # CPU time this guest spent busy (user, system, irq, softirq), in ticks
-# of /proc/stat (USER_HZ).
-cpu_ticks() { awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8 } /^intr / { i = $2 } /^ctxt / { c = $2 } END { print b, i, c }' /proc/stat; }
-# "busy <ticks> irqs <n> switches <n>" between two cpu_ticks outputs.
-cpu_delta() { echo "$1 $2" | awk '{ printf "busy %d irqs %d switches %d", $4 - $1, $5 - $2, $6 - $3 }'; }
+# of /proc/stat (USER_HZ), its interrupts and context switches.
+# Then the IPIs all CPUs took: rescheduling and function calls (the
+# remote wakeups; each an APIC write QEMU emulates, costly under TCG).
+cpu_ticks() {
+	awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8 } /^intr / { i = $2 } /^ctxt / { c = $2 } END { printf "%s %s %s ", b, i, c }' /proc/stat
+	awk '$1 == "RES:" || $1 == "CAL:" { for (f = 2; f <= NF && $f ~ /^[0-9]+$/; f++) n[$1] += $f } END { print n["RES:"] + 0, n["CAL:"] + 0 }' /proc/interrupts
+}
+# "busy <ticks> irqs <n> switches <n> IPIs <resched> + <calls>" between
+# two cpu_ticks outputs.
+cpu_delta() { echo "$1 $2" | awk '{ printf "busy %d irqs %d switches %d IPIs %d + %d", $6 - $1, $7 - $2, $8 - $3, $9 - $4, $10 - $5 }'; }
 
 run_steps() { # <c|rcm> <round>
 	local cm=$1 q c0 p0 c1 p1
