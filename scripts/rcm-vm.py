@@ -284,9 +284,10 @@ def report_title(report):
 
 def diagnose(name, workdir, guests, driver, tap, reports):
     """What a failed run shows on the terminal: the first kernel report's
-    title and guest (every report's excerpt goes to a file), each failed
+    title, guest and context (every report's goes to a file), each failed
     point with the lines the test printed for it, the last line the guest
-    printed, and where the whole logs are."""
+    printed, where the whole logs are, and, if the test never started, the
+    end of each guest's console."""
     print(f"# ---- {name} failed: diagnosis ----")
     if reports:
         excerpts = os.path.join(workdir, "kernel-reports.txt")
@@ -295,6 +296,9 @@ def diagnose(name, workdir, guests, driver, tap, reports):
                 f.write(f"==== the {g.role} guest ====\n{rep}\n")
         g, rep = reports[0]
         print(f"#   first kernel report, in the {g.role} guest: {report_title(rep)}")
+        # Its context here too: CI keeps the terminal, not the files.
+        for ln in rep.splitlines()[:REPORT_LINES_SHOWN]:
+            print(f"#   | {ln}")
         more = f"{len(reports)} reports in all" if len(reports) > 1 else "one report"
         print(f"#   ({more}; each with its context in {excerpts})")
     for ln in failed_points(tap):
@@ -303,7 +307,25 @@ def diagnose(name, workdir, guests, driver, tap, reports):
     print(f"#   the last line the guest printed: {last or '(nothing)'}")
     for g in guests:
         print(f"#   the {g.role} guest's kernel log: {g.console}")
+        if not any(re.match(r"\s*TAP version", ln) for ln in tap):
+            # The test never started: how far each guest's boot came.
+            for ln in console_tail(g.console):
+                print(f"#   | {ln}")
     print(f"#   the driver guest's output: {driver.output}")
+
+
+# Lines of a kernel report, and of a console's end, a diagnosis prints.
+REPORT_LINES_SHOWN = 30
+CONSOLE_TAIL_SHOWN = 15
+
+
+def console_tail(path):
+    """The last lines of a guest's console log, if it can be read."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()[-CONSOLE_TAIL_SHOWN:]
+    except OSError:
+        return []
 
 
 def failed_points(tap, context=25):
