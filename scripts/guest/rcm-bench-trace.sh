@@ -414,6 +414,23 @@ sched_window() { # <start> <end> <head>
 # each sample whose own function is one of them counts for the nearest
 # function up its stack that is the CM's (modules <names>); prints after
 # <head> the microseconds per item in all and the 15 largest callers.
+# The offsets inside one function where its own samples fell (the leaf
+# frame, symbol+offset, as perf resolves it), the hottest first, us per
+# item: where inside a function that spends much itself the time goes
+# (the host maps an offset to its instruction with objdump on rcm.ko).
+hot_offsets() { # <perf.data> <symbol> <items> <head>
+	perf script -i "$1" -F ip,sym,symoff --no-demangle 2> /dev/null | tr -d '\r' |
+		awk -v want="$2" -v n="$3" -v hz="$PROFILE_HZ" '
+		NF == 0 { leaf = 0; next }
+		$1 ~ /^[0-9a-f]+$/ && !leaf {
+			leaf = 1; s = $2; o = s; sub(/\+0x[0-9a-f]+$/, "", s); sub(/^.*\+/, "", o)
+			if (s == want) c[o]++
+		}
+		END { for (k in c) printf "%s\t%.2f\n", k, c[k] / hz / n * 1e6 }' |
+		sort -t "$(printf '\t')" -k2 -nr | head -24 |
+		awk -v head="$4" 'BEGIN { FS = "\t"; line = head } { line = line sprintf("%s %s %s", NR > 1 ? "," : "", $1, $2) } END { print line }'
+}
+
 callers_of() { # <perf.data> <symbols> <items> <head> <modules>
 	module_symbols "$5" > /tmp/callers.syms
 	perf script -i "$1" -F ip,sym --no-demangle 2> /dev/null | tr -d '\r' |

@@ -192,6 +192,10 @@ SHARE_TOP=${RCM_BENCH_SHARE_TOP:-0}
 # RCM_BENCH_CALLERS_OF=<functions> (comma-separated; with SHARE_TOP):
 # the client's CM functions that call each (callers_of), per item.
 CALLERS_OF=${RCM_BENCH_CALLERS_OF:-}
+# RCM_BENCH_HOT_OFFSETS=<mangled symbols> (comma-separated; with
+# SHARE_TOP): where inside each of the client's functions its own samples
+# fell (hot_offsets), per item (development).
+HOT_OFFSETS=${RCM_BENCH_HOT_OFFSETS:-}
 cm_share() {
 	local cm=$1 r=$2 label=$3 items=$4 mods here there pid f graph=
 	shift 4
@@ -218,6 +222,9 @@ cm_share() {
 		symbol_top /tmp/share.data inclusive "$SHARE_TOP" "$items" "$cm  round 1: $label, client CM inclusive us per item:" "$mods"
 		for f in ${CALLERS_OF//,/ }; do
 			callers_of /tmp/share.data "$f" "$items" "$cm  round 1: $label, client callers of $f, us per item:" "$mods"
+		done
+		for f in ${HOT_OFFSETS//,/ }; do
+			hot_offsets /tmp/share.data "$f" "$items" "$cm  round 1: $label, client offsets in $f, us per item:"
 		done
 		peer_run "$(declare -f module_symbols short_name_awk symbol_top); PROFILE_HZ=$PROFILE_HZ
 			symbol_top /tmp/share.data self $SHARE_TOP $items '$cm  round 1: $label, server self us per item:'
