@@ -414,6 +414,32 @@ sched_window() { # <start> <end> <head>
 # each sample whose own function is one of them counts for the nearest
 # function up its stack that is the CM's (modules <names>); prints after
 # <head> the microseconds per item in all and the 15 largest callers.
+# The CM modules' own samples of <perf.data> by the Rust module a function
+# is defined in (the first name after the crate's in its mangled symbol:
+# proto is the protocol core, shell, abi, rdma the layers around it);
+# unmangled ones are the exported C symbols and the C shims. Microseconds
+# per item, on one line after <head>: <perf.data> <items> <head> <modules>
+layer_split() {
+	module_symbols "$4" > /tmp/layer.syms
+	perf report -i "$1" --stdio -n --no-children --sort sym -g none --no-demangle 2> /dev/null | tr -d '\r' |
+		awk -v n="$2" -v hz="$PROFILE_HZ" -v head="$3" '
+		FILENAME == "/tmp/layer.syms" { cm[$1] = 1; next }
+		!/^#/ && NF >= 4 && ($NF in cm) {
+			layer = "unmangled"
+			if (match($NF, /8rcm_main[0-9]+[a-z_]+/)) {
+				layer = substr($NF, RSTART + 9, RLENGTH - 9)
+				sub(/^[0-9]+/, "", layer)
+			}
+			c[layer] += $2
+		}
+		END {
+			line = head
+			for (k in c) { line = line sprintf("%s %s %.2f", sep, k, c[k] / hz / n * 1e6); sep = "," }
+			print line
+		}' /tmp/layer.syms -
+	rm -f /tmp/layer.syms
+}
+
 # The offsets inside one function where its own samples fell (the leaf
 # frame, symbol+offset, as perf resolves it), the hottest first, us per
 # item: where inside a function that spends much itself the time goes
