@@ -305,10 +305,11 @@ def diagnose(name, workdir, guests, driver, tap, reports):
         print(f"#   {ln}")
     last = next((ln for ln in reversed(tap) if ln.strip()), "")
     print(f"#   the last line the guest printed: {last or '(nothing)'}")
+    # A test that never started: how far each guest's boot came.
+    started = any(re.match(r"\s*TAP version", ln) for ln in tap)
     for g in guests:
         print(f"#   the {g.role} guest's kernel log: {g.console}")
-        if not any(re.match(r"\s*TAP version", ln) for ln in tap):
-            # The test never started: how far each guest's boot came.
+        if not started:
             for ln in console_tail(g.console):
                 print(f"#   | {ln}")
     print(f"#   the driver guest's output: {driver.output}")
@@ -374,7 +375,7 @@ def run(args):
             # lists of sizes, comma-separated (spaces end a boot argument)
             common.append(f"rcmvm.{var}={os.environ[var]}")
     for var in ("RCM_BENCH_CALLERS_OF", "RCM_BENCH_HOT_OFFSETS"):
-        if re.fullmatch(r"[A-Za-z0-9_$.,]+", os.environ.get(var, "")):
+        if re.fullmatch(r"[A-Za-z0-9_,]+", os.environ.get(var, "")):
             # functions the profile lists callers or offsets of (development)
             common.append(f"rcmvm.{var}={os.environ[var]}")
     if re.fullmatch(r"[a-z_,]+", os.environ.get("RCM_BENCH_ONLY", "")):

@@ -410,10 +410,13 @@ sched_window() { # <start> <end> <head>
 	}' $TRACE/trace
 }
 
-# Who calls <symbols> (comma-separated) in <perf.data> (call graphs):
-# each sample whose own function is one of them counts for the nearest
-# function up its stack that is the CM's (modules <names>); prints after
-# <head> the microseconds per item in all and the 15 largest callers.
+# Lines "<name>\t<value>" on stdin, the <count> largest values first, on
+# one line after <head>: "<head> name value, name value, ...".
+top_line() { # <count> <head>
+	sort -t "$(printf '\t')" -k2 -nr | head -"$1" |
+		awk -v head="$2" 'BEGIN { FS = "\t"; line = head } { line = line sprintf("%s %s %s", NR > 1 ? "," : "", $1, $2) } END { print line }'
+}
+
 # The CM modules' own samples of <perf.data> by the Rust module a function
 # is defined in (the first name after the crate's in its mangled symbol:
 # proto is the protocol core, shell, abi, rdma the layers around it);
@@ -422,7 +425,7 @@ sched_window() { # <start> <end> <head>
 layer_split() {
 	module_symbols "$4" > /tmp/layer.syms
 	perf report -i "$1" --stdio -n --no-children --sort sym -g none --no-demangle 2> /dev/null | tr -d '\r' |
-		awk -v n="$2" -v hz="$PROFILE_HZ" -v head="$3" '
+		awk -v n="$2" -v hz="$PROFILE_HZ" '
 		FILENAME == "/tmp/layer.syms" { cm[$1] = 1; next }
 		!/^#/ && NF >= 4 && ($NF in cm) {
 			layer = "unmangled"
@@ -432,11 +435,8 @@ layer_split() {
 			}
 			c[layer] += $2
 		}
-		END {
-			line = head
-			for (k in c) { line = line sprintf("%s %s %.2f", sep, k, c[k] / hz / n * 1e6); sep = "," }
-			print line
-		}' /tmp/layer.syms -
+		END { for (k in c) printf "%s\t%.2f\n", k, c[k] / hz / n * 1e6 }' /tmp/layer.syms - |
+		top_line 100 "$3"
 	rm -f /tmp/layer.syms
 }
 
@@ -453,10 +453,13 @@ hot_offsets() { # <perf.data> <symbol> <items> <head>
 			if (s == want) c[o]++
 		}
 		END { for (k in c) printf "%s\t%.2f\n", k, c[k] / hz / n * 1e6 }' |
-		sort -t "$(printf '\t')" -k2 -nr | head -24 |
-		awk -v head="$4" 'BEGIN { FS = "\t"; line = head } { line = line sprintf("%s %s %s", NR > 1 ? "," : "", $1, $2) } END { print line }'
+		top_line 24 "$4"
 }
 
+# Who calls <symbols> (comma-separated) in <perf.data> (call graphs):
+# each sample whose own function is one of them counts for the nearest
+# function up its stack that is the CM's (modules <names>); prints after
+# <head> the microseconds per item in all and the 15 largest callers.
 callers_of() { # <perf.data> <symbols> <items> <head> <modules>
 	module_symbols "$5" > /tmp/callers.syms
 	perf script -i "$1" -F ip,sym --no-demangle 2> /dev/null | tr -d '\r' |
@@ -476,7 +479,6 @@ callers_of() { # <perf.data> <symbols> <items> <head> <modules>
 			close_sample()
 			printf "in all\t%.2f\n", all / hz / n * 1e6
 			for (k in c) printf "%s\t%.2f\n", k, c[k] / hz / n * 1e6
-		}' /tmp/callers.syms - | sort -t "$(printf '\t')" -k2 -nr | head -16 |
-		awk -v head="$4" 'BEGIN { FS = "\t"; line = head } { line = line sprintf("%s %s %s", NR > 1 ? "," : "", $1, $2) } END { print line }'
+		}' /tmp/callers.syms - | top_line 16 "$4"
 	rm -f /tmp/callers.syms
 }

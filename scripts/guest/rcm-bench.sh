@@ -227,7 +227,7 @@ cm_share() {
 		for f in ${HOT_OFFSETS//,/ }; do
 			hot_offsets /tmp/share.data "$f" "$items" "$cm  round 1: $label, client offsets in $f, us per item:"
 		done
-		peer_run "$(declare -f module_symbols short_name_awk symbol_top layer_split); PROFILE_HZ=$PROFILE_HZ
+		peer_run "$(declare -f module_symbols short_name_awk symbol_top top_line layer_split); PROFILE_HZ=$PROFILE_HZ
 			symbol_top /tmp/share.data self $SHARE_TOP $items '$cm  round 1: $label, server self us per item:'
 			symbol_top /tmp/share.data inclusive $SHARE_TOP $items '$cm  round 1: $label, server CM inclusive us per item:' '$mods'
 			[ $cm = c ] || layer_split /tmp/share.data $items '$cm  round 1: $label, server CM self by layer, us per item:' '$mods'"
