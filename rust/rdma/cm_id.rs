@@ -437,29 +437,43 @@ impl CmIdPrivate {
         }
     }
 
-    /// The route the id's path record describes: the path its MADs and
-    /// QP take on its device, and the record's route fields; -EINVAL
+    /// The id's path record, if it has one. In its own call (the record
+    /// changes only there).
+    fn own_path_record(&self) -> Result<&bindings::sa_path_rec, c_int> {
+        // SAFETY: the id's route lives with it and changes only in its own
+        // calls; a non-NULL record is a valid kmalloc'd one.
+        unsafe {
+            addr_of!((*self.private()).id.route.path_rec)
+                .read()
+                .as_ref()
+        }
+        .ok_or(EINVAL.to_errno())
+    }
+
+    /// The record's route fields as the core's path; -EINVAL without a
+    /// record.
+    pub(crate) fn route_path(&self) -> Result<RoutePath, c_int> {
+        self.own_path_record().map(path::route_path)
+    }
+
+    /// The path the id's MADs take on its device, from its path record
+    /// (the P_Key's index and the address handle's attributes); -EINVAL
     /// without a record or a device.
-    pub(crate) fn route(&self) -> Result<(MadPath, RoutePath), c_int> {
+    pub(crate) fn mad_path(&self) -> Result<MadPath, c_int> {
         let Some((device, _)) = self.device() else {
             return Err(EINVAL.to_errno());
         };
-        let p = self.private();
-        // SAFETY: the id's route and device address live with it and
-        // change only in its own calls; the id holds a reference on a
-        // non-NULL `sgid_attr`.
-        let (rec, sgid_attr) = unsafe {
-            (
-                addr_of!((*p).id.route.path_rec).read().as_ref(),
-                addr_of!((*p).id.route.addr.dev_addr.sgid_attr)
-                    .read()
-                    .as_ref(),
-            )
+        let rec = self.own_path_record()?;
+        // SAFETY: the id holds a reference on a non-NULL `sgid_attr`,
+        // written with its device.
+        let sgid_attr = unsafe {
+            addr_of!((*self.private()).id.route.addr.dev_addr.sgid_attr)
+                .read()
+                .as_ref()
         };
-        let rec = rec.ok_or(EINVAL.to_errno())?;
         let (path, _gid) =
             MadPath::from_path_record(&device, rec, sgid_attr).map_err(|e| e.to_errno())?;
-        Ok((path, path::route_path(rec)))
+        Ok(path)
     }
 
     /// The network namespace of the id's addresses, held by the id.

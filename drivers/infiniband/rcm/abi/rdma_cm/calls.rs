@@ -160,7 +160,7 @@ impl RdmaCmAbi {
         }
         // The core no longer reports on the id: its iw_cm ids can go.
         self.release_iw(b);
-        self.drop_listen_rows_of(b.core);
+        self.drop_listen_rows_of(b);
         // Its hold on the device goes now, not at the last reference,
         // which a delivery or a call may keep after the removal is over.
         b.detach_device();

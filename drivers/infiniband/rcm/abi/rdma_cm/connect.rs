@@ -12,7 +12,9 @@ use crate::abi::ib_cm::qp::notify_connection;
 use crate::bindings;
 use crate::proto::rdma_cm::{CmResponse, ConnParams, IdState, RdmaCmError, RdmaQpType};
 use crate::proto::reason::RejectReason;
+use crate::proto::ucma::Ece;
 use crate::shell::CmService;
+use crate::shell::Peer;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
@@ -50,8 +52,28 @@ pub(super) unsafe fn conn_params<'a>(p: *const bindings::rdma_conn_param) -> Con
 
 impl RdmaCmAbi {
     /// `rdma_connect_locked`: the caller holds the id's handler lock.
-    pub(crate) fn connect(&self, s: &CmService, b: &RdmaIdBox, p: &ConnParams<'_>) -> c_int {
-        ret(self.call_settled_mirrored(s, b, |core, host| core.connect(host, b.core, p)))
+    /// With `ece` (rdma_ucm's CONNECT), the ECE to offer is recorded under
+    /// the same hold of the core's lock.
+    pub(crate) fn connect(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        p: &ConnParams<'_>,
+        ece: Option<Ece>,
+    ) -> c_int {
+        let path = match self.peer_for_connect(b) {
+            Ok(path) => path,
+            Err(e) => return e,
+        };
+        ret(self.call_settled_mirrored(s, b, |core, host| {
+            if let Some(e) = ece {
+                core.set_ece(b.core, e.vendor_id, e.attr_mod)?;
+            }
+            if let Some(path) = path {
+                core.supply_peer(b.core, |device| Peer { device, path });
+            }
+            core.connect(host, b.core, p)
+        }))
     }
 
     /// `rdma_listen`: binds the IPv4 wildcard first if the id is IDLE
@@ -111,9 +133,21 @@ impl RdmaCmAbi {
         ret(r)
     }
 
-    /// `rdma_accept`: the caller holds the id's handler lock.
-    pub(crate) fn accept(&self, s: &CmService, b: &RdmaIdBox, p: Option<&ConnParams<'_>>) -> c_int {
-        ret(self.call_settled_mirrored(s, b, |core, host| core.accept(host, b.core, p)))
+    /// `rdma_accept`: the caller holds the id's handler lock. With `ece`
+    /// (rdma_ucm's ACCEPT), as [`Self::connect`].
+    pub(crate) fn accept(
+        &self,
+        s: &CmService,
+        b: &RdmaIdBox,
+        p: Option<&ConnParams<'_>>,
+        ece: Option<Ece>,
+    ) -> c_int {
+        ret(self.call_settled_mirrored(s, b, |core, host| {
+            if let Some(e) = ece {
+                core.set_ece(b.core, e.vendor_id, e.attr_mod)?;
+            }
+            core.accept(host, b.core, p)
+        }))
     }
 
     /// `rdma_reject`.

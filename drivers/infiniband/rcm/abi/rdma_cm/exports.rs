@@ -272,7 +272,7 @@ pub(crate) unsafe extern "C" fn rdma_connect_locked(
     let Some(p) = p else {
         return EINVAL.to_errno();
     };
-    on_id(b, |s, abi, b| abi.connect(s, b, &p))
+    on_id(b, |s, abi, b| abi.connect(s, b, &p, None))
 }
 
 /// `rdma_connect`: takes the id's handler lock.
@@ -297,7 +297,7 @@ pub(crate) unsafe extern "C" fn rdma_connect(
     };
     on_id(b, |s, abi, b| {
         b.lock_handler();
-        let r = abi.connect(s, b, &p);
+        let r = abi.connect(s, b, &p, None);
         b.unlock_handler();
         r
     })
@@ -373,7 +373,7 @@ pub(crate) unsafe extern "C" fn rdma_accept(
             param.as_ref().map(|_| conn_params(param)),
         )
     };
-    on_id(b, |s, abi, b| abi.accept(s, b, p.as_ref()))
+    on_id(b, |s, abi, b| abi.accept(s, b, p.as_ref(), None))
 }
 
 /// `rdma_accept_ece`: `rdma_accept` offering ECE.

@@ -32,6 +32,10 @@ pub(crate) struct RdmaIdBox {
     /// the core's state (a result still applied under the core's lock)
     /// writes that field, so deliveries read this flag.
     destroying: AtomicBool,
+    /// Set before the id's first wildcard listener row may be added
+    /// (`add_listen_rows`), never cleared: a destroy of an id that never
+    /// listened has no rows to look for.
+    listen_rows: AtomicBool,
 }
 
 /// No CM id.
@@ -56,6 +60,7 @@ impl RdmaIdBox {
                 core,
                 comm: AtomicU64::new(NO_COMM),
                 destroying: AtomicBool::new(false),
+                listen_rows: AtomicBool::new(false),
             }? Error),
             // A user's ids count against its memory cgroup.
             GFP_KERNEL_ACCOUNT,
@@ -103,6 +108,19 @@ impl RdmaIdBox {
     pub(crate) fn set_destroying(&self) {
         self.destroying.store(true, Ordering::SeqCst);
         self.private.set_destroying();
+    }
+
+    /// Notes that listener rows may be added for the id from here on. Set
+    /// before the adder checks that the core has the id listening, under
+    /// the core's lock, which the destroy takes to remove the id before
+    /// it reads the mark: a row added after that check is seen.
+    pub(crate) fn note_listen_rows(&self) {
+        self.listen_rows.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether listener rows were ever added for the id (or may be).
+    pub(crate) fn may_have_listen_rows(&self) -> bool {
+        self.listen_rows.load(Ordering::SeqCst)
     }
 
     /// Whether the id is being destroyed.

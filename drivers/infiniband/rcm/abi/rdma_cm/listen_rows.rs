@@ -12,7 +12,6 @@ use super::{take_column, RdmaCmAbi};
 use crate::bindings;
 use crate::proto::cm::store::{InsertError, OrderedMap};
 use crate::proto::cm::DeviceId;
-use crate::proto::rdma_cm::RdmaId;
 use crate::rdma::device::Device;
 use crate::rdma::restrack::ListenRow;
 use crate::shell::CmService;
@@ -26,6 +25,7 @@ impl RdmaCmAbi {
     /// before it lets go of the tracking entry a row copies its owner
     /// from.
     pub(super) fn add_listen_rows(&self, s: &CmService, b: &RdmaIdBox, only: Option<DeviceId>) {
+        b.note_listen_rows();
         let Ok(devices) = s.devices() else {
             return;
         };
@@ -81,9 +81,14 @@ impl RdmaCmAbi {
         }
     }
 
-    /// Drops the rows of listener `id`: found by key, without looking at
-    /// other listeners' rows.
-    pub(super) fn drop_listen_rows_of(&self, id: RdmaId) {
+    /// Drops the rows of listener `b`: found by key, without looking at
+    /// other listeners' rows (nor at the rows' lock for an id that never
+    /// listened).
+    pub(super) fn drop_listen_rows_of(&self, b: &RdmaIdBox) {
+        if !b.may_have_listen_rows() {
+            return;
+        }
+        let id = b.core;
         loop {
             // Freed outside the lock: the free waits for dumps reading it.
             let next = {

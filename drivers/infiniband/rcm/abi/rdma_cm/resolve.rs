@@ -14,11 +14,12 @@ use crate::proto::cm::DeviceId;
 use crate::proto::rdma_cm::route::roce_packet_life_time;
 use crate::proto::rdma_cm::service_id_of;
 use crate::proto::rdma_cm::{
-    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, SockAddr,
+    roce_path, AddrResolution, AddrWork, IdState, RdmaCmError, RdmaId, Route, RoutePath, SockAddr,
 };
 use crate::proto::timer::IbaTime;
 use crate::rdma::device::Device;
 use crate::rdma::gid::GidAttr;
+use crate::rdma::mad_path::MadPath;
 use crate::rdma::path::path_record;
 use crate::rdma::resolution::ResolutionHandler;
 use crate::shell::rdma_cm::{HandBack, KernelRdmaCm};
@@ -270,13 +271,22 @@ impl RdmaCmAbi {
             }
             return ret;
         }
-        let ret = self.roce_route(b, work.tos);
-        if ret != 0 {
-            self.call(s, |core, _| core.route_query_failed(b.core));
-            return ret;
-        }
-        let route = self.route_of(s, b, work.device);
-        self.route_found(s, b, route, in_call);
+        let path = match self.roce_route(b, work.tos) {
+            Ok(path) => path,
+            Err(e) => {
+                self.call(s, |core, _| core.route_query_failed(b.core));
+                return e;
+            }
+        };
+        // The peer's address handle attributes wait for the connect that
+        // needs them (`peer_for_connect`), as 6.12 makes them only in
+        // `ib_send_cm_req`.
+        let route = Route {
+            path,
+            peer: None,
+            ack_delay: ack_delay(s, work.device),
+        };
+        self.route_found(s, b, Ok(route), in_call);
         0
     }
 
@@ -310,32 +320,43 @@ impl RdmaCmAbi {
     }
 
     /// A resolved RoCE id's route: the core builds the path from the id's
-    /// addresses and its link, stored as the id's record with its L2 part.
-    fn roce_route(&self, b: &RdmaIdBox, tos: Option<u8>) -> c_int {
+    /// addresses and its link, stored as the id's record with its L2 part;
+    /// the path is what the record says (no need to read it back).
+    fn roce_route(&self, b: &RdmaIdBox, tos: Option<u8>) -> Result<RoutePath, c_int> {
         // 6.12's default type of service (configfs default_roce_tos).
         let tos = tos.unwrap_or(0);
-        let link = match b.roce_link(tos) {
-            Ok(link) => link,
-            Err(e) => return e,
-        };
+        let link = b.roce_link(tos)?;
         let (Some(src), Some(dst)) = b.addrs() else {
-            return EINVAL.to_errno();
+            return Err(EINVAL.to_errno());
         };
         let plt = roce_packet_life_time(b.ack_timeout());
-        b.set_route(&path_record(&roce_path(&src, &dst, tos, plt, &link)))
+        let path = roce_path(&src, &dst, tos, plt, &link);
+        match b.set_route(&path_record(&path)) {
+            0 => Ok(path),
+            e => Err(e),
+        }
     }
 
-    /// The core's route of the path record the id holds.
+    /// The core's route of the path record the id holds (its peer is
+    /// worked out when the id connects: `peer_for_connect`).
     fn route_of(&self, s: &CmService, b: &RdmaIdBox, device: DeviceId) -> Result<Route<Peer>, i32> {
-        let (path, route) = b.route()?;
-        let ack_delay = s
-            .device_info(device)
-            .map_or(IbaTime::new(0), |d| d.ack_delay);
         Ok(Route {
-            path: route,
-            peer: Some(Peer { device, path }),
-            ack_delay,
+            path: b.route_path()?,
+            peer: None,
+            ack_delay: ack_delay(s, device),
         })
+    }
+
+    /// The CM's address of a connecting id's peer on its device, from the
+    /// path record the id holds, worked out in its own call before the
+    /// core's lock is taken (a route is resolved without one, as 6.12
+    /// makes the address handle only in `ib_send_cm_req`). `None` on
+    /// iWARP, whose connection finds its own way.
+    pub(super) fn peer_for_connect(&self, b: &RdmaIdBox) -> Result<Option<MadPath>, c_int> {
+        if b.device().is_some_and(|(d, port)| d.is_iwarp(port)) {
+            return Ok(None);
+        }
+        b.mad_path().map(Some)
     }
 
     /// `rdma_set_ib_path`: the consumer's path on an ADDR_RESOLVED id,
@@ -393,6 +414,12 @@ impl ResolutionHandler for ResolutionCallbacks {
     fn route_resolved(token: u64, outcome: Result<&bindings::sa_path_rec, c_int>) {
         with_part(|s, cm: &RdmaCmAbi| cm.route_done(s, RdmaId(token), outcome));
     }
+}
+
+/// The ACK delay of a served device (0 if it is gone).
+fn ack_delay(s: &CmService, device: DeviceId) -> IbaTime {
+    s.device_info(device)
+        .map_or(IbaTime::new(0), |d| d.ack_delay)
 }
 
 /// A timeout from C (`unsigned long`) in the core's milliseconds.

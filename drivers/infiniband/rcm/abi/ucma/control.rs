@@ -94,10 +94,9 @@ impl UcmaAbi {
     ) -> Result {
         let b = self.id_with_device(s, file, ctx)?;
         let cm = s.rdma_cm;
-        ret(cm.set_ece(s, &b, ece.vendor_id, ece.attr_mod))?;
         let p = conn_params(s, &b, param);
         b.lock_handler();
-        let r = cm.connect(s, &b, &p);
+        let r = cm.connect(s, &b, &p, Some(ece));
         b.unlock_handler();
         ret(r)
     }
@@ -134,10 +133,7 @@ impl UcmaAbi {
         let cm = s.rdma_cm;
         let p = param.map(|p| conn_params(s, &b, p));
         b.lock_handler();
-        let mut r = cm.set_ece(s, &b, ece.vendor_id, ece.attr_mod);
-        if r == 0 {
-            r = cm.accept(s, &b, p.as_ref());
-        }
+        let r = cm.accept(s, &b, p.as_ref(), Some(ece));
         if r == 0 && p.is_some() {
             self.queues.lock().queues.set_uid(CtxId(ctx), uid);
         }

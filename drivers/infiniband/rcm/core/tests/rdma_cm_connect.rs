@@ -235,6 +235,60 @@ fn the_req_carries_the_cma_header() {
     assert_eq!(sid.src(), Some(node_addr(SERVER, PORT)));
 }
 
+/// The kernel resolves a RoCE route without the CM's address of the
+/// peer and gives it when the id connects (6.12 makes the address handle
+/// only then): without it the connect is refused and leaves the route;
+/// given it, the REQ goes to that peer.
+#[test]
+fn a_route_resolved_without_its_peer_connects_once_given_it() {
+    let mut f = RdmaFabric::new(2, 4, Faults::default());
+    let l = f.call(SERVER, |cm, h| {
+        let l = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 1)
+            .unwrap();
+        cm.bind_addr(l, any(PORT), &cx()).unwrap();
+        cm.listen(h, l, 8, &cx()).unwrap();
+        l
+    });
+    let dst = node_addr(SERVER, PORT);
+    let c = f.call(CLIENT, |cm, _| {
+        let c = cm
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 7)
+            .unwrap();
+        cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
+        c
+    });
+    let found = f.resolve_addr(CLIENT, &dst);
+    assert!(f.call(CLIENT, |cm, h| cm.addr_resolved(h, c, found)));
+    f.call(CLIENT, |cm, _| cm.resolve_route(c, 2000).unwrap());
+    let mut route = f.route(CLIENT, &dst).unwrap();
+    let peer = route.peer.take().unwrap();
+    assert!(f.call(CLIENT, |cm, h| cm.route_resolved(h, c, Ok(route))));
+    assert_eq!(
+        f.call(CLIENT, |cm, h| cm.connect(h, c, &params(b"late"))),
+        Err(RdmaCmError::Invalid)
+    );
+    assert_eq!(
+        f.nodes[CLIENT as usize].rdma.get(c).unwrap().state(),
+        IdState::RouteResolved
+    );
+    f.call(CLIENT, |cm, h| {
+        cm.supply_peer(c, |device| {
+            assert_eq!(device, SIM_DEVICE);
+            peer
+        });
+        // A peer the route has is kept.
+        cm.supply_peer(c, |_| unreachable!("the route has its peer"));
+        cm.connect(h, c, &params(b"late")).unwrap()
+    });
+    f.run_for(50);
+    let evs = f.take_events(SERVER);
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert_eq!(evs[0].1.kind, EventKind::ConnectRequest);
+    assert_eq!(evs[0].1.listener, Some(l));
+    assert_eq!(&evs[0].1.conn.data()[..4], b"late");
+}
+
 #[test]
 fn reject_reaches_the_client_with_reason_and_data() {
     let mut f = RdmaFabric::new(2, 3, Faults::default());

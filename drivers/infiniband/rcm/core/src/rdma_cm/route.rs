@@ -333,6 +333,25 @@ impl<C: Collections, A: Copy + Ord> RdmaCm<C, A> {
         true
     }
 
+    /// Gives a ROUTE_RESOLVED id's route the CM's address of its peer on
+    /// the id's device (`peer_on`), if it has none yet: an embedding may
+    /// resolve a route without one and work it out when the id connects
+    /// (6.12 makes the address handle only in `ib_send_cm_req`). Called
+    /// under the same hold as the `connect` that needs it.
+    pub fn supply_peer(&mut self, id: RdmaId, peer_on: impl FnOnce(DeviceId) -> A) {
+        let Some(rec) = self.ids.get_mut(&id) else {
+            return;
+        };
+        if rec.state != IdState::RouteResolved {
+            return;
+        }
+        if let (Some(route), Some(device)) = (rec.route.as_mut(), rec.device) {
+            if route.peer.is_none() {
+                route.peer = Some(peer_on(device));
+            }
+        }
+    }
+
     /// `rdma_set_ib_path`: a route the consumer found itself, on an
     /// ADDR_RESOLVED id, which becomes ROUTE_RESOLVED at once.
     pub fn set_route(&mut self, id: RdmaId, route: Route<A>) -> Result<(), RdmaCmError> {
