@@ -39,6 +39,13 @@ fn kinds(f: &mut RdmaFabric, n: u32) -> Vec<(RdmaId, EventKind)> {
 
 /// A listening server and a client id resolved to ROUTE_RESOLVED.
 fn resolved_pair(f: &mut RdmaFabric, listen_on: SockAddr) -> (RdmaId, RdmaId) {
+    let (l, c) = resolving_pair(f, listen_on);
+    resolve(f, c, node_addr(SERVER, PORT));
+    (l, c)
+}
+
+/// A listening server and a client id resolving its address to it.
+fn resolving_pair(f: &mut RdmaFabric, listen_on: SockAddr) -> (RdmaId, RdmaId) {
     let l = f.call(SERVER, |cm, h| {
         let l = cm
             .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 1)
@@ -55,7 +62,6 @@ fn resolved_pair(f: &mut RdmaFabric, listen_on: SockAddr) -> (RdmaId, RdmaId) {
         cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
         c
     });
-    resolve(f, c, dst);
     (l, c)
 }
 
@@ -242,22 +248,8 @@ fn the_req_carries_the_cma_header() {
 #[test]
 fn a_route_resolved_without_its_peer_connects_once_given_it() {
     let mut f = RdmaFabric::new(2, 4, Faults::default());
-    let l = f.call(SERVER, |cm, h| {
-        let l = cm
-            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 1)
-            .unwrap();
-        cm.bind_addr(l, any(PORT), &cx()).unwrap();
-        cm.listen(h, l, 8, &cx()).unwrap();
-        l
-    });
+    let (l, c) = resolving_pair(&mut f, any(PORT));
     let dst = node_addr(SERVER, PORT);
-    let c = f.call(CLIENT, |cm, _| {
-        let c = cm
-            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 7)
-            .unwrap();
-        cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
-        c
-    });
     let found = f.resolve_addr(CLIENT, &dst);
     assert!(f.call(CLIENT, |cm, h| cm.addr_resolved(h, c, found)));
     f.call(CLIENT, |cm, _| cm.resolve_route(c, 2000).unwrap());
