@@ -374,9 +374,10 @@ def run(args):
         if re.fullmatch(r"[0-9:,]+", os.environ.get(var, "")):
             # lists of sizes, comma-separated (spaces end a boot argument)
             common.append(f"rcmvm.{var}={os.environ[var]}")
-    for var in ("RCM_BENCH_CALLERS_OF", "RCM_BENCH_HOT_OFFSETS"):
+    for var in ("RCM_BENCH_CALLERS_OF", "RCM_BENCH_CALLEES_OF", "RCM_BENCH_HOT_OFFSETS"):
         if re.fullmatch(r"[A-Za-z0-9_,]+", os.environ.get(var, "")):
-            # functions the profile lists callers or offsets of (development)
+            # functions the profile lists callers, callees or offsets of
+            # (development)
             common.append(f"rcmvm.{var}={os.environ[var]}")
     if re.fullmatch(r"[a-z_,]+", os.environ.get("RCM_BENCH_ONLY", "")):
         # the subset of make bench's runs to do

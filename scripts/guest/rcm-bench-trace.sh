@@ -456,6 +456,44 @@ hot_offsets() { # <perf.data> <symbol> <items> <head>
 		top_line 24 "$4"
 }
 
+# What <symbols> (comma-separated) call in <perf.data> (call graphs): for
+# each function whose name is one of them (a mangled Rust name by its last
+# identifier), its callees as perf report draws them, each with the
+# microseconds per item spent in it and what it called (callees under
+# 0.02 % of the samples left out); after <head>, at most 60 lines each.
+callees_of() { # <perf.data> <symbols> <items> <head>
+	perf report -i "$1" --stdio --children --sort sym --no-demangle \
+		-g callee,0.02,caller,function,period 2> /dev/null | tr -d '\r' |
+		awk -v want=",$2," -v n="$3" -v head="$4" "$(short_name_awk)"'
+		function wanted(sym,    k, w, tail) {
+			k = split(substr(want, 2, length(want) - 2), w, ",")
+			for (; k > 0; k--) {
+				if (sym == w[k]) return 1
+				tail = substr(sym, length(sym) - length(w[k]) + 1)
+				if (sym ~ /^_R/ && tail == w[k] &&
+				    substr(sym, length(sym) - length(w[k]), 1) ~ /[0-9]/) return 1
+			}
+			return 0
+		}
+		/^# Event count/ { total = $NF }
+		/^#/ || NF == 0 { next }
+		/^ +[0-9.]+% +[0-9.]+% +\[/ {
+			inb = wanted($NF); lines = 0
+			if (inb) {
+				pct = $1; sub(/%/, "", pct)
+				printf "%s %s %.2f\n", head, short_name($NF), pct / 100 * total / 1000 / n
+			}
+			next
+		}
+		!inb || lines >= 60 || $0 ~ /^[ |]*$/ { next }
+		match($0, /--[0-9]+--/) {
+			ns = substr($0, RSTART + 2, RLENGTH - 4)
+			sym = substr($0, RSTART + RLENGTH)
+			printf "%s %s%.2f %s\n", head, substr($0, 1, RSTART - 1), ns / 1000 / n, short_name(sym)
+			lines++
+		}'
+}
+
 # Who calls <symbols> (comma-separated) in <perf.data> (call graphs):
 # each sample whose own function is one of them counts for the nearest
 # function up its stack that is the CM's (modules <names>); prints after

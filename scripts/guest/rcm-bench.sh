@@ -192,6 +192,10 @@ SHARE_TOP=${RCM_BENCH_SHARE_TOP:-0}
 # RCM_BENCH_CALLERS_OF=<functions> (comma-separated; with SHARE_TOP):
 # the client's CM functions that call each (callers_of), per item.
 CALLERS_OF=${RCM_BENCH_CALLERS_OF:-}
+# RCM_BENCH_CALLEES_OF=<functions> (comma-separated; with SHARE_TOP): what
+# each of the client's functions of those names calls, as a tree, per
+# item (callees_of).
+CALLEES_OF=${RCM_BENCH_CALLEES_OF:-}
 # RCM_BENCH_HOT_OFFSETS=<mangled symbols> (comma-separated; with
 # SHARE_TOP): where inside each of the client's functions its own samples
 # fell (hot_offsets), per item (development).
@@ -223,6 +227,7 @@ cm_share() {
 		for f in ${CALLERS_OF//,/ }; do
 			callers_of /tmp/share.data "$f" "$items" "$cm  round 1: $label, client callers of $f, us per item:" "$mods"
 		done
+		[ -n "$CALLEES_OF" ] && callees_of /tmp/share.data "$CALLEES_OF" "$items" "$cm  round 1: $label, client callees, us per item:"
 		[ "$cm" = c ] || layer_split /tmp/share.data "$items" "$cm  round 1: $label, client CM self by layer, us per item:" "$mods"
 		for f in ${HOT_OFFSETS//,/ }; do
 			hot_offsets /tmp/share.data "$f" "$items" "$cm  round 1: $label, client offsets in $f, us per item:"
