@@ -231,6 +231,21 @@ symbol_top() {
 # arguments: <length><name>, a name starting with a letter and the length
 # not part of a back reference, "B1a_"; anything else is stepped over a
 # character at a time); other names as they are.
+# An awk function: whether symbol <sym> is <name>, a C name whole, a
+# mangled Rust name (_R...) by its last identifier, which follows its
+# length.
+symbol_names_awk() {
+	cat <<'AWK'
+function names(sym, name,    tail) {
+	if (sym == name)
+		return 1
+	tail = substr(sym, length(sym) - length(name) + 1)
+	return sym ~ /^_R/ && tail == name &&
+		substr(sym, length(sym) - length(name), 1) ~ /[0-9]/
+}
+AWK
+}
+
 short_name_awk() {
 	cat <<'AWK'
 function short_name(sym,    rest, len, part, before, p1, p2, p3, p4) {
@@ -464,15 +479,11 @@ hot_offsets() { # <perf.data> <symbol> <items> <head>
 callees_of() { # <perf.data> <symbols> <items> <head>
 	perf report -i "$1" --stdio --children --sort sym --no-demangle \
 		-g callee,0.02,caller,function,period 2> /dev/null | tr -d '\r' |
-		awk -v want=",$2," -v n="$3" -v head="$4" "$(short_name_awk)"'
-		function wanted(sym,    k, w, tail) {
+		awk -v want=",$2," -v n="$3" -v head="$4" "$(short_name_awk)$(symbol_names_awk)"'
+		function wanted(sym,    k, w) {
 			k = split(substr(want, 2, length(want) - 2), w, ",")
-			for (; k > 0; k--) {
-				if (sym == w[k]) return 1
-				tail = substr(sym, length(sym) - length(w[k]) + 1)
-				if (sym ~ /^_R/ && tail == w[k] &&
-				    substr(sym, length(sym) - length(w[k]), 1) ~ /[0-9]/) return 1
-			}
+			for (; k > 0; k--)
+				if (names(sym, w[k])) return 1
 			return 0
 		}
 		/^# Event count/ { total = $NF }

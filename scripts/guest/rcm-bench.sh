@@ -655,16 +655,7 @@ profile_split() {
 		tr -d '\r' | awk '!/^#/ && NF >= 3 { s += $2; if ($NF == "swapper") i = $2 } END { print s + 0, i + 0 }')
 	perf report -i "$data" --stdio --children --sort sym -g none 2> /dev/null | tr -d '\r' |
 		awk -v total="$total" -v n="$COMMAND_IDS" -v hz="$PROFILE_HZ" -v parts="$(split_parts "$cm" "$step")" \
-			-v head="$cm  round 1: commands, $step, us per id:" '
-		# A C name whole; a mangled Rust name (_R...) by its last
-		# identifier, which follows its length.
-		function names(sym, name,   tail) {
-			if (sym == name)
-				return 1
-			tail = substr(sym, length(sym) - length(name) + 1)
-			return sym ~ /^_R/ && tail == name &&
-				substr(sym, length(sym) - length(name), 1) ~ /[0-9]/
-		}
+			-v head="$cm  round 1: commands, $step, us per id:" "$(symbol_names_awk)"'
 		BEGIN { np = split(parts, p, " ") }
 		!/^#/ && NF >= 4 {
 			sym = $NF

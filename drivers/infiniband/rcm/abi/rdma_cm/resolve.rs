@@ -278,15 +278,7 @@ impl RdmaCmAbi {
                 return e;
             }
         };
-        // The peer's address handle attributes wait for the connect that
-        // needs them (`peer_for_connect`), as 6.12 makes them only in
-        // `ib_send_cm_req`.
-        let route = Route {
-            path,
-            peer: None,
-            ack_delay: ack_delay(s, work.device),
-        };
-        self.route_found(s, b, Ok(route), in_call);
+        self.route_found(s, b, Ok(route_on(s, work.device, path)), in_call);
         0
     }
 
@@ -337,14 +329,9 @@ impl RdmaCmAbi {
         }
     }
 
-    /// The core's route of the path record the id holds (its peer is
-    /// worked out when the id connects: `peer_for_connect`).
+    /// The core's route of the path record the id holds.
     fn route_of(&self, s: &CmService, b: &RdmaIdBox, device: DeviceId) -> Result<Route<Peer>, i32> {
-        Ok(Route {
-            path: b.route_path()?,
-            peer: None,
-            ack_delay: ack_delay(s, device),
-        })
+        b.route_path().map(|path| route_on(s, device, path))
     }
 
     /// The CM's address of a connecting id's peer on its device, from the
@@ -416,10 +403,18 @@ impl ResolutionHandler for ResolutionCallbacks {
     }
 }
 
-/// The ACK delay of a served device (0 if it is gone).
-fn ack_delay(s: &CmService, device: DeviceId) -> IbaTime {
-    s.device_info(device)
-        .map_or(IbaTime::new(0), |d| d.ack_delay)
+/// The core's route of `path` on a served device, with the device's ACK
+/// delay (0 if it is gone). It has no peer: the peer's address handle
+/// attributes wait for the connect that needs them (`peer_for_connect`),
+/// as 6.12 makes them only in `ib_send_cm_req`.
+fn route_on(s: &CmService, device: DeviceId, path: RoutePath) -> Route<Peer> {
+    Route {
+        path,
+        peer: None,
+        ack_delay: s
+            .device_info(device)
+            .map_or(IbaTime::new(0), |d| d.ack_delay),
+    }
 }
 
 /// A timeout from C (`unsigned long`) in the core's milliseconds.
