@@ -35,6 +35,10 @@ CONNS=${RCM_BENCH_CONNS:-300}
 NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
 # cmtime runs: connections per run.
 CMTIME_POINTS=$(echo "${RCM_BENCH_CMTIME_POINTS:-1000,10000}" | tr , ' ')
+# Timed cmtime runs per round of a point of at most 1,000 connections:
+# its steps take 10 to 40 ms, where one round's run differs from the next
+# by half (a few seconds a run); larger points run once.
+CMTIME_SMALL_RUNS=${RCM_BENCH_CMTIME_SMALL_RUNS:-3}
 ROUNDS=${RCM_BENCH_ROUNDS:-2}
 # A baseline rcm.ko (RCM_BENCH_BASELINE_KO on the host, put in the image
 # by mkguest.sh): the commands run adds it as stack "base", on its own
@@ -578,8 +582,10 @@ cmtime_once() {
 }
 
 run_cmtime() { # <c|rcm> <round>
-	local cm=$1 n out before after pbefore pafter step ms
+	local cm=$1 n runs run out before after pbefore pafter step ms
 	for n in $CMTIME_POINTS; do
+		runs=1
+		[ "$n" -le 1000 ] && runs=$CMTIME_SMALL_RUNS
 		before=$(cm_counters)
 		pbefore=$(peer_run "$(declare -f cm_counters); cm_counters")
 		# cmtime's server listens with the default backlog, the sysctl's
@@ -587,24 +593,26 @@ run_cmtime() { # <c|rcm> <round>
 		# accepts them would turn the rest away (REJ 28). Room for all of
 		# them, on either CM.
 		peer_run "sysctl -qw net.rdma_ucm.max_backlog=$n" > /dev/null || return 1
-		peer_start cmtime "timeout 1800 cmtime -b $RCM_PEER -c $n" > /dev/null
-		rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
-		out=$(timeout 1800 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
-		peer_run 'pkill cmtime' > /dev/null
-		peer_wait cmtime 10 > /dev/null
+		for ((run = 1; run <= runs; run++)); do
+			peer_start cmtime "timeout 1800 cmtime -b $RCM_PEER -c $n" > /dev/null
+			rcm_retry 20 peer_run "rdma res show cm_id | grep -q 'state LISTEN'" > /dev/null || return 1
+			out=$(timeout 1800 cmtime -s "$RCM_PEER" -c "$n" 2>&1) || { echo "$out" | tail -5 >&2; return 1; }
+			peer_run 'pkill cmtime' > /dev/null
+			peer_wait cmtime 10 > /dev/null
+			# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
+			while read -r step ms; do
+				printf '%-4s round %d: cmtime -c %5d, run %d, %-14s %10.1f ms\n' "$cm" "$2" "$n" "$run" "$step" "$ms"
+				total[$cm-cmtime-$n-$step]=$(awk -v a="${total[$cm-cmtime-$n-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
+			done < <(printf '%s\n' "$out" | awk -F: 'NF == 2 && $2 ~ /[0-9]/ { gsub(/ /, "", $1); split($2, v, " "); print $1, v[1] }')
+			# cmtime reports failed connections on lines of their own.
+			printf '%s\n' "$out" | grep -iE 'error|reject|fail|unreach|timed? ?out' | sort | uniq -c | head -5 |
+				sed "s/^/$cm  round $2: cmtime -c $n says: /"
+		done
 		after=$(cm_counters)
 		pafter=$(peer_run "$(declare -f cm_counters); cm_counters")
+		echo "$cm  round $2: cmtime -c $n, client's CM per connection: $(counters_per_conn "$before" "$after" $((n * runs)))"
+		echo "$cm  round $2: cmtime -c $n, server's CM per connection: $(counters_per_conn "$pbefore" "$pafter" $((n * runs)))"
 		cm_share "$cm" "$2" "cmtime -c $n" "$n" cmtime_once "$n" || return 1
-		# cmtime 44: "<step> : <total ms> <max ms> <min us> <us per connection>"
-		while read -r step ms; do
-			printf '%-4s round %d: cmtime -c %5d, %-14s %10.1f ms\n' "$cm" "$2" "$n" "$step" "$ms"
-			total[$cm-cmtime-$n-$step]=$(awk -v a="${total[$cm-cmtime-$n-$step]:-0}" -v b="$ms" 'BEGIN { print a + b }')
-		done < <(printf '%s\n' "$out" | awk -F: 'NF == 2 && $2 ~ /[0-9]/ { gsub(/ /, "", $1); split($2, v, " "); print $1, v[1] }')
-		# cmtime reports failed connections on lines of their own.
-		printf '%s\n' "$out" | grep -iE 'error|reject|fail|unreach|timed? ?out' | sort | uniq -c | head -5 |
-			sed "s/^/$cm  round $2: cmtime -c $n says: /"
-		echo "$cm  round $2: cmtime -c $n, client's CM per connection: $(counters_per_conn "$before" "$after" "$n")"
-		echo "$cm  round $2: cmtime -c $n, server's CM per connection: $(counters_per_conn "$pbefore" "$pafter" "$n")"
 	done
 }
 
@@ -682,8 +690,8 @@ profile_split() {
 
 # The functions that spent most of a profiled step's samples themselves
 # (RCM_BENCH_PROFILE_TOP of them), and those whose calls took most
-# (RCM_BENCH_PROFILE_INCLUSIVE), microseconds per id: <cm> <step>
-# <perf.data>. None by default.
+# (RCM_BENCH_PROFILE_INCLUSIVE), microseconds per id, and the callee
+# trees of RCM_BENCH_CALLEES_OF: <cm> <step> <perf.data>. None by default.
 PROFILE_TOP=${RCM_BENCH_PROFILE_TOP:-0}
 PROFILE_INCLUSIVE=${RCM_BENCH_PROFILE_INCLUSIVE:-0}
 profile_top() {
@@ -691,6 +699,7 @@ profile_top() {
 		symbol_top "$3" self "$PROFILE_TOP" "$COMMAND_IDS" "$1  round 1: commands, $2, self us per id:"
 	[ "$PROFILE_INCLUSIVE" -gt 0 ] &&
 		symbol_top "$3" inclusive "$PROFILE_INCLUSIVE" "$COMMAND_IDS" "$1  round 1: commands, $2, inclusive us per id:"
+	[ -n "$CALLEES_OF" ] && callees_of "$3" "$CALLEES_OF" "$COMMAND_IDS" "$1  round 1: commands, $2, callees, us per id:"
 	return 0
 }
 

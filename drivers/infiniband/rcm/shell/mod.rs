@@ -12,6 +12,7 @@
 
 pub(crate) mod intake;
 pub(crate) mod kernel_maps;
+pub(crate) mod lazy_vec;
 pub(crate) mod lock_meter;
 pub(crate) mod outbox;
 pub(crate) mod peer;

@@ -20,6 +20,7 @@
 //! failure is handed back the same way.
 
 use super::kernel_maps::{Accounted, KernelCollections};
+use super::lazy_vec::LazyVec;
 use super::lock_meter::LockMeter;
 use super::outbox::Outbox;
 use super::peer::Peer;
@@ -38,7 +39,7 @@ use kernel::sync::Mutex;
 pub(crate) type KernelRdmaCm = RdmaCm<KernelCollections<Accounted>, Peer>;
 
 /// Queued events, oldest first.
-pub(crate) type RdmaEvents = KVec<(RdmaId, RdmaEvent)>;
+pub(crate) type RdmaEvents = LazyVec<(RdmaId, RdmaEvent)>;
 
 /// How the rdma_cm surface moves its consumers' QPs for the core.
 pub(crate) trait QpControl {
@@ -143,7 +144,7 @@ struct Leftovers {
     /// ones in `unsent_more` (one Outbox on the stack: user calls run on
     /// a kernel stack).
     unsent: Option<Outbox>,
-    unsent_more: KVec<Outbox>,
+    unsent_more: LazyVec<Outbox>,
     /// Whether the call queued IP multicast changes, applied once the
     /// core's lock is released.
     group_changes: bool,
@@ -151,14 +152,14 @@ struct Leftovers {
     /// core's lock is released, before the call's MADs are sent and its
     /// events delivered (so still before the DREQ or the DISCONNECTED
     /// that follows), as a QP move takes the id's QP lock and the driver.
-    qp_errors: KVec<RdmaId>,
+    qp_errors: LazyVec<RdmaId>,
     /// The moves to RTR and RTS the call left, in order: made once the
     /// core's lock is released, after the QP moves to ERR and the MADs,
     /// each result handed back to the core at once.
-    readies: KVec<ReadyMove>,
+    readies: LazyVec<ReadyMove>,
     /// The iw_cm calls the call left, in order: made after the moves (an
     /// iw_cm call sleeps), a failure handed back to the core at once.
-    iw_calls: KVec<IwCall>,
+    iw_calls: LazyVec<IwCall>,
     /// Events that found no memory.
     lost: u32,
     /// Whether the call queued events (the delivery work is kicked).
@@ -170,11 +171,11 @@ impl Leftovers {
     fn new() -> Self {
         Leftovers {
             unsent: None,
-            unsent_more: KVec::new(),
+            unsent_more: LazyVec::new(),
             group_changes: false,
-            qp_errors: KVec::new(),
-            readies: KVec::new(),
-            iw_calls: KVec::new(),
+            qp_errors: LazyVec::new(),
+            readies: LazyVec::new(),
+            iw_calls: LazyVec::new(),
             lost: 0,
             queued: false,
         }
@@ -215,7 +216,7 @@ impl<Q: RdmaSurface> Host<Peer> for KernelHost<'_, Q> {
             if let Some(first) = self.left.unsent.take() {
                 self.cm.send(first);
             }
-            for earlier in core::mem::replace(&mut self.left.unsent_more, KVec::new()) {
+            for earlier in self.left.unsent_more.take() {
                 self.cm.send(earlier);
             }
             self.left.unsent = Some(outbox);
@@ -284,7 +285,7 @@ impl RdmaService {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(RdmaService {
             core <- new_mutex!(RdmaCm::new(), "rcm::rdma_cm"),
-            events <- new_mutex!(KVec::new(), "rcm::rdma_events"),
+            events <- new_mutex!(LazyVec::new(), "rcm::rdma_events"),
             lost: core::sync::atomic::AtomicU32::new(0),
             meter <- LockMeter::new(),
         })

@@ -29,6 +29,7 @@
 
 use super::intake::{IntakeBuffer, RecentPaths, Senders, INTAKE_BATCH};
 use super::kernel_maps::KernelCollections;
+use super::lazy_vec::LazyVec;
 use super::lock_meter::{LockMeter, MeteredTaskGuard};
 use super::outbox::{cookie_request, EventBatch, EventQueue, Outbox, Recipient, SpareOutboxes};
 use super::peer::Peer;
@@ -105,7 +106,7 @@ pub(crate) struct CmService {
     /// QP reports from interrupt context that found the endpoint busy,
     /// for the call delivery work to apply.
     #[pin]
-    deferred_reports: IrqSpinLock<KVec<(CommId, QpReport)>>,
+    deferred_reports: IrqSpinLock<LazyVec<(CommId, QpReport)>>,
     /// Device slots; a removed device leaves `None`, reused by the next
     /// (6.12's `KVec` cannot remove elements).
     #[pin]
@@ -167,7 +168,7 @@ impl CmService {
                 },
                 "rcm::endpoint"
             ),
-            deferred_reports <- new_irq_spinlock!(KVec::new(), "rcm::deferred_reports"),
+            deferred_reports <- new_irq_spinlock!(LazyVec::new(), "rcm::deferred_reports"),
             devices <- new_mutex!(KVec::new(), "rcm::devices"),
             timer <- new_irq_spinlock!(None, "rcm::timer"),
             delivery <- new_irq_spinlock!(None, "rcm::delivery"),
@@ -496,8 +497,8 @@ impl CmService {
 
     /// Posts an outbox's MADs through the agents; the requests (comm id,
     /// attribute) whose send failed.
-    fn post(&self, outbox: &Outbox) -> KVec<(CommId, u16)> {
-        let mut failed = KVec::new();
+    fn post(&self, outbox: &Outbox) -> LazyVec<(CommId, u16)> {
+        let mut failed = LazyVec::new();
         if outbox.sends.is_empty() {
             // Most timer runs and many calls send nothing: no lock.
             return failed;

@@ -73,6 +73,12 @@ impl RdmaCmAbi {
     /// iw_cm's callbacks take.
     pub(super) fn release_iw(&self, b: &RdmaIdBox) {
         drop(b.take_iw());
+        // Listeners and requests are kept only for ids on an iWARP port or
+        // on none (a wildcard listener): one on an IB or RoCE port has no
+        // entry to look for, and its device stays until its destroy ends.
+        if b.device().is_some_and(|(d, port)| !d.is_iwarp(port)) {
+            return;
+        }
         if let Some(cm_id) = self.take_iw_request(b.core) {
             cm_id.refuse();
         }

@@ -15,6 +15,7 @@ use crate::proto::ucma::{CtxId, FileId};
 use crate::rdma::rdma_event::handler_of;
 use crate::rdma::sync::{wait_until, wake_waiters};
 use crate::rdma::ucma_dev::UcmaFile;
+use crate::shell::lazy_vec::LazyVec;
 use crate::shell::CmService;
 use core::sync::atomic::Ordering;
 use kernel::error::code;
@@ -183,11 +184,11 @@ impl UcmaAbi {
         if let Some(b) = id {
             destroy(s, &b);
         }
-        let mut orphans = KVec::new();
+        let mut orphans = LazyVec::new();
         // The ids of undelivered requests' connections are destroyed here,
         // without the locks their handlers may wait on; each one's context
         // goes after its id (and may hand back ids of its own).
-        let keep = |orphans: &mut KVec<_>, child, id| {
+        let keep = |orphans: &mut LazyVec<_>, child, id| {
             if orphans.push((child, id), GFP_KERNEL).is_err() {
                 pr_warn!("ucma: no memory to end a pending request's id\n");
             }
@@ -195,7 +196,7 @@ impl UcmaAbi {
         let reported =
             self.both(|t, _| t.finish_destroy(ctx, &mut |child, id| keep(&mut orphans, child, id)));
         while !orphans.is_empty() {
-            for (child, b) in core::mem::replace(&mut orphans, KVec::new()) {
+            for (child, b) in orphans.take() {
                 destroy(s, &b);
                 self.both(|t, _| {
                     t.finish_destroy(child, &mut |child, id| keep(&mut orphans, child, id))

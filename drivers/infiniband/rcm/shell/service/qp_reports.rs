@@ -49,7 +49,7 @@ impl CmService {
     /// Applies the QP reports interrupt context left (process context);
     /// their state errors go unreported, as for a deferred report.
     pub(super) fn apply_deferred_reports(&self) {
-        let reports = core::mem::replace(&mut *self.deferred_reports.lock(), KVec::new());
+        let reports = self.deferred_reports.lock().take();
         for (comm, report) in reports.iter() {
             let _ = self.call(|ep, out| report.apply(ep, *comm, out));
         }
