@@ -226,11 +226,6 @@ symbol_top() {
 	rm -f /tmp/top.syms
 }
 
-# An awk function short_name(sym): a mangled Rust name by its last four
-# identifiers (the name of a generic function comes before those of its
-# arguments: <length><name>, a name starting with a letter and the length
-# not part of a back reference, "B1a_"; anything else is stepped over a
-# character at a time); other names as they are.
 # An awk function: whether symbol <sym> is <name>, a C name whole, a
 # mangled Rust name (_R...) by its last identifier, which follows its
 # length.
@@ -246,6 +241,11 @@ function names(sym, name,    tail) {
 AWK
 }
 
+# An awk function short_name(sym): a mangled Rust name by its last four
+# identifiers (the name of a generic function comes before those of its
+# arguments: <length><name>, a name starting with a letter and the length
+# not part of a back reference, "B1a_"; anything else is stepped over a
+# character at a time); other names as they are.
 short_name_awk() {
 	cat <<'AWK'
 function short_name(sym,    rest, len, part, before, p1, p2, p3, p4) {

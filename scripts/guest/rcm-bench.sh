@@ -196,9 +196,10 @@ SHARE_TOP=${RCM_BENCH_SHARE_TOP:-0}
 # RCM_BENCH_CALLERS_OF=<functions> (comma-separated; with SHARE_TOP):
 # the client's CM functions that call each (callers_of), per item.
 CALLERS_OF=${RCM_BENCH_CALLERS_OF:-}
-# RCM_BENCH_CALLEES_OF=<functions> (comma-separated; with SHARE_TOP): what
-# each of the client's functions of those names calls, as a tree, per
-# item (callees_of).
+# RCM_BENCH_CALLEES_OF=<functions> (comma-separated): what each of the
+# client's functions of those names calls, as a tree, per item
+# (callees_of), in the points' profiled runs with SHARE_TOP and in each
+# profiled step of the commands run.
 CALLEES_OF=${RCM_BENCH_CALLEES_OF:-}
 # RCM_BENCH_HOT_OFFSETS=<mangled symbols> (comma-separated; with
 # SHARE_TOP): where inside each of the client's functions its own samples

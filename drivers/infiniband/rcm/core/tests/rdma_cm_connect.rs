@@ -126,13 +126,7 @@ fn the_req_carries_the_cma_header() {
     // 57 bytes would not fit after the header
     let (_, c2) = {
         let dst = node_addr(SERVER, PORT);
-        let c2 = f.call(CLIENT, |cm, _| {
-            let c2 = cm
-                .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 5)
-                .unwrap();
-            cm.resolve_addr(c2, None, dst, 2000, &cx()).unwrap();
-            c2
-        });
+        let c2 = resolving_client(&mut f, dst, 5);
         resolve(&mut f, c2, dst);
         ((), c2)
     };

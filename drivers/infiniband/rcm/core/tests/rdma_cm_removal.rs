@@ -60,21 +60,9 @@ fn a_going_device_takes_no_new_id() {
     let (l, c) = resolved_pair(&mut f, any(PORT));
     // A client id whose resolution is under way when the device goes.
     let dst = node_addr(SERVER, PORT);
-    let late = f.call(CLIENT, |cm, _| {
-        let id = cm
-            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 7)
-            .unwrap();
-        cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
-        id
-    });
+    let late = resolving_client(&mut f, dst, 7);
     // And one whose result comes only after the removal is over.
-    let later = f.call(CLIENT, |cm, _| {
-        let id = cm
-            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 10)
-            .unwrap();
-        cm.resolve_addr(id, None, dst, 2000, &cx()).unwrap();
-        id
-    });
+    let later = resolving_client(&mut f, dst, 10);
     // The client's device goes: the resolved id hears it; the one still
     // resolving has no device yet.
     assert_eq!(f.call(CLIENT, |cm, h| cm.device_going(h, SIM_DEVICE)), 1);

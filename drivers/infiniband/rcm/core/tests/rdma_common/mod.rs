@@ -60,15 +60,19 @@ pub fn resolving_pair(f: &mut RdmaFabric, listen_on: SockAddr) -> (RdmaId, RdmaI
         cm.listen(h, l, 8, &cx()).unwrap();
         l
     });
-    let dst = node_addr(SERVER, PORT);
-    let c = f.call(CLIENT, |cm, _| {
+    (l, resolving_client(f, node_addr(SERVER, PORT), 0x4242))
+}
+
+/// A new TCP client id (its first PSN `psn`) resolving its address to
+/// `dst`.
+pub fn resolving_client(f: &mut RdmaFabric, dst: SockAddr, psn: u32) -> RdmaId {
+    f.call(CLIENT, |cm, _| {
         let c = cm
-            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, 0x4242)
+            .create_id(SIM_NET, PortSpace::Tcp, RdmaQpType::Rc, psn)
             .unwrap();
         cm.resolve_addr(c, None, dst, 2000, &cx()).unwrap();
         c
-    });
-    (l, c)
+    })
 }
 
 /// Resolves the client id `c`'s address and route to `dst` with the fake
