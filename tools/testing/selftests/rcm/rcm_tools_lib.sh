@@ -79,8 +79,11 @@ run_pair() {
 	for try in 1 2 3; do
 		rc=0
 		rm -f "$PAIR_SNAPSHOT"
+		# Its output goes nowhere: a caller that reads the pair's output
+		# (rcm_expect) waits for every holder of it, and the sleep holds
+		# it for its whole length once the kill below has ended its shell.
 		# shellcheck disable=SC2086 # the two program names
-		(sleep $((CLIENT_TIMEOUT - 5)) && pair_snapshot $programs > "$PAIR_SNAPSHOT" 2>&1) &
+		(sleep $((CLIENT_TIMEOUT - 5)) && pair_snapshot $programs > "$PAIR_SNAPSHOT" 2>&1) > /dev/null 2>&1 &
 		watch=$!
 		if [ "$dir" = to_peer ]; then
 			peer_start "$job" "$srv"
