@@ -83,7 +83,8 @@ impl MadAhs {
     }
 
     /// A handle for a send on `path`: a fresh kept one, else a new one.
-    /// May sleep (creating and destroying handles).
+    /// May sleep (creating handles, and destroying those the retired had
+    /// no room for).
     ///
     /// # Safety
     ///
@@ -125,29 +126,33 @@ impl MadAhs {
         Ok(HeldAh { ah, slot })
     }
 
-    /// A send's handle given back (never sleeps).
+    /// A send's handle given back, with the retired handles (never
+    /// sleeps): the sends' completions destroy what left the cache.
     pub(crate) fn put(&self, held: HeldAh) {
-        let gone = match held.slot {
-            None => Some(held.ah),
-            Some(slot) => self
-                .kept
-                .lock()
-                .put(slot, &Self::freshness())
-                .map(|ah| ah.0),
+        let (gone, retired) = {
+            let mut kept = self.kept.lock();
+            let gone = match held.slot {
+                None => Some(held.ah),
+                Some(slot) => kept.put(slot, &Self::freshness()).map(|ah| ah.0),
+            };
+            (gone, kept.take_retired())
         };
         if let Some(ah) = gone {
             destroy(ah, false);
+        }
+        for ah in retired {
+            destroy(ah.0, false);
         }
     }
 
     /// Destroys every kept handle: the agent is unregistered, so no send
     /// holds one any more.
     pub(crate) fn clear(&self) {
-        let (gone, held) = self.kept.lock().clear();
+        let (gone, retired, held) = self.kept.lock().clear();
         if held {
             pr_warn!("rcm: an address handle outlived its MAD agent's sends\n");
         }
-        for ah in gone {
+        for ah in Iterator::chain(gone.into_iter(), retired) {
             destroy(ah.0, true);
         }
     }

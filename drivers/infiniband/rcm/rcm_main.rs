@@ -93,8 +93,9 @@ struct Surfaces {
 impl shell::EventConsumer for Surfaces {
     fn deliver(&self, s: &shell::CmService, batch: shell::EventBatch) {
         // rdma_cm takes its own events at once, ib_cm's consumers theirs in
-        // order after, without rdma_cm's lock.
-        let mut rest = shell::EventBatch::new();
+        // order after, without rdma_cm's lock. Most batches are rdma_cm's
+        // alone: the others' vector is made on their first event.
+        let mut rest = shell::lazy_vec::LazyVec::new();
         for (comm, owner, event) in batch {
             let event = match owner {
                 Owner::RdmaCm => match self.rdma_cm.cm_event(s, comm, event) {
@@ -107,7 +108,7 @@ impl shell::EventConsumer for Surfaces {
                 pr_warn!("out of memory: an ib_cm event not delivered\n");
             }
         }
-        if !rest.is_empty() {
+        if let Some(rest) = rest.into_vec().filter(|v| !v.is_empty()) {
             self.ib_cm.deliver(s, rest);
         }
     }

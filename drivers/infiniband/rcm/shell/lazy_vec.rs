@@ -53,6 +53,11 @@ impl<T> LazyVec<T> {
     pub(crate) fn take(&mut self) -> Self {
         LazyVec(self.0.take())
     }
+
+    /// The vector, if an element was ever pushed.
+    pub(crate) fn into_vec(self) -> Option<KVec<T>> {
+        self.0
+    }
 }
 
 impl<T> Default for LazyVec<T> {

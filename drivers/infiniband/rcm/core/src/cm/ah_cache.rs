@@ -17,6 +17,13 @@
 //! send that finds no fresh handle for its path also gives back the idle
 //! ones past their time, so that none holds its GID entry for long.
 //!
+//! A handle that leaves its slot (past its time, or taken over) is
+//! retired rather than destroyed by the send that found it: the next send
+//! done destroys it, as 6.12 destroys its handles when their sends
+//! complete, so that a new path's first MAD (a REQ, a REP) waits for one
+//! driver call, not two. A handle that finds no room among the retired
+//! ones goes back to its finder at once.
+//!
 //! The cache holds no lock and calls no driver: it says which handles to
 //! create and destroy, and the caller does that outside its lock.
 
@@ -77,6 +84,17 @@ impl<H> Handles<H> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Keeps `h` in a free place; hands it back if there is none.
+    fn keep(&mut self, h: H) -> Option<H> {
+        match self.items.iter_mut().find(|place| place.is_none()) {
+            Some(place) => {
+                *place = Some(h);
+                None
+            }
+            None => Some(h),
+        }
+    }
 }
 
 impl<H> IntoIterator for Handles<H> {
@@ -99,7 +117,8 @@ pub enum Lookup<H> {
         ah: H,
     },
     /// None: the caller creates one (then [`AhCache::insert`]) after
-    /// destroying these, idle past their time.
+    /// destroying these, idle past their time (the ones the retired found
+    /// no room among).
     Miss {
         /// Handles given back.
         stale: Handles<H>,
@@ -112,7 +131,8 @@ pub struct Inserted<H> {
     /// Its slot, for [`AhCache::put`]; `None`: the send's own handle,
     /// destroyed with it.
     pub slot: Option<usize>,
-    /// An idle handle it took the slot of, for the caller to destroy.
+    /// An idle handle it took the slot of, for the caller to destroy
+    /// (if the retired had no room for it).
     pub evicted: Option<H>,
 }
 
@@ -120,6 +140,9 @@ pub struct Inserted<H> {
 #[derive(Debug)]
 pub struct AhCache<K, H> {
     slots: [Option<Slot<K, H>>; AH_SLOTS],
+    /// Handles out of their slots, held by no send, for the next send
+    /// done to destroy ([`AhCache::take_retired`]).
+    retired: Handles<H>,
 }
 
 impl<K: PartialEq + Copy, H: Copy> Default for AhCache<K, H> {
@@ -133,6 +156,9 @@ impl<K: PartialEq + Copy, H: Copy> AhCache<K, H> {
     pub const fn new() -> Self {
         AhCache {
             slots: [const { None }; AH_SLOTS],
+            retired: Handles {
+                items: [const { None }; AH_SLOTS],
+            },
         }
     }
 
@@ -153,7 +179,7 @@ impl<K: PartialEq + Copy, H: Copy> AhCache<K, H> {
         let mut stale = Handles::none();
         for (slot, out) in self.slots.iter_mut().zip(stale.items.iter_mut()) {
             if slot.as_ref().is_some_and(|s| s.users == 0 && !s.fresh(f)) {
-                *out = slot.take().map(|s| s.ah);
+                *out = slot.take().and_then(|s| self.retired.keep(s.ah));
             }
         }
         Lookup::Miss { stale }
@@ -193,8 +219,14 @@ impl<K: PartialEq + Copy, H: Copy> AhCache<K, H> {
         });
         Inserted {
             slot: Some(slot),
-            evicted: evicted.map(|s| s.ah),
+            evicted: evicted.and_then(|s| self.retired.keep(s.ah)),
         }
+    }
+
+    /// The retired handles, for a send that is done to destroy (see the
+    /// module's comment).
+    pub fn take_retired(&mut self) -> Handles<H> {
+        core::mem::replace(&mut self.retired, Handles::none())
     }
 
     /// A send on `slot`'s handle is done: its handle, for the caller to
@@ -209,9 +241,10 @@ impl<K: PartialEq + Copy, H: Copy> AhCache<K, H> {
         None
     }
 
-    /// Empties the cache (the agent is gone): every handle, and whether
-    /// any was still held by a send (a caller's bug).
-    pub fn clear(&mut self) -> (Handles<H>, bool) {
+    /// Empties the cache (the agent is gone): every slot's handle, the
+    /// retired ones, and whether any was still held by a send (a caller's
+    /// bug).
+    pub fn clear(&mut self) -> (Handles<H>, Handles<H>, bool) {
         let mut gone = Handles::none();
         let mut held = false;
         for (slot, out) in self.slots.iter_mut().zip(gone.items.iter_mut()) {
@@ -220,7 +253,7 @@ impl<K: PartialEq + Copy, H: Copy> AhCache<K, H> {
                 *out = Some(s.ah);
             }
         }
-        (gone, held)
+        (gone, self.take_retired(), held)
     }
 }
 
@@ -260,9 +293,10 @@ mod tests {
         // Both sends done while fresh: the handle stays.
         assert_eq!(c.put(0, &at(1_060)), None);
         assert_eq!(c.put(0, &at(1_060)), None);
-        // Past its time, the next miss gives it back.
-        let mut stale = miss(c.lookup(&1, &at(1_100))).into_iter();
-        assert_eq!((stale.next(), stale.next()), (Some(100), None));
+        // Past its time, the next miss retires it for the next send done.
+        assert!(miss(c.lookup(&1, &at(1_100))).is_empty());
+        let mut retired = c.take_retired().into_iter();
+        assert_eq!((retired.next(), retired.next()), (Some(100), None));
     }
 
     #[test]
@@ -298,11 +332,32 @@ mod tests {
         c.put(5, &F);
         c.put(3, &F);
         let ins = c.insert(99, 99, &F);
-        assert_eq!((ins.slot, ins.evicted), (Some(3), Some(3)));
-        let (gone, held) = c.clear();
-        assert_eq!(gone.len(), AH_SLOTS);
+        assert_eq!((ins.slot, ins.evicted), (Some(3), None));
+        let (gone, retired, held) = c.clear();
+        assert_eq!((gone.len(), retired.len()), (AH_SLOTS, 1));
         assert!(held);
         assert_eq!(c.put(3, &F), None);
-        assert!(!c.clear().1);
+        assert!(!c.clear().2);
+    }
+
+    #[test]
+    fn a_handle_out_of_its_slot_waits_for_the_next_send_done() {
+        let mut c = AhCache::<u8, u32>::new();
+        for k in 0..AH_SLOTS as u8 {
+            c.insert(k, u32::from(k), &F);
+            c.put(usize::from(k), &F);
+        }
+        // Taken over: retired, not handed to the new path's send.
+        let ins = c.insert(99, 99, &F);
+        assert_eq!((ins.slot, ins.evicted), (Some(0), None));
+        assert_eq!(c.put(0, &F), None);
+        // Past their time: retired too, up to the room there is.
+        let later = at(F.now_ms + F.max_age_ms);
+        let stale = miss(c.lookup(&98, &later));
+        assert_eq!(stale.len(), 1, "one more than the retired have room for");
+        let retired = c.take_retired();
+        assert_eq!(retired.len(), AH_SLOTS);
+        assert!(retired.into_iter().any(|ah| ah == 0));
+        assert!(c.take_retired().is_empty());
     }
 }
