@@ -49,8 +49,8 @@ impl HeldAh {
 
 /// The kept handles of one agent.
 ///
-/// INVARIANT: every handle in the cache, and every [`HeldAh`] it gave
-/// out, is a live address handle on the agent's PD that only the cache
+/// INVARIANT: every handle in the cache (in its slots or retired), and
+/// every [`HeldAh`] it gave out, is a live address handle on the agent's PD that only the cache
 /// (or, for a send's own, that send) destroys.
 #[pin_data]
 pub(crate) struct MadAhs {
@@ -114,7 +114,18 @@ impl MadAhs {
                 bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE,
             )
         };
-        let ah = NonNull::new(from_err_ptr(ah)?).ok_or(ENOMEM)?;
+        let ah = match from_err_ptr(ah).and_then(|ah| NonNull::new(ah).ok_or(ENOMEM)) {
+            Ok(ah) => ah,
+            Err(e) => {
+                // No send of this call completes to destroy what its
+                // lookup retired: those go now.
+                let retired = self.kept.lock().take_retired();
+                for old in retired {
+                    destroy(old.0, true);
+                }
+                return Err(e);
+            }
+        };
         // INVARIANT: a new handle, on the agent's PD, kept or the send's.
         let Inserted { slot, evicted } =
             self.kept
@@ -126,8 +137,9 @@ impl MadAhs {
         Ok(HeldAh { ah, slot })
     }
 
-    /// A send's handle given back, with the retired handles (never
-    /// sleeps): the sends' completions destroy what left the cache.
+    /// A send's handle given back, at its completion or its failure,
+    /// with the retired handles (never sleeps): what left the cache is
+    /// destroyed here.
     pub(crate) fn put(&self, held: HeldAh) {
         let (gone, retired) = {
             let mut kept = self.kept.lock();

@@ -54,7 +54,8 @@ impl<T> LazyVec<T> {
         LazyVec(self.0.take())
     }
 
-    /// The vector, if an element was ever pushed.
+    /// The vector, if one was made (by a push or a reservation, even one
+    /// that failed): it may be empty.
     pub(crate) fn into_vec(self) -> Option<KVec<T>> {
         self.0
     }

@@ -246,10 +246,10 @@ connect_scenarios() {
 	}
 	# rcm's server keeps a path's address handle for rcm.reply_path_ms
 	# (one per send with 0, as the C CM): handles made against MADs sent.
-	# A send that finds no fresh handle frees the idle stale ones: after
-	# the run with 0, no handle made in the test is left (handles are
-	# matched by address: the one rdma_create_ah returned, the one
-	# rdma_destroy_ah_user got).
+	# A send that finds no fresh handle retires the idle stale ones, and
+	# the next send to complete destroys them: after the run with 0, no
+	# handle made in the test is left (handles are matched by address:
+	# the one rdma_create_ah returned, the one rdma_destroy_ah_user got).
 	shared_ahs() {
 		local t=/sys/kernel/tracing param=/sys/module/rcm/parameters/reply_path_ms
 		local tx=/sys/class/infiniband/rxe0/ports/1/cm_tx_msgs rc=0 h0 h1 h2 s0 s1 s2 left

@@ -121,6 +121,12 @@ static void close_cm(int fd)
 
 /* One command; the errno is ignored (the kernel's answers are checked by
  * the reference tests, here only its survival). */
+/* This thread's last command, told if its answer page's canaries broke. */
+static __thread struct {
+	__u32 cmd, in, out;
+	unsigned char head[24];
+} last;
+
 static void command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
 {
 	unsigned char buf[sizeof(struct rdma_ucm_cmd_hdr) + 512];
@@ -130,6 +136,10 @@ static void command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
 		in_len = 512;
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + sizeof(hdr), in, in_len);
+	last.cmd = cmd;
+	last.in = in_len;
+	last.out = out;
+	memcpy(last.head, in, sizeof(last.head));
 	if (tracked_write(fd, buf, sizeof(hdr) + in_len, cmd) < 0 && errno == EBADF)
 		usleep(10);
 	atomic_fetch_add(&done, 1);
@@ -686,6 +696,25 @@ static int canaries_intact(const unsigned char *page)
 	return 1;
 }
 
+/* Which canaries broke, and the command before: where to look. */
+static void tell_broken_canaries(const unsigned char *page)
+{
+	const char *name = known_op_name(last.cmd);
+
+	printf("  the last command: %s (%u), in %u, out %u; its first bytes:", name ? name : "?",
+	       last.cmd, last.in, last.out);
+	for (unsigned int i = 0; i < sizeof(last.head); i++)
+		printf(" %02x", last.head[i]);
+	printf("\n  the answer page at %p; canaries changed:", (void *)page);
+	for (int i = -64; i < 64; i++) {
+		int at = i < 0 ? i : 4096 + i;
+
+		if (page[at] != CANARY)
+			printf(" %+d=%02x", at, page[at]);
+	}
+	printf("\n");
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -709,6 +738,7 @@ static void *work(void *arg)
 		if (!canaries_intact(scratch)) {
 			printf("command %lu of thread seed %llu wrote outside its answer\n", i,
 			       (unsigned long long)w->seed);
+			tell_broken_canaries(scratch);
 			return (void *)1;
 		}
 	}
