@@ -50,8 +50,8 @@ impl HeldAh {
 /// The kept handles of one agent.
 ///
 /// INVARIANT: every handle in the cache (in its slots or retired), and
-/// every [`HeldAh`] it gave out, is a live address handle on the agent's PD that only the cache
-/// (or, for a send's own, that send) destroys.
+/// every [`HeldAh`] it gave out, is a live address handle on the agent's
+/// PD that only the cache (or, for a send's own, that send) destroys.
 #[pin_data]
 pub(crate) struct MadAhs {
     #[pin]

@@ -119,14 +119,14 @@ static void close_cm(int fd)
 	end();
 }
 
-/* One command; the errno is ignored (the kernel's answers are checked by
- * the reference tests, here only its survival). */
 /* This thread's last command, told if its answer page's canaries broke. */
 static __thread struct {
 	__u32 cmd, in, out;
 	unsigned char head[24];
 } last;
 
+/* One command; the errno is ignored (the kernel's answers are checked by
+ * the reference tests, here only its survival). */
 static void command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
 {
 	unsigned char buf[sizeof(struct rdma_ucm_cmd_hdr) + 512];
@@ -139,7 +139,8 @@ static void command(int fd, __u32 cmd, const void *in, size_t in_len, __u16 out)
 	last.cmd = cmd;
 	last.in = in_len;
 	last.out = out;
-	memcpy(last.head, in, sizeof(last.head));
+	memset(last.head, 0, sizeof(last.head));
+	memcpy(last.head, in, in_len < sizeof(last.head) ? in_len : sizeof(last.head));
 	if (tracked_write(fd, buf, sizeof(hdr) + in_len, cmd) < 0 && errno == EBADF)
 		usleep(10);
 	atomic_fetch_add(&done, 1);
