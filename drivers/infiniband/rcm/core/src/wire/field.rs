@@ -127,8 +127,10 @@ impl Bytes {
     #[inline]
     pub fn read_into<const N: usize>(self, mad: &Mad, out: &mut [u8; N]) {
         debug_assert_eq!(N, self.len);
-        for (o, b) in out.iter_mut().zip(self.get(mad)) {
-            *o = *b;
+        // One copy, not a loop per byte: a MAD's GIDs and private data
+        // are most of its bytes.
+        if let Ok(run) = <&[u8; N]>::try_from(self.get(mad)) {
+            *out = *run;
         }
     }
 
@@ -138,9 +140,11 @@ impl Bytes {
     pub fn set(self, mad: &mut Mad, data: &[u8]) {
         let (_, tail) = mad.split_at_mut(self.offset);
         let (run, _) = tail.split_at_mut(self.len);
-        for (i, b) in run.iter_mut().enumerate() {
-            *b = data.get(i).copied().unwrap_or(0);
+        let (copied, rest) = run.split_at_mut(data.len().min(self.len));
+        if let Some(data) = data.get(..copied.len()) {
+            copied.copy_from_slice(data);
         }
+        rest.fill(0);
     }
 }
 

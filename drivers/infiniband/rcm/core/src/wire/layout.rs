@@ -35,6 +35,11 @@ macro_rules! wire_struct {
         }
 
         impl $name {
+            /// The block with every field zero (what zero bytes read as).
+            pub fn zeroed() -> Self {
+                Self { $($field: wire_struct!(@zero $ty, $kind($($loc),*)),)* }
+            }
+
             /// Reads the block found at absolute MAD offset `BASE`.
             pub fn read<const BASE: usize>(mad: &$crate::wire::field::Mad) -> Self {
                 Self { $($field: wire_struct!(@read mad, BASE, $ty, $kind($($loc),*)),)* }
@@ -59,9 +64,11 @@ macro_rules! wire_struct {
         }
 
         impl $name {
-            /// The message with every field zero (what a zeroed body reads as).
+            /// The message with every field zero (what a zeroed body reads
+            /// as), made field by field: reading a zero MAD cost a REQ's
+            /// sender as much as reading a received one.
             pub fn zeroed() -> Self {
-                Self::read(&[0; $crate::wire::field::MAD_SIZE])
+                Self { $($field: wire_struct!(@zero $ty, $kind($($loc),*)),)* }
             }
 
             /// Reads the fields from a MAD (header already validated).
@@ -75,6 +82,16 @@ macro_rules! wire_struct {
                 $(wire_struct!(@write mad, $base, self.$field, $ty, $kind($($loc),*));)*
             }
         }
+    };
+
+    (@zero $ty:ty, bits($byte:expr, $bit:expr, $width:expr)) => {
+        <$ty as $crate::wire::value::WireValue>::from_raw(0)
+    };
+    (@zero $ty:ty, bytes($byte:expr, $len:expr)) => {
+        [0u8; $len]
+    };
+    (@zero $ty:ty, block($byte:expr)) => {
+        <$ty>::zeroed()
     };
 
     (@read $mad:ident, $base:expr, $ty:ty, bits($byte:expr, $bit:expr, $width:expr)) => {{
