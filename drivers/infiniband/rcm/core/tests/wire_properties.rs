@@ -236,3 +236,28 @@ fn summary_matches_the_parse() {
     let s = MadSummary::of(&mad);
     assert_eq!((s.local_comm_id, s.remote_comm_id, s.rej_reason), (0, 0, 0));
 }
+
+/// A message made zero field by field (`zeroed`, what a sender starts
+/// from) is what a zero MAD reads as, for every layout.
+#[test]
+fn zeroed_is_what_a_zero_mad_reads_as() {
+    use rcm_core::wire::{class_port_info, disconnect, lap, mad, mra, rep, req, sidr};
+    let zero: Mad = [0; MAD_SIZE];
+    assert_eq!(req::Req::zeroed(), req::Req::read(&zero));
+    assert_eq!(req::ReqPath::zeroed(), req::ReqPath::read::<76>(&zero));
+    assert_eq!(rep::Rep::zeroed(), rep::Rep::read(&zero));
+    assert_eq!(rep::Rtu::zeroed(), rep::Rtu::read(&zero));
+    assert_eq!(mra::Mra::zeroed(), mra::Mra::read(&zero));
+    assert_eq!(mra::Rej::zeroed(), mra::Rej::read(&zero));
+    assert_eq!(disconnect::Dreq::zeroed(), disconnect::Dreq::read(&zero));
+    assert_eq!(disconnect::Drep::zeroed(), disconnect::Drep::read(&zero));
+    assert_eq!(lap::Lap::zeroed(), lap::Lap::read(&zero));
+    assert_eq!(lap::Apr::zeroed(), lap::Apr::read(&zero));
+    assert_eq!(sidr::SidrReq::zeroed(), sidr::SidrReq::read(&zero));
+    assert_eq!(sidr::SidrRep::zeroed(), sidr::SidrRep::read(&zero));
+    assert_eq!(mad::MadHeader::zeroed(), mad::MadHeader::read(&zero));
+    assert_eq!(
+        class_port_info::ClassPortInfo::zeroed(),
+        class_port_info::ClassPortInfo::read(&zero)
+    );
+}

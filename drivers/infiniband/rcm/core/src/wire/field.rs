@@ -235,5 +235,11 @@ mod tests {
         let mut out = [0u8; 16];
         pd.read_into(&mad, &mut out);
         assert_eq!(out, [7u8; 16]);
+        // A shorter run over a longer one zeroes what it does not cover.
+        pd.set(&mut mad, &[9]);
+        assert_eq!(
+            pd.get(&mad),
+            &[9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        );
     }
 }
