@@ -678,6 +678,8 @@ struct worker {
  * whose near edges are checked after each command: a kernel write beyond
  * what a command asked for is caught, not silently absorbed. */
 #define CANARY 0xa5
+/* How many bytes of each canary page's near edge are checked. */
+#define CANARY_EDGE 64
 static unsigned char *answer_page(void)
 {
 	unsigned char *p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
@@ -691,7 +693,7 @@ static unsigned char *answer_page(void)
 
 static int canaries_intact(const unsigned char *page)
 {
-	for (int i = 1; i <= 64; i++)
+	for (int i = 1; i <= CANARY_EDGE; i++)
 		if (page[-i] != CANARY || page[4096 + i - 1] != CANARY)
 			return 0;
 	return 1;
@@ -707,7 +709,7 @@ static void tell_broken_canaries(const unsigned char *page)
 	for (unsigned int i = 0; i < sizeof(last.head); i++)
 		printf(" %02x", last.head[i]);
 	printf("\n  the answer page at %p; canaries changed:", (void *)page);
-	for (int i = -64; i < 64; i++) {
+	for (int i = -CANARY_EDGE; i < CANARY_EDGE; i++) {
 		int at = i < 0 ? i : 4096 + i;
 
 		if (page[at] != CANARY)
