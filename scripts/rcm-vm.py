@@ -366,7 +366,8 @@ def run(args):
                 "RCM_BENCH_CM_SHARES", "RCM_BENCH_SHARE_TOP", "RCM_BENCH_CM_COUNTS",
                 "RCM_BENCH_COUNT_CONNS",
                 "RCM_BENCH_PROFILE_TOP", "RCM_BENCH_PROFILE_INCLUSIVE",
-                "RCM_BENCH_COMMAND_IDS", "RCM_BENCH_SCHED", "RCM_BENCH_CMTIME_SMALL_RUNS"):
+                "RCM_BENCH_COMMAND_IDS", "RCM_BENCH_SCHED", "RCM_BENCH_CMTIME_SMALL_RUNS",
+                "RCM_BENCH_PEER_WINDOW"):
         if os.environ.get(var, "").isdigit():
             # sizes of make bench's runs (scripts/guest/rcm-bench.sh)
             common.append(f"rcmvm.{var}={os.environ[var]}")

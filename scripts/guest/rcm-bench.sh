@@ -32,7 +32,7 @@ RDMA_POINTS=$(echo "${RCM_BENCH_RDMA_POINTS:-1000:1,1000:100,1000:1000,10000:100
 # disconnected at once (lost DREPs show as DREQ timeouts).
 HOLD_CONNS=${RCM_BENCH_HOLD_CONNS:-10000}
 CONNS=${RCM_BENCH_CONNS:-300}
-NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-5}
+NVME_CONNECTS=${RCM_BENCH_NVME_CONNECTS:-10}
 # cmtime runs: connections per run.
 CMTIME_POINTS=$(echo "${RCM_BENCH_CMTIME_POINTS:-1000,10000}" | tr , ' ')
 # Timed cmtime runs per round of a point of at most 1,000 connections:
@@ -48,6 +48,9 @@ BASELINE_KO=/usr/lib/rcm/rcm-baseline.ko
 # The CMs the connection runs compare: C, rcm and the baseline if any.
 CONN_STACKS="c rcm"
 [ -f $BASELINE_KO ] && CONN_STACKS="c rcm base"
+# RCM_BENCH_PEER_WINDOW=<n>: rcm.peer_window on rcm (default: the
+# module's own, 128).
+PEER_WINDOW=${RCM_BENCH_PEER_WINDOW:-}
 # Which runs (RCM_BENCH_ONLY, comma-separated; default all).
 ONLY=${RCM_BENCH_ONLY:-ib_cm,steps,rdma_cm,hold,nvme,commands,cmtime}
 wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -65,9 +68,14 @@ host_mark() { echo "RCM-HOST-MARK $*" >&3; }
 # under the in-tree rdma_ucm (CM mode rcm: librdmacm's commands reach
 # rcm's rdma_cm exports through the C module), for cmtime only.
 switch_cm() {
+	local window=
+	# rcm.peer_window as RCM_BENCH_PEER_WINDOW asks (development: what
+	# pacing costs a point; 0 is unpaced), on rcm in either mode.
+	[ -n "$PEER_WINDOW" ] && window="; echo $PEER_WINDOW > /sys/module/rcm/parameters/peer_window"
 	case $1 in
-	rcmk) echo "$(rcm_cm_out_cmd); insmod $RCM_KO && insmod \$(modinfo -n rdma_ucm)" ;;
+	rcmk) echo "$(rcm_cm_out_cmd); insmod $RCM_KO && insmod \$(modinfo -n rdma_ucm)$window" ;;
 	base) echo "$(rcm_cm_out_cmd); insmod $BASELINE_KO ucma=1" ;;
+	rcm) echo "$(rcm_cm_switch_cmd rcm)$window" ;;
 	*) rcm_cm_switch_cmd "$1" ;;
 	esac
 }
@@ -469,6 +477,22 @@ slab_growth() { # <before> <after> <ids>
 		sort -rn | head -6 | awk -v n="$3" '{ printf "%s%s %.0f B", (NR > 1 ? ", " : ""), $2, $1 / n }'
 }
 
+# Brings HOLD_CONNS connections up (1,000 in flight) and returns once
+# they all are, leaving the sample holding them for a second and then
+# disconnecting them (its insmod's pid in HOLD_CLIENT).
+hold_bring_up() {
+	local i
+	dmesg -c > /dev/null
+	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=1000 &
+	HOLD_CLIENT=$!
+	for ((i = 0; i < 6000; i++)); do
+		dmesg | grep -q 'client: .* holding' && return 0
+		kill -0 "$HOLD_CLIENT" 2> /dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # HOLD_CONNS rdma_cm connections (no QPs) up at once: the slab memory
 # each side's CM uses per connected id, then all disconnected at once:
 # how long that takes and how many DREQs got no DREP.
@@ -494,9 +518,13 @@ run_hold() { # <c|rcm> <round>
 	pcaches=$(slab_growth "$pcaches" "$(peer_run "$(declare -f slab_caches); slab_caches")" "$HOLD_CONNS")
 	wait "$pid" || { dmesg | tail -3 >&2; return 1; }
 	rmmod rcm_sample_rdma
-	# Bring-up and teardown (held for 1 s between, idle).
-	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections up and down" "$HOLD_CONNS" \
-		insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=1000 || return 1
+	# The bring-up alone, the step timed above (the teardown runs after
+	# the profile).
+	HOLD_CLIENT=
+	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections brought up" "$HOLD_CONNS" hold_bring_up || return 1
+	if [ -n "$HOLD_CLIENT" ]; then
+		wait "$HOLD_CLIENT" || { dmesg | tail -3 >&2; return 1; }
+	fi
 	rmmod rcm_sample_rdma 2> /dev/null
 	peer_run 'rmmod rcm_sample_rdma' > /dev/null
 	ms=$(printf '%s\n' "$line" | sed -n 's/.*: \([0-9]*\) ms, holding$/\1/p')
@@ -518,20 +546,28 @@ run_hold() { # <c|rcm> <round>
 # $NVME_CONNECTS times (each followed by a disconnect); the consumers are
 # unloaded again so that the CM can be swapped.
 run_nvme() { # <c|rcm> <round>
-	local i t0 ms=0
+	local i t0 t1 one each= cmd=0 ms=0
 	peer_run "$(declare -f rcm_load_on_cm); rcm_load_on_cm $1 nvmet-rdma" > /dev/null || return 1
 	nvme_target_up > /dev/null || return 1
 	rcm_load_on_cm "$1" nvme-rdma || return 1
 	for ((i = 0; i < NVME_CONNECTS; i++)); do
 		t0=$EPOCHREALTIME
-		nvme_connect_live 4 > /dev/null || return 1
-		ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" -v m="$ms" 'BEGIN { printf "%d", m + (b - a) * 1000 }')
+		# The command returns once the admin and I/O queues are connected;
+		# the namespace's block device appears after (polled every 0.1 s).
+		timeout 60 nvme connect $NVME_ARGS -n $NQN -i 4 > /dev/null 2>&1 || return 1
+		t1=$EPOCHREALTIME
+		nvme_wait_live 30 > /dev/null || return 1
+		one=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+		ms=$((ms + one))
+		cmd=$(awk -v a="$t0" -v b="$t1" -v m="$cmd" 'BEGIN { printf "%.1f", m + (b - a) * 1000 }')
+		each="$each${each:+, }$one"
 		nvme_disconnect_all > /dev/null || return 1
 	done
 	rmmod nvme_rdma || return 1
 	nvme_target_down > /dev/null || return 1
-	awk -v cm="$1" -v r="$2" -v n="$NVME_CONNECTS" -v ms="$ms" 'BEGIN {
-		printf "%-4s round %d: nvme connect -i 4 until live, mean of %d: %6.0f ms\n", cm, r, n, ms / n }'
+	awk -v cm="$1" -v r="$2" -v n="$NVME_CONNECTS" -v ms="$ms" -v cmd="$cmd" -v each="$each" 'BEGIN {
+		printf "%-4s round %d: nvme connect -i 4 until live, mean of %d: %6.0f ms (each: %s; the command alone: %.0f ms)\n",
+			cm, r, n, ms / n, each, cmd / n }'
 	total[$1-nvme]=$(( ${total[$1-nvme]:-0} + ms ))
 }
 
