@@ -478,15 +478,18 @@ slab_growth() { # <before> <after> <ids>
 }
 
 # Brings HOLD_CONNS connections up (1,000 in flight) and returns once
-# they all are, leaving the sample holding them for a second and then
-# disconnecting them (its insmod's pid in HOLD_CLIENT).
-hold_bring_up() {
+# they all are, leaving the sample holding them for <ms> and then
+# disconnecting them: its insmod's pid in HOLD_CLIENT, its "holding" line
+# in HOLD_LINE. Non-zero if they never all came up.
+hold_bring_up() { # <ms>
 	local i
+	HOLD_LINE=
 	dmesg -c > /dev/null
-	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=1000 &
+	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold="$1" &
 	HOLD_CLIENT=$!
 	for ((i = 0; i < 6000; i++)); do
-		dmesg | grep -q 'client: .* holding' && return 0
+		HOLD_LINE=$(dmesg | grep 'client: .* holding' | tail -1)
+		[ -n "$HOLD_LINE" ] && return 0
 		kill -0 "$HOLD_CLIENT" 2> /dev/null || return 1
 		sleep 0.1
 	done
@@ -497,31 +500,26 @@ hold_bring_up() {
 # each side's CM uses per connected id, then all disconnected at once:
 # how long that takes and how many DREQs got no DREP.
 run_hold() { # <c|rcm> <round>
-	local cm=$1 before pbefore during pduring line ms timeouts retries i
+	local cm=$1 before pbefore during pduring line ms timeouts retries
 	peer_run "insmod $RDMA_SAMPLE role=server" > /dev/null || return 1
 	before=$(slab_kb)
 	pbefore=$(peer_run "$(declare -f slab_kb); slab_kb")
 	local caches pcaches; caches=$(slab_caches)
 	pcaches=$(peer_run "$(declare -f slab_caches); slab_caches")
 	local cbefore; cbefore=$(cm_counters)
-	dmesg -c > /dev/null
-	insmod "$RDMA_SAMPLE" role=client peer="$RCM_PEER" conns="$HOLD_CONNS" parallel=1000 hold=5000 &
-	local pid=$!
-	for ((i = 0; i < 6000; i++)); do
-		line=$(dmesg | grep 'client: .* holding' | tail -1)
-		[ -n "$line" ] && break
-		sleep 0.1
-	done
+	# An incomplete bring-up shows below as no result.
+	hold_bring_up 5000
+	line=$HOLD_LINE
 	during=$(slab_kb)
 	pduring=$(peer_run "$(declare -f slab_kb); slab_kb")
 	caches=$(slab_growth "$caches" "$(slab_caches)" "$HOLD_CONNS")
 	pcaches=$(slab_growth "$pcaches" "$(peer_run "$(declare -f slab_caches); slab_caches")" "$HOLD_CONNS")
-	wait "$pid" || { dmesg | tail -3 >&2; return 1; }
+	wait "$HOLD_CLIENT" || { dmesg | tail -3 >&2; return 1; }
 	rmmod rcm_sample_rdma
 	# The bring-up alone, the step timed above (the teardown runs after
 	# the profile).
 	HOLD_CLIENT=
-	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections brought up" "$HOLD_CONNS" hold_bring_up || return 1
+	cm_share "$cm" "$2" "hold, $HOLD_CONNS connections brought up" "$HOLD_CONNS" hold_bring_up 1000 || return 1
 	if [ -n "$HOLD_CLIENT" ]; then
 		wait "$HOLD_CLIENT" || { dmesg | tail -3 >&2; return 1; }
 	fi
@@ -552,9 +550,9 @@ run_nvme() { # <c|rcm> <round>
 	rcm_load_on_cm "$1" nvme-rdma || return 1
 	for ((i = 0; i < NVME_CONNECTS; i++)); do
 		t0=$EPOCHREALTIME
-		# The command returns once the admin and I/O queues are connected;
-		# the namespace's block device appears after (polled every 0.1 s).
-		timeout 60 nvme connect $NVME_ARGS -n $NQN -i 4 > /dev/null 2>&1 || return 1
+		# The namespace's block device appears after the command returns
+		# (polled every 0.1 s).
+		nvme_connect_queues 4 > /dev/null || return 1
 		t1=$EPOCHREALTIME
 		nvme_wait_live 30 > /dev/null || return 1
 		one=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')

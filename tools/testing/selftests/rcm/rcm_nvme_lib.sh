@@ -84,11 +84,16 @@ nvme_wait_live() {
 }
 
 # nvme connect with $1 I/O queues (and the further nvme connect options
-# given); the controller comes up live.
-nvme_connect_live() {
+# given): it returns once the admin and I/O queues are connected.
+nvme_connect_queues() {
 	local out n=$1
 	shift
 	out=$(timeout 60 nvme connect $NVME_ARGS -n $NQN -i "$n" "$@" 2>&1) || { echo "$out"; return 1; }
+}
+
+# As nvme_connect_queues; then the controller comes up live.
+nvme_connect_live() {
+	nvme_connect_queues "$@" || return 1
 	nvme_wait_live 30
 }
 
