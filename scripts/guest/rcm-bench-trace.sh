@@ -425,6 +425,37 @@ sched_window() { # <start> <end> <head>
 	}' $TRACE/trace
 }
 
+# RCM_BENCH_SCHED: one more commands run (not timed) with each
+# DESTROY_ID command's wall time split by the scheduler's tracepoints
+# (sched_window), beside the run's own step times: whether a destroy
+# step longer than its CPU waits inside the command or between commands.
+# <c|rcm|rcmk> <ids> <head>
+command_sched() {
+	local fn out
+	# rcm's own device (and a baseline's) runs its command in
+	# UcmaAbi::destroy_id; C's and the in-tree rdma_ucm over rcm in
+	# ucma_destroy_id.
+	if [ "$1" = rcm ] || [ "$1" = base ]; then
+		fn=$(awk '$3 ~ /UcmaAbi10destroy_id/ { print "rcm:" $3; exit }' /proc/kallsyms)
+	else
+		fn=rdma_ucm:ucma_destroy_id
+	fi
+	[ -n "$fn" ] && rcm_tracefs || return 1
+	echo 0 > $TRACE/tracing_on
+	echo 32768 > $TRACE/buffer_size_kb
+	echo > $TRACE/trace
+	probe_group on rcmd p:destroy "$fn" r:destroyed "$fn" || return 1
+	sched_trace on
+	echo 1 > $TRACE/tracing_on
+	out=$("$STEPS_BIN" "$RCM_PEER" "$2") || { echo "$out" >&2; return 1; }
+	echo 0 > $TRACE/tracing_on
+	sched_trace off
+	echo "$3 steps $(echo $out)"
+	sched_window destroy destroyed "$3 DESTROY_ID:"
+	probe_group off rcmd
+	echo 1408 > $TRACE/buffer_size_kb
+}
+
 # Lines "<name>\t<value>" on stdin, the <count> largest values first, on
 # one line after <head>: "<head> name value, name value, ...".
 top_line() { # <count> <head>

@@ -345,7 +345,8 @@ run_rdma_cm_alternating() {
 STEP_CONNS=${RCM_BENCH_STEP_CONNS:-200}
 # RCM_BENCH_SCHED=1 (development): the client's steps also split their
 # calls' wall time by the scheduler's and interrupts' tracepoints and the
-# kprobes inside rdma_resolve_ip (sched_window). Enabling tracepoints and
+# kprobes inside rdma_resolve_ip (sched_window), and the commands run
+# its destroy's commands (command_sched). Enabling tracepoints and
 # probes in functions the other vCPU runs can oops a TCG guest (an int3
 # seen on process_one_work's workqueue tracepoint): not part of make bench.
 SCHED=${RCM_BENCH_SCHED:-}
@@ -755,6 +756,9 @@ run_commands() {
 		lock_times on
 		"$STEPS_BIN" "$RCM_PEER" "$COMMAND_IDS" > /dev/null || return 1
 		lock_times off | sed "s/^/$cm  round 1: commands, all four steps, lock /"
+	fi
+	if [ -n "$SCHED" ]; then
+		command_sched "$cm" "$COMMAND_IDS" "$cm  round 1: commands, traced:" || return 1
 	fi
 	command -v perf > /dev/null || return 0
 	echo 0 > /proc/sys/kernel/kptr_restrict

@@ -31,13 +31,14 @@ use abi::ucma::UcmaAbi;
 use core::any::{Any, TypeId};
 use kernel::sync::Arc;
 use kernel::{c_str, prelude::*};
-use proto::cm::Owner;
+use proto::cm::{CommId, Event, Owner};
 use rdma::client::{ClientOps, Registration};
 use rdma::device::Device;
 use rdma::module_file::{FileHandler, ModuleFile};
 use rdma::netwatch::NetWatch;
 use rdma::sa::SaClient;
 use rdma::ucma_dev::UcmaDevice;
+use shell::lazy_vec::LazyVec;
 use shell::lock_meter::{metering, set_metering, LockMeter};
 
 #[path = "../../../rust/bindings/mod.rs"]
@@ -92,23 +93,32 @@ struct Surfaces {
 
 impl shell::EventConsumer for Surfaces {
     fn deliver(&self, s: &shell::CmService, batch: shell::EventBatch) {
-        // rdma_cm takes its own events at once, ib_cm's consumers theirs in
-        // order after, without rdma_cm's lock. Most batches are rdma_cm's
-        // alone: the others' vector is made on their first event.
-        let mut rest = shell::lazy_vec::LazyVec::new();
-        for (comm, owner, event) in batch {
-            let event = match owner {
-                Owner::RdmaCm => match self.rdma_cm.cm_event(s, comm, event) {
-                    Some((_, event)) => event,
-                    None => continue,
-                },
-                Owner::IbCm => event,
-            };
-            if rest.push((comm, owner, event), GFP_KERNEL).is_err() {
-                pr_warn!("out of memory: an ib_cm event not delivered\n");
+        // rdma_cm takes its own events at once, read in place, and ib_cm's
+        // consumers theirs in order after, without rdma_cm's lock. A batch
+        // rdma_cm took none of goes to ib_cm as it is (an ib_cm consumer's,
+        // or one rdma_cm no longer knows); of the others the rest is
+        // copied out, its vector made on its first event.
+        let mut took_any = false;
+        let mut rest = LazyVec::new();
+        for (index, entry) in batch.iter().enumerate() {
+            let (comm, owner, event) = entry;
+            if *owner == Owner::RdmaCm && self.rdma_cm.cm_event(s, *comm, event) {
+                if !took_any {
+                    // Those before it are ib_cm's, kept in order.
+                    for earlier in &batch[..index] {
+                        keep_for_ib_cm(&mut rest, earlier);
+                    }
+                    took_any = true;
+                }
+            } else if took_any {
+                keep_for_ib_cm(&mut rest, entry);
             }
         }
-        if let Some(rest) = rest.into_vec().filter(|v| !v.is_empty()) {
+        if !took_any {
+            if !batch.is_empty() {
+                self.ib_cm.deliver(s, batch);
+            }
+        } else if let Some(rest) = rest.into_vec().filter(|v| !v.is_empty()) {
             self.ib_cm.deliver(s, rest);
         }
     }
@@ -127,6 +137,13 @@ impl shell::EventConsumer for Surfaces {
         } else {
             None
         }
+    }
+}
+
+/// Copies an event of a batch rdma_cm took some of for ib_cm's delivery.
+fn keep_for_ib_cm(rest: &mut LazyVec<(CommId, Owner, Event)>, entry: &(CommId, Owner, Event)) {
+    if rest.push(entry.clone(), GFP_KERNEL).is_err() {
+        pr_warn!("out of memory: an ib_cm event not delivered\n");
     }
 }
 

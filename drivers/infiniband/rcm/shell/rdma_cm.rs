@@ -114,14 +114,17 @@ pub(crate) struct KernelHost<'a, Q: RdmaSurface> {
     qp: &'a Q,
     events: &'a mut RdmaEvents,
     /// The id whose first event is handed back to the caller (see
-    /// [`RdmaService::call_taking`]), and that event once produced.
+    /// [`RdmaService::call_taking`]), and the caller's place for that event
+    /// once produced.
     take_for: Option<RdmaId>,
-    taken: Option<RdmaEvent>,
+    taken: &'a mut Option<RdmaEvent>,
     /// The id the caller mirrored itself as the call leaves it (see
     /// [`KernelHost::mirrored`]).
     mirrored: Option<RdmaId>,
-    /// What the call leaves for once the core's lock is released.
-    left: Leftovers,
+    /// What the call leaves for once the core's lock is released: in the
+    /// caller's frame, written in place rather than moved (with its outbox
+    /// it is a few hundred bytes, a copy each time it moves).
+    left: &'a mut Leftovers,
 }
 
 /// When [`RdmaService::call_taking`] hands the event back rather than
@@ -204,10 +207,13 @@ impl<Q: RdmaSurface> Host<Peer> for KernelHost<'_, Q> {
     type Out = Outbox;
 
     fn cm<R>(&mut self, f: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R) -> R {
-        let (r, outbox) = self.cm.run_unsent(f);
         if self.left.unsent.is_none() {
-            self.left.unsent = Some(outbox);
-        } else if self.left.unsent_more.reserve(1, GFP_KERNEL).is_ok() {
+            // The first output is made where it is kept.
+            let outbox = self.left.unsent.insert(self.cm.outbox_for_call());
+            return self.cm.run_into(outbox, f);
+        }
+        let (r, outbox) = self.cm.run_unsent(f);
+        if self.left.unsent_more.reserve(1, GFP_KERNEL).is_ok() {
             // Reserved: the push cannot fail.
             let _ = self.left.unsent_more.push(outbox, GFP_KERNEL);
         } else {
@@ -271,7 +277,7 @@ impl<Q: RdmaSurface> Host<Peer> for KernelHost<'_, Q> {
 
     fn event(&mut self, id: RdmaId, event: RdmaEvent) {
         if self.take_for == Some(id) && self.taken.is_none() {
-            self.taken = Some(event);
+            *self.taken = Some(event);
             return;
         }
         if self.events.push((id, event), GFP_KERNEL).is_err() {
@@ -300,21 +306,21 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
-        self.run(cm, qp, None, f).0
+        self.run(cm, qp, None, &mut None, f)
     }
 
     /// As [`Self::call`], but the first event `f` produces for `id` is
-    /// handed back (as `when` allows), for the caller to deliver in its
-    /// own task, instead of queued behind every other id's.
+    /// handed back in `taken` (as `when` allows), for the caller to
+    /// deliver in its own task, instead of queued behind every other id's.
     pub(crate) fn call_taking<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
-        id: RdmaId,
-        when: HandBack,
+        (id, when): (RdmaId, HandBack),
+        taken: &mut Option<RdmaEvent>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
-    ) -> (R, Option<RdmaEvent>) {
-        self.run(cm, qp, Some((id, when)), f)
+    ) -> R {
+        self.run(cm, qp, Some((id, when)), taken, f)
     }
 
     /// As [`Self::call`], for a call whose result a QP move or iw_cm call
@@ -327,8 +333,9 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> Result<(), RdmaCmError>,
     ) -> Result<(), RdmaCmError> {
-        let (r, _, left) = self.enter(cm, qp, None, f);
-        r.and(self.finish(cm, qp, left))
+        let mut left = Leftovers::new();
+        let r = self.enter(cm, qp, None, &mut None, &mut left, f);
+        r.and(self.finish(cm, qp, &mut left))
     }
 
     fn run<Q: RdmaSurface, R>(
@@ -336,22 +343,27 @@ impl RdmaService {
         cm: &CmService,
         qp: &Q,
         take: Option<(RdmaId, HandBack)>,
+        taken: &mut Option<RdmaEvent>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
-    ) -> (R, Option<RdmaEvent>) {
-        let (r, taken, left) = self.enter(cm, qp, take, f);
-        let _ = self.finish(cm, qp, left);
-        (r, taken)
+    ) -> R {
+        let mut left = Leftovers::new();
+        let r = self.enter(cm, qp, take, taken, &mut left, f);
+        let _ = self.finish(cm, qp, &mut left);
+        r
     }
 
-    /// Runs `f` under the core's lock; what it left is done by
+    /// Runs `f` under the core's lock, the event handed back for `take`
+    /// put in `taken`; what it left, put in `left`, is done by
     /// [`Self::finish`].
     fn enter<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
         take: Option<(RdmaId, HandBack)>,
+        taken: &mut Option<RdmaEvent>,
+        left: &mut Leftovers,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
-    ) -> (R, Option<RdmaEvent>, Leftovers) {
+    ) -> R {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
         let take_for = match take {
@@ -373,12 +385,12 @@ impl RdmaService {
             qp,
             events: &mut made,
             take_for,
-            taken: None,
+            taken,
             mirrored: None,
-            left: Leftovers::new(),
+            left: &mut *left,
         };
         let r = f(&mut core, &mut host);
-        let (taken, mut left, by_caller) = (host.taken, host.left, host.mirrored);
+        let by_caller = host.mirrored;
         // Each id given an event is mirrored as the call leaves it, so
         // its delivery needs no lock of the core: once per run of its
         // events, and not the one the caller mirrored.
@@ -405,7 +417,7 @@ impl RdmaService {
                 }
             }
         }
-        (r, taken, left)
+        r
     }
 
     /// Does, with no lock of the core held, what a call left, in the
@@ -418,12 +430,15 @@ impl RdmaService {
         &self,
         cm: &CmService,
         qp: &Q,
-        left: Leftovers,
+        left: &mut Leftovers,
     ) -> Result<(), RdmaCmError> {
-        for id in left.qp_errors {
+        for id in left.qp_errors.take() {
             qp.qp_error(id);
         }
-        for outbox in Iterator::chain(left.unsent.into_iter(), left.unsent_more) {
+        if let Some(outbox) = left.unsent.take() {
+            cm.send(outbox);
+        }
+        for outbox in left.unsent_more.take() {
             cm.send(outbox);
         }
         let mut settled = Ok(());
@@ -465,10 +480,11 @@ impl RdmaService {
         mv: &ReadyMove,
     ) -> Result<(), RdmaCmError> {
         let moved = qp.qp_ready(cm, mv.id, mv.comm, mv.limits, mv.rq_psn);
-        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
+        let mut more = Leftovers::new();
+        let r = self.enter(cm, qp, None, &mut None, &mut more, |core, host| {
             core.qp_ready_done(host, *mv, moved)
         });
-        r.and(self.finish(cm, qp, more))
+        r.and(self.finish(cm, qp, &mut more))
     }
 
     /// Hands the failure `e` of `call` to the core; then does what that
@@ -481,10 +497,11 @@ impl RdmaService {
         call: &IwCall,
         e: i32,
     ) -> Result<(), RdmaCmError> {
-        let (r, _, more) = self.enter(cm, qp, None, |core, host| {
+        let mut more = Leftovers::new();
+        let r = self.enter(cm, qp, None, &mut None, &mut more, |core, host| {
             core.iw_call_done(host, *call, Err(e))
         });
-        r.and(self.finish(cm, qp, more))
+        r.and(self.finish(cm, qp, &mut more))
     }
 
     /// Reads the core.

@@ -215,13 +215,29 @@ impl CmService {
         &self,
         op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
     ) -> (R, Outbox) {
-        let mut outbox = self.outbox_for(1).unwrap_or_else(|_| Outbox::unreserved());
+        let mut outbox = self.outbox_for_call();
+        let r = self.run_into(&mut outbox, op);
+        (r, outbox)
+    }
+
+    /// Room for one call's output, or none if there is no memory (see
+    /// [`CmService::run_unsent`]).
+    pub(crate) fn outbox_for_call(&self) -> Outbox {
+        self.outbox_for(1).unwrap_or_else(|_| Outbox::unreserved())
+    }
+
+    /// As [`CmService::run_unsent`], into the caller's `outbox` (from
+    /// [`CmService::outbox_for_call`]), which keeps it where it is.
+    pub(crate) fn run_into<R>(
+        &self,
+        outbox: &mut Outbox,
+        op: impl FnOnce(&mut KernelEndpoint, Millis, &mut Outbox) -> R,
+    ) -> R {
         let by = type_name_of_val(&op);
         let mut ep = self.endpoint_for_calls(by);
-        let r = op(&mut ep, now_ms(), &mut outbox);
+        let r = op(&mut ep, now_ms(), outbox);
         outbox.next_deadline = Some(ep.poll_timeout());
-        drop(ep);
-        (r, outbox)
+        r
     }
 
     /// Sends the output of [`CmService::run_unsent`] and has its events

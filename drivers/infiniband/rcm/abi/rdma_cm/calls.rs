@@ -86,24 +86,20 @@ impl RdmaCmAbi {
     }
 
     /// A CM event of an id rdma_cm owns (its connections', and REQs for
-    /// its listeners), handled here under the core's mutex; one the core
-    /// no longer knows is handed back for ib_cm, which drops it.
-    pub(crate) fn cm_event(
-        &self,
-        s: &CmService,
-        comm: CommId,
-        event: Event,
-    ) -> Option<(CommId, Event)> {
-        let at = arrival(s, comm, &event);
-        match self.call(s, |core, host| core.cm_event(host, at, comm, &event)) {
-            CmEventOutcome::NotOurs => Some((comm, event)),
+    /// its listeners), handled here under the core's mutex; false for one
+    /// the core no longer knows, which goes to ib_cm, which drops it.
+    /// Read in place: an event is a few hundred bytes.
+    pub(crate) fn cm_event(&self, s: &CmService, comm: CommId, event: &Event) -> bool {
+        let at = arrival(s, comm, event);
+        match self.call(s, |core, host| core.cm_event(host, at, comm, event)) {
+            CmEventOutcome::NotOurs => false,
             CmEventOutcome::Refused => {
                 // As ib_cm does when a REQ handler fails: the REQ is
                 // rejected.
                 let _ = s.destroy(comm, true);
-                None
+                true
             }
-            CmEventOutcome::Handled(_) => None,
+            CmEventOutcome::Handled(_) => true,
         }
     }
 

@@ -76,16 +76,17 @@ impl RdmaCmAbi {
         then: impl FnOnce(R),
     ) {
         b.lock_handler();
-        let (r, event) = self
+        let mut taken = None;
+        let r = self
             .service
-            .call_taking(s, self, b.core, when, |core, host| {
+            .call_taking(s, self, (b.core, when), &mut taken, |core, host| {
                 let r = f(core, host);
                 mirror_at_end(core, host, b);
                 r
             });
         then(r);
-        match event {
-            Some(event) => self.deliver_holding(s, b, &event),
+        match &taken {
+            Some(event) => self.deliver_holding(s, b, event),
             None => b.unlock_handler(),
         }
     }
