@@ -96,8 +96,9 @@ impl shell::EventConsumer for Surfaces {
         // rdma_cm takes its own events at once, read in place, and ib_cm's
         // consumers theirs in order after, without rdma_cm's lock. A batch
         // rdma_cm took none of goes to ib_cm as it is (an ib_cm consumer's,
-        // or one rdma_cm no longer knows); of the others the rest is
-        // copied out, its vector made on its first event.
+        // or one rdma_cm no longer knows); of a batch it took some of, the
+        // events it did not take are copied out (their vector made on the
+        // first) and the batch freed before ib_cm's handlers run.
         let mut took_any = false;
         let mut rest = LazyVec::new();
         for (index, entry) in batch.iter().enumerate() {
@@ -118,8 +119,11 @@ impl shell::EventConsumer for Surfaces {
             if !batch.is_empty() {
                 self.ib_cm.deliver(s, batch);
             }
-        } else if let Some(rest) = rest.into_vec().filter(|v| !v.is_empty()) {
-            self.ib_cm.deliver(s, rest);
+        } else {
+            drop(batch);
+            if let Some(rest) = rest.into_vec().filter(|v| !v.is_empty()) {
+                self.ib_cm.deliver(s, rest);
+            }
         }
     }
 

@@ -8,7 +8,9 @@
 //! queue here, in order, and go out from the CM service's delivery work
 //! ([`crate::shell::EventConsumer::deliver_pending`]). The MADs a call
 //! makes are posted after the mutex is released: posting runs the
-//! driver's send inline, and other ids' calls wait for the mutex.
+//! driver's send inline, and other ids' calls wait for the mutex (only a
+//! call that finds no memory to keep a later output sends the earlier
+//! under it, [`KernelHost`]'s `cm`).
 //!
 //! Lock order: the rdma_cm mutex, then the endpoint lock (taken inside
 //! [`Host::cm`]) or the surface's own (its [`IdMirror`]); the event
@@ -117,7 +119,7 @@ pub(crate) struct KernelHost<'a, Q: RdmaSurface> {
     /// [`RdmaService::call_taking`]), and the caller's place for that event
     /// once produced.
     take_for: Option<RdmaId>,
-    taken: &'a mut Option<RdmaEvent>,
+    taken: Option<&'a mut Option<RdmaEvent>>,
     /// The id the caller mirrored itself as the call leaves it (see
     /// [`KernelHost::mirrored`]).
     mirrored: Option<RdmaId>,
@@ -276,9 +278,11 @@ impl<Q: RdmaSurface> Host<Peer> for KernelHost<'_, Q> {
     }
 
     fn event(&mut self, id: RdmaId, event: RdmaEvent) {
-        if self.take_for == Some(id) && self.taken.is_none() {
-            *self.taken = Some(event);
-            return;
+        if self.take_for == Some(id) {
+            if let Some(slot) = self.taken.as_mut().filter(|slot| slot.is_none()) {
+                **slot = Some(event);
+                return;
+            }
         }
         if self.events.push((id, event), GFP_KERNEL).is_err() {
             self.left.lost += 1;
@@ -306,12 +310,13 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
-        self.run(cm, qp, None, &mut None, f)
+        self.run(cm, qp, None, f)
     }
 
     /// As [`Self::call`], but the first event `f` produces for `id` is
-    /// handed back in `taken` (as `when` allows), for the caller to
-    /// deliver in its own task, instead of queued behind every other id's.
+    /// handed back in `taken` (as `when` allows; `taken` is `None` on
+    /// entry), for the caller to deliver in its own task, instead of
+    /// queued behind every other id's.
     pub(crate) fn call_taking<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
@@ -320,7 +325,7 @@ impl RdmaService {
         taken: &mut Option<RdmaEvent>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
-        self.run(cm, qp, Some((id, when)), taken, f)
+        self.run(cm, qp, Some((id, when, taken)), f)
     }
 
     /// As [`Self::call`], for a call whose result a QP move or iw_cm call
@@ -334,49 +339,51 @@ impl RdmaService {
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> Result<(), RdmaCmError>,
     ) -> Result<(), RdmaCmError> {
         let mut left = Leftovers::new();
-        let r = self.enter(cm, qp, None, &mut None, &mut left, f);
+        let r = self.enter(cm, qp, None, &mut left, f);
         r.and(self.finish(cm, qp, &mut left))
     }
 
+    /// Out of line: the leftovers stay in this frame, not in those of the
+    /// many calls (a device's addition among them) that reach the core.
+    #[inline(never)]
     fn run<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
-        take: Option<(RdmaId, HandBack)>,
-        taken: &mut Option<RdmaEvent>,
+        take: Option<(RdmaId, HandBack, &mut Option<RdmaEvent>)>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
         let mut left = Leftovers::new();
-        let r = self.enter(cm, qp, take, taken, &mut left, f);
+        let r = self.enter(cm, qp, take, &mut left, f);
         let _ = self.finish(cm, qp, &mut left);
         r
     }
 
     /// Runs `f` under the core's lock, the event handed back for `take`
-    /// put in `taken`; what it left, put in `left`, is done by
+    /// put in its place; what it left, put in `left`, is done by
     /// [`Self::finish`].
     fn enter<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
         qp: &Q,
-        take: Option<(RdmaId, HandBack)>,
-        taken: &mut Option<RdmaEvent>,
+        take: Option<(RdmaId, HandBack, &mut Option<RdmaEvent>)>,
         left: &mut Leftovers,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
         let by = core::any::type_name_of_val(&f);
         let mut core = self.meter.lock(by, || self.core.lock());
-        let take_for = match take {
-            None => None,
-            Some((id, HandBack::Always)) => Some(id),
-            Some((id, HandBack::IfQuiet)) => {
+        let (take_for, taken) = match take {
+            None => (None, None),
+            Some((id, HandBack::Always, taken)) => (Some(id), Some(taken)),
+            Some((id, HandBack::IfQuiet, taken)) => {
                 // Events are queued only under the core's lock. The queue is
                 // read first and the delivering flag under its lock: a task
                 // raises the flag before it takes events, and keeps it up
                 // until it has delivered them, so an empty queue with the
                 // flag down leaves no earlier event undelivered.
                 let queue = self.events.lock();
-                (queue.is_empty() && !cm.delivering()).then_some(id)
+                let quiet = queue.is_empty() && !cm.delivering();
+                (quiet.then_some(id), Some(taken))
             }
         };
         let mut made = RdmaEvents::new();
@@ -425,7 +432,8 @@ impl RdmaService {
     /// RTR and RTS (each result handed back to the core, which goes on
     /// under its lock again), the iw_cm calls (a failure handed back),
     /// IP multicast changes; then kicks the delivery of the events. The
-    /// first failure the moves and calls led to.
+    /// first failure the moves and calls led to. Once per `left`: it
+    /// empties the outboxes and QP moves to ERR, and reads the rest.
     fn finish<Q: RdmaSurface>(
         &self,
         cm: &CmService,
@@ -481,7 +489,7 @@ impl RdmaService {
     ) -> Result<(), RdmaCmError> {
         let moved = qp.qp_ready(cm, mv.id, mv.comm, mv.limits, mv.rq_psn);
         let mut more = Leftovers::new();
-        let r = self.enter(cm, qp, None, &mut None, &mut more, |core, host| {
+        let r = self.enter(cm, qp, None, &mut more, |core, host| {
             core.qp_ready_done(host, *mv, moved)
         });
         r.and(self.finish(cm, qp, &mut more))
@@ -498,7 +506,7 @@ impl RdmaService {
         e: i32,
     ) -> Result<(), RdmaCmError> {
         let mut more = Leftovers::new();
-        let r = self.enter(cm, qp, None, &mut None, &mut more, |core, host| {
+        let r = self.enter(cm, qp, None, &mut more, |core, host| {
             core.iw_call_done(host, *call, Err(e))
         });
         r.and(self.finish(cm, qp, &mut more))

@@ -220,8 +220,8 @@ impl CmService {
         (r, outbox)
     }
 
-    /// Room for one call's output, or none if there is no memory (see
-    /// [`CmService::run_unsent`]).
+    /// Room for one call's output; without memory an outbox with none
+    /// reserved, whose output is best effort (see [`CmService::run_unsent`]).
     pub(crate) fn outbox_for_call(&self) -> Outbox {
         self.outbox_for(1).unwrap_or_else(|_| Outbox::unreserved())
     }
@@ -240,8 +240,9 @@ impl CmService {
         r
     }
 
-    /// Sends the output of [`CmService::run_unsent`] and has its events
-    /// delivered (process context).
+    /// Sends the output of [`CmService::run_unsent`] or
+    /// [`CmService::run_into`] and has its events delivered (process
+    /// context).
     pub(crate) fn send(&self, outbox: Outbox) {
         self.flush(outbox);
     }

@@ -86,9 +86,10 @@ impl RdmaCmAbi {
     }
 
     /// A CM event of an id rdma_cm owns (its connections', and REQs for
-    /// its listeners), handled here under the core's mutex; false for one
-    /// the core no longer knows, which goes to ib_cm, which drops it.
-    /// Read in place: an event is a few hundred bytes.
+    /// its listeners), read in place (an event is a few hundred bytes) and
+    /// handled under the core's mutex: true once handled, a REQ the core
+    /// refused rejected after the mutex is released; false for one the
+    /// core no longer knows, which goes to ib_cm, which drops it.
     pub(crate) fn cm_event(&self, s: &CmService, comm: CommId, event: &Event) -> bool {
         let at = arrival(s, comm, event);
         match self.call(s, |core, host| core.cm_event(host, at, comm, event)) {
