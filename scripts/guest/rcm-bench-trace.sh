@@ -9,6 +9,8 @@
 # The MAD layer's tracepoints (the same for both CMs) on this guest:
 # "on" clears the buffer and records posts and receptions, "off" stops.
 TRACE=/sys/kernel/tracing
+# The trace buffer's size per CPU (kB) outside the runs that grow it.
+TRACE_KB=1408
 mad_trace() { # <on|off>
 	local e v=0
 	rcm_tracefs || return 1
@@ -334,7 +336,7 @@ cm_counts() {
 			END { for (k in c) printf "%.2f %s\n", c[k] / n, k }' | per_item_line "$3 work items per item:"
 	fi
 	probe_group off rcmw
-	echo 1408 > $TRACE/buffer_size_kb
+	echo $TRACE_KB > $TRACE/buffer_size_kb
 }
 
 # The scheduler's and interrupts' tracepoints on this guest ("on" after
@@ -453,7 +455,7 @@ command_sched() {
 	echo "$3 steps $(echo $out)"
 	sched_window destroy destroyed "$3 DESTROY_ID:"
 	probe_group off rcmd
-	echo 1408 > $TRACE/buffer_size_kb
+	echo $TRACE_KB > $TRACE/buffer_size_kb
 }
 
 # Lines "<name>\t<value>" on stdin, the <count> largest values first, on

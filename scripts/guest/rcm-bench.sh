@@ -188,10 +188,10 @@ count_run() {
 	local cm=$1 r=$2 label=$3 items=$4 ok=0
 	shift 4
 	[ "$CM_COUNTS" = 1 ] && [ "$r" = 1 ] || return 0
-	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts on $cm" > /dev/null &&
+	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; TRACE_KB=$TRACE_KB; cm_counts on $cm" > /dev/null &&
 		cm_counts on "$cm" && "$@" > /dev/null 2>&1 && ok=1
 	cm_counts off "$items" "$cm  round 1: $label, client"
-	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; cm_counts off $items '$cm  round 1: $label, server'"
+	peer_run "$(declare -f $COUNT_FUNCS); TRACE=$TRACE; TRACE_KB=$TRACE_KB; cm_counts off $items '$cm  round 1: $label, server'"
 	[ $ok = 1 ] || { echo "$label: the counted run failed" >&2; return 1; }
 }
 

@@ -338,14 +338,10 @@ impl RdmaService {
         qp: &Q,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> Result<(), RdmaCmError>,
     ) -> Result<(), RdmaCmError> {
-        let mut left = Leftovers::new();
-        let r = self.enter(cm, qp, None, &mut left, f);
-        r.and(self.finish(cm, qp, &mut left))
+        let (r, settled) = self.run_settled(cm, qp, None, f);
+        r.and(settled)
     }
 
-    /// Out of line: the leftovers stay in this frame, not in those of the
-    /// many calls (a device's addition among them) that reach the core.
-    #[inline(never)]
     fn run<Q: RdmaSurface, R>(
         &self,
         cm: &CmService,
@@ -353,10 +349,25 @@ impl RdmaService {
         take: Option<(RdmaId, HandBack, &mut Option<RdmaEvent>)>,
         f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
     ) -> R {
+        self.run_settled(cm, qp, take, f).0
+    }
+
+    /// Runs `f` ([`Self::enter`]), then does what it left
+    /// ([`Self::finish`]): `f`'s result and how what it left went. Out of
+    /// line: the leftovers stay in this frame, not in those of the many
+    /// calls (a device's addition among them) that reach the core.
+    #[inline(never)]
+    fn run_settled<Q: RdmaSurface, R>(
+        &self,
+        cm: &CmService,
+        qp: &Q,
+        take: Option<(RdmaId, HandBack, &mut Option<RdmaEvent>)>,
+        f: impl FnOnce(&mut KernelRdmaCm, &mut KernelHost<'_, Q>) -> R,
+    ) -> (R, Result<(), RdmaCmError>) {
         let mut left = Leftovers::new();
         let r = self.enter(cm, qp, take, &mut left, f);
-        let _ = self.finish(cm, qp, &mut left);
-        r
+        let settled = self.finish(cm, qp, &mut left);
+        (r, settled)
     }
 
     /// Runs `f` under the core's lock, the event handed back for `take`
@@ -488,11 +499,10 @@ impl RdmaService {
         mv: &ReadyMove,
     ) -> Result<(), RdmaCmError> {
         let moved = qp.qp_ready(cm, mv.id, mv.comm, mv.limits, mv.rq_psn);
-        let mut more = Leftovers::new();
-        let r = self.enter(cm, qp, None, &mut more, |core, host| {
+        let (r, settled) = self.run_settled(cm, qp, None, |core, host| {
             core.qp_ready_done(host, *mv, moved)
         });
-        r.and(self.finish(cm, qp, &mut more))
+        r.and(settled)
     }
 
     /// Hands the failure `e` of `call` to the core; then does what that
@@ -505,11 +515,10 @@ impl RdmaService {
         call: &IwCall,
         e: i32,
     ) -> Result<(), RdmaCmError> {
-        let mut more = Leftovers::new();
-        let r = self.enter(cm, qp, None, &mut more, |core, host| {
+        let (r, settled) = self.run_settled(cm, qp, None, |core, host| {
             core.iw_call_done(host, *call, Err(e))
         });
-        r.and(self.finish(cm, qp, &mut more))
+        r.and(settled)
     }
 
     /// Reads the core.
